@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/cordonhq/cordon/sandbox"
+)
+
+func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("exec", stderr)
+	var f sandboxFlags
+	f.register(fs, true)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		return report(stderr, "exec", usagef("no command given: cordon exec [flags] -- CMD [ARGS...]"))
+	}
+	if argv[0] == "" {
+		return report(stderr, "exec", usagef("the command is empty: cordon exec [flags] -- CMD [ARGS...]"))
+	}
+	d, err := f.resolve()
+	if err != nil {
+		return report(stderr, "exec", err)
+	}
+	warn := func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) }
+	ex := d.executor(warn)
+	if d.requirement == sandbox.Off {
+		warn("the sandbox is off (--no-sandbox): the command runs unconfined")
+	}
+
+	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: session tmp: %v\n", err)
+		return exitSandbox
+	}
+	defer tmp.Remove()
+	svc := sandbox.PolicyService{Settings: d.settings}
+	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
+	if err != nil {
+		return report(stderr, "exec", err)
+	}
+	confined, err := ex.Prepare(argv, pol)
+	if err != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", trimUnavailable(err))
+		return exitSandbox
+	}
+	launch, err := confined.NewLaunch()
+	if err != nil {
+		confined.Cleanup()
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %v\n", err)
+		return exitSandbox
+	}
+	launch.Cmd.Stdin, launch.Cmd.Stdout, launch.Cmd.Stderr = stdin, stdout, stderr
+	launch.Cmd.Dir = pol.WorkspaceRoot
+	launch.Cmd.Env = sandbox.Environ(os.Environ(), nil)
+	if err := launch.Start(); err != nil {
+		if confined.Backend == "none" && errors.Is(err, exec.ErrNotFound) {
+			fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
+			return 127
+		}
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %v\n", err)
+		return exitSandbox
+	}
+	stop := forwardSignals(launch.Cmd.Process)
+	out, err := launch.Wait()
+	stop()
+	if err != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %v\n", err)
+		return exitSandbox
+	}
+	if out.RunnerFailure != "" {
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %s\n", out.RunnerFailure)
+		return exitSandbox
+	}
+	return out.ExitCode
+}
+
+// trimUnavailable drops the "sandbox unavailable: " that UnavailableError
+// already carries, since the caller prints its own.
+func trimUnavailable(err error) string {
+	var ue *sandbox.UnavailableError
+	if errors.As(err, &ue) {
+		return ue.Reason
+	}
+	return err.Error()
+}
+
+// forwardSignals passes SIGINT, SIGTERM and SIGHUP on to the runner while
+// the command runs, so that cordon exec behaves like the command itself.
+func forwardSignals(p *os.Process) (stop func()) {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-ch:
+				p.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
+}

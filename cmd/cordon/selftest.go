@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cordonhq/cordon/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// runTest proves containment now: a file outside the boundary that this
+// user can write outside the sandbox must be refused inside it. It opens
+// the file for appending without writing a byte, so nothing changes.
+func runTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("test", stderr)
+	var f sandboxFlags
+	f.register(fs, false)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	d, err := f.resolve()
+	if err != nil {
+		return report(stderr, "test", err)
+	}
+	if d.settings.Mode == sandbox.DangerFullAccess {
+		fmt.Fprintln(stdout, "not proved: danger-full-access runs commands unconfined by definition")
+		return exitFailure
+	}
+	ex := d.executor(nil)
+	st := ex.Status()
+	if st.State != sandbox.StateActive {
+		fmt.Fprintf(stdout, "not proved: the sandbox is %s: %s\n", st.State, st.Reason)
+		return exitFailure
+	}
+	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
+	if err != nil {
+		return report(stderr, "test", err)
+	}
+	defer tmp.Remove()
+	svc := sandbox.PolicyService{Settings: d.settings}
+	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
+	if err != nil {
+		return report(stderr, "test", err)
+	}
+	target, err := containmentTarget(pol)
+	if err != nil {
+		fmt.Fprintf(stdout, "not proved: %v\n", err)
+		return exitFailure
+	}
+	before, _ := os.Stat(target)
+	out, exit, err := runConfinedCapture(ex, pol, []string{"/bin/sh", "-c", `: >> "$1"`, "sh", target})
+	if err != nil {
+		fmt.Fprintf(stdout, "not proved: %v\n", err)
+		return exitFailure
+	}
+	after, _ := os.Stat(target)
+	if exit == 0 || before == nil || after == nil || before.Size() != after.Size() || !before.ModTime().Equal(after.ModTime()) {
+		fmt.Fprintf(stdout, "NOT CONTAINED: %s could be opened for writing inside the sandbox (backend %s)\n", target, st.Backend)
+		return exitFailure
+	}
+	why := strings.TrimSpace(string(out))
+	fmt.Fprintf(stdout, "contained: backend %s %s (%s enforcement), mode %s\n", st.Backend, st.Version, st.Enforcement, pol.Mode)
+	fmt.Fprintf(stdout, "  %s is writable outside the sandbox and was refused inside it: %s\n", target, lastLine(why))
+	for _, u := range st.Unenforced {
+		fmt.Fprintf(stdout, "  not enforced by the OS: %s\n", u)
+	}
+	return exitOK
+}
+
+// containmentTarget picks an existing regular file outside the writable
+// roots that this user could write without the sandbox, so that only the
+// sandbox can explain a refusal: a root-owned system file when we are
+// root, else a file of the user's own.
+func containmentTarget(p sandbox.ExecutionPolicy) (string, error) {
+	home, _ := os.UserHomeDir()
+	candidates := []string{"/etc/hostname", "/etc/hosts"}
+	for _, name := range []string{".profile", ".bashrc", ".gitconfig"} {
+		candidates = append(candidates, filepath.Join(home, name))
+	}
+	for _, c := range candidates {
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(real)
+		if err != nil || !fi.Mode().IsRegular() || outsideAll(real, p) == false {
+			continue
+		}
+		if unix.Faccessat(unix.AT_FDCWD, real, unix.W_OK, unix.AT_EACCESS) == nil {
+			return real, nil
+		}
+	}
+	return "", errors.New("found no file outside the boundary that this user may write without the sandbox, so a refusal would prove nothing")
+}
+
+func outsideAll(path string, p sandbox.ExecutionPolicy) bool {
+	for _, r := range p.WritableRoots {
+		if sandbox.Within(path, r) {
+			return false
+		}
+	}
+	for _, d := range p.ReadDeny {
+		if sandbox.Within(path, d) {
+			return false
+		}
+	}
+	return true
+}
+
+func runConfinedCapture(ex *sandbox.Executor, p sandbox.ExecutionPolicy, argv []string) ([]byte, int, error) {
+	confined, err := ex.Prepare(argv, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	launch, err := confined.NewLaunch()
+	if err != nil {
+		confined.Cleanup()
+		return nil, 0, err
+	}
+	var out bytes.Buffer
+	launch.Cmd.Stdout, launch.Cmd.Stderr = &out, &out
+	launch.Cmd.Dir = p.WorkspaceRoot
+	launch.Cmd.Env = sandbox.Environ(os.Environ(), nil)
+	if err := launch.Start(); err != nil {
+		return nil, 0, err
+	}
+	o, err := launch.Wait()
+	if err != nil {
+		return out.Bytes(), 0, err
+	}
+	if o.RunnerFailure != "" {
+		return out.Bytes(), o.ExitCode, fmt.Errorf("sandbox runner failed: %s", o.RunnerFailure)
+	}
+	return out.Bytes(), o.ExitCode, nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

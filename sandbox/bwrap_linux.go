@@ -1,0 +1,204 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// bwrapProvider confines with bubblewrap: namespaces and a read-only view
+// of the host with the writable roots bound back in, then cordon's own
+// helper for the privilege drop and the seccomp filter.
+type bwrapProvider struct {
+	once    sync.Once
+	path    string
+	version [3]int
+	err     error
+}
+
+// Bwrap returns the bubblewrap backend (found on PATH).
+func Bwrap() Provider { return &bwrapProvider{} }
+
+func (b *bwrapProvider) Name() string { return "bwrap" }
+
+func (b *bwrapProvider) detect() {
+	b.once.Do(func() {
+		b.path, b.err = exec.LookPath("bwrap")
+		if b.err != nil {
+			b.err = fmt.Errorf("bwrap not found on PATH (install bubblewrap: apt-get install bubblewrap)")
+			return
+		}
+		out, err := exec.Command(b.path, "--version").Output()
+		if err != nil {
+			b.err = fmt.Errorf("%s --version failed: %v", b.path, err)
+			return
+		}
+		v, ok := parseBwrapVersion(string(out))
+		if !ok {
+			b.err = fmt.Errorf("cannot read bwrap's version from %q", strings.TrimSpace(string(out)))
+			return
+		}
+		b.version = v
+		if !versionAtLeast(v, 0, 5, 0) {
+			b.err = fmt.Errorf("bwrap %s is too old: cordon needs bubblewrap ≥ 0.5", b.Version())
+		}
+	})
+}
+
+var bwrapVersionRE = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+
+func parseBwrapVersion(s string) ([3]int, bool) {
+	m := bwrapVersionRE.FindStringSubmatch(s)
+	if m == nil {
+		return [3]int{}, false
+	}
+	var v [3]int
+	for i := range 3 {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	return v, true
+}
+
+func versionAtLeast(v [3]int, major, minor, patch int) bool {
+	return slices.Compare(v[:], []int{major, minor, patch}) >= 0
+}
+
+func (b *bwrapProvider) Version() string {
+	b.detect()
+	if b.path == "" {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d", b.version[0], b.version[1], b.version[2])
+}
+
+func (b *bwrapProvider) Available() error {
+	b.detect()
+	return b.err
+}
+
+// bwrapDenialSignatures are what tools print when a bind is read-only or a
+// path is hidden.
+var bwrapDenialSignatures = []string{"Read-only file system", "Permission denied", "Operation not permitted"}
+
+var bwrapRunnerRules = []RunnerFailureRule{
+	{AllowedExitCodes: []int{1}, FatalSignatures: []string{"bwrap: "}},
+	{AllowedExitCodes: []int{125}, FatalSignatures: []string{"cordon: sandbox runner failed"}},
+}
+
+// dockerSockets are covered so a confined command cannot ask the Docker
+// daemon (root on the host) to do what the sandbox forbids.
+func dockerSockets() []string {
+	socks := []string{"/run/docker.sock", "/var/run/docker.sock"}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		socks = append(socks, filepath.Join(rt, "docker.sock"))
+	}
+	var out []string
+	for _, s := range socks {
+		if c, err := filepath.EvalSymlinks(s); err == nil && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
+	if err := b.Available(); err != nil {
+		return nil, &UnavailableError{Reason: err.Error()}
+	}
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	exe, err := helperExe()
+	if err != nil {
+		return nil, &UnavailableError{Reason: err.Error()}
+	}
+	p := cp.Policy()
+	plan, err := planMounts(p)
+	if err != nil {
+		return nil, err
+	}
+	args := b.args(p, plan)
+	const exeFD, statusFD = 3, 4
+	helper := helperConfig{netDeny: p.Network == NetworkDeny, statusFD: statusFD, argv: argv}
+	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), HelperArg)
+	args = append(args, helper.args()...)
+	c := &ConfinedArgv{
+		Backend:            "bwrap",
+		Argv:               append([]string{b.path}, args...),
+		ExtraFiles:         []*os.File{exe},
+		Env:                []string{"TMPDIR=/tmp"},
+		Enforcement:        EnforcementFull,
+		DenialSignatures:   bwrapDenialSignatures,
+		RunnerFailureRules: bwrapRunnerRules,
+		statusFD:           statusFD,
+	}
+	c.cleanup = stubs.claim(&plan)
+	return c, nil
+}
+
+// args builds bwrap's arguments. Order matters: later mounts lie on top of
+// earlier ones, so the read-only root comes first, then /tmp, then the
+// writable roots (outer before inner), then the protected paths and the
+// hidden ones on top.
+func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
+	a := []string{
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
+	}
+	if versionAtLeast(b.version, 0, 8, 0) {
+		a = append(a, "--disable-userns")
+	}
+	if p.Network == NetworkDeny {
+		a = append(a, "--unshare-net")
+	}
+	a = append(a, "--die-with-parent", "--new-session",
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+	)
+	if p.TmpDir != "" {
+		a = append(a, "--bind", p.TmpDir, "/tmp")
+	} else {
+		a = append(a, "--tmpfs", "/tmp")
+	}
+	// The workspace is always bound, read-only at least, so that it stays
+	// visible when it lives under the host's /tmp.
+	binds := map[string]string{p.WorkspaceRoot: "--ro-bind"}
+	for _, r := range p.WritableRoots {
+		if r != p.TmpDir {
+			binds[r] = "--bind"
+		}
+	}
+	paths := make([]string, 0, len(binds))
+	for path := range binds {
+		paths = append(paths, path)
+	}
+	slices.SortFunc(paths, func(x, y string) int { return len(x) - len(y) })
+	for _, path := range paths {
+		a = append(a, binds[path], path, path)
+	}
+	for _, prot := range plan.ProtectExisting {
+		a = append(a, "--ro-bind", prot, prot)
+	}
+	for _, missing := range plan.ProtectMissing {
+		a = append(a, "--ro-bind", "/dev/null", missing)
+	}
+	for _, d := range plan.HideDirs {
+		a = append(a, "--tmpfs", d, "--remount-ro", d)
+	}
+	for _, f := range plan.HideFiles {
+		a = append(a, "--ro-bind", "/dev/null", f)
+	}
+	for _, s := range dockerSockets() {
+		a = append(a, "--ro-bind", "/dev/null", s)
+	}
+	return a
+}
+
+// Limits reports what bwrap enforces: everything in the policy.
+func (b *bwrapProvider) Limits() (Enforcement, []string) { return EnforcementFull, nil }

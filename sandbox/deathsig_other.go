@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sandbox
+
+import "syscall"
+
+func setDeathSignal(*syscall.SysProcAttr) {}

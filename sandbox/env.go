@@ -1,0 +1,52 @@
+package sandbox
+
+import (
+	"slices"
+	"strings"
+)
+
+// EnvAllowlist names the variables a confined command inherits from
+// cordon's environment; everything else (API keys, tokens) stays out
+// unless the user names it in env_passthrough.
+var EnvAllowlist = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG",
+	"LANGUAGE", "TZ", "TMPDIR", "PWD", "EDITOR", "PAGER", "NO_COLOR",
+}
+
+// envDenied are never passed, even when named: they would reach outside
+// the sandbox.
+var envDenied = []string{"DOCKER_HOST"}
+
+// Environ filters a host environment down to the allowlist, LC_*
+// variables and the passthrough names.
+func Environ(host []string, passthrough []string) []string {
+	var out []string
+	for _, kv := range host {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || slices.Contains(envDenied, name) {
+			continue
+		}
+		if slices.Contains(EnvAllowlist, name) || strings.HasPrefix(name, "LC_") || slices.Contains(passthrough, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// MergeEnv returns base with every variable of over replacing the one of
+// the same name.
+func MergeEnv(base, over []string) []string {
+	names := make(map[string]bool, len(over))
+	for _, kv := range over {
+		name, _, _ := strings.Cut(kv, "=")
+		names[name] = true
+	}
+	out := make([]string, 0, len(base)+len(over))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if !names[name] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, over...)
+}

@@ -1,0 +1,72 @@
+package sandbox
+
+import (
+	"fmt"
+)
+
+// Requirement says what to do when no backend works.
+type Requirement string
+
+// Requirements, from --sandbox-required (default), --sandbox, --no-sandbox.
+const (
+	Required Requirement = "required" // fail closed
+	Auto     Requirement = "auto"     // warn and run unconfined
+	Off      Requirement = "off"      // never confine (bypassed)
+)
+
+// ParseRequirement accepts required, auto or off.
+func ParseRequirement(s string) (Requirement, error) {
+	switch Requirement(s) {
+	case Required, Auto, Off:
+		return Requirement(s), nil
+	}
+	return "", fmt.Errorf("unknown sandbox setting %q: use required, auto or off", s)
+}
+
+// Executor turns a policy and an argv into what to launch. It is the one
+// place that decides between confined, unconfined (danger) and refused, so
+// `cordon exec` and the bash tool cannot differ.
+type Executor struct {
+	Provider    *LocalProvider
+	Requirement Requirement
+	// Warn is told when a command runs unconfined because no backend
+	// works and the requirement is auto.
+	Warn func(string)
+}
+
+// Status reports the backend state as this executor sees it.
+func (e *Executor) Status() Status {
+	if e.Requirement == Off {
+		return Status{State: StateBypassed, Backend: "none", Enforcement: EnforcementNone,
+			Reason: "the sandbox is off (--no-sandbox): commands run unconfined"}
+	}
+	_, st := e.Provider.Select()
+	return st
+}
+
+// Prepare returns the argv to launch for a policy. A confined mode with no
+// working backend fails with an UnavailableError unless the requirement
+// allows running unconfined.
+func (e *Executor) Prepare(argv []string, p ExecutionPolicy) (*ConfinedArgv, error) {
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	if p.IsDanger() || e.Requirement == Off {
+		return Direct(argv), nil
+	}
+	prov, st := e.Provider.Select()
+	if st.State != StateActive {
+		if e.Requirement == Auto {
+			if e.Warn != nil {
+				e.Warn("running unconfined: " + st.Reason)
+			}
+			return Direct(argv), nil
+		}
+		return nil, &UnavailableError{Reason: st.Reason}
+	}
+	cp, err := p.ToConfined()
+	if err != nil {
+		return nil, err
+	}
+	return prov.Confine(argv, cp)
+}

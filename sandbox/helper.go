@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// HelperArg is the hidden subcommand under which cordon re-executes itself
+// to confine a command: it applies Landlock (when asked), drops
+// privileges, installs the seccomp filter and execs the command. main()
+// must dispatch to RunHelper before doing anything else, so the helper
+// path stays lean.
+const HelperArg = "__sandbox-helper"
+
+// helperConfig is what the helper is told on its command line.
+type helperConfig struct {
+	landlockABI int      // 0: no Landlock (bwrap already confines the file system)
+	writable    []string // Landlock write roots
+	netDeny     bool
+	statusFD    int
+	argv        []string
+}
+
+// args renders the config as the helper's command line (after HelperArg).
+func (c helperConfig) args() []string {
+	var a []string
+	if c.landlockABI > 0 {
+		a = append(a, "--landlock", strconv.Itoa(c.landlockABI))
+	}
+	for _, w := range c.writable {
+		a = append(a, "--rw", w)
+	}
+	if c.netDeny {
+		a = append(a, "--net-deny")
+	}
+	if c.statusFD > 0 {
+		a = append(a, "--status-fd", strconv.Itoa(c.statusFD))
+	}
+	a = append(a, "--")
+	return append(a, c.argv...)
+}
+
+// parseHelperArgs is deliberately hand-written: no flag package, no
+// allocation-heavy parsing on the path of every confined command.
+func parseHelperArgs(args []string) (helperConfig, error) {
+	var c helperConfig
+	for i := 0; i < len(args); i++ {
+		next := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%s needs a value", args[i])
+			}
+			i++
+			return args[i], nil
+		}
+		switch args[i] {
+		case "--":
+			c.argv = args[i+1:]
+			if len(c.argv) == 0 {
+				return c, fmt.Errorf("no command after --")
+			}
+			return c, nil
+		case "--landlock", "--status-fd":
+			flag := args[i]
+			v, err := next()
+			if err != nil {
+				return c, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return c, fmt.Errorf("%s: bad value %q", flag, v)
+			}
+			if flag == "--landlock" {
+				c.landlockABI = n
+			} else {
+				c.statusFD = n
+			}
+		case "--rw":
+			v, err := next()
+			if err != nil {
+				return c, err
+			}
+			c.writable = append(c.writable, v)
+		case "--net-deny":
+			c.netDeny = true
+		default:
+			return c, fmt.Errorf("unknown helper argument %q", args[i])
+		}
+	}
+	return c, fmt.Errorf("missing -- before the command")
+}

@@ -1,0 +1,186 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// RunHelper is the re-executed helper: it confines itself and execs the
+// command. It never returns. Under bwrap it runs inside the namespaces
+// bwrap made, so both backends share the same privilege drop and filter.
+func RunHelper(args []string) {
+	// Every step below applies to the calling thread, and the exec must
+	// happen from that thread: never unlock it.
+	runtime.LockOSThread()
+
+	cfg, err := parseHelperArgs(args)
+	status := os.NewFile(uintptr(cfg.statusFD), "status")
+	if cfg.statusFD == 0 {
+		status = nil
+	}
+	fail := func(err error) {
+		if status != nil {
+			fmt.Fprintf(status, "%s%v", statusError, err)
+		}
+		fmt.Fprintf(os.Stderr, "cordon: sandbox runner failed: %v\n", err)
+		os.Exit(125)
+	}
+	if err != nil {
+		fail(err)
+	}
+	if err := confineSelf(cfg); err != nil {
+		fail(err)
+	}
+	path, lookErr := exec.LookPath(cfg.argv[0])
+	if status != nil {
+		status.WriteString(statusStarted)
+	}
+	if lookErr != nil {
+		fmt.Fprintf(os.Stderr, "cordon: %s: command not found\n", cfg.argv[0])
+		os.Exit(127)
+	}
+	err = unix.Exec(path, cfg.argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "cordon: %s: %v\n", cfg.argv[0], err)
+	if errors.Is(err, unix.ENOENT) {
+		os.Exit(127)
+	}
+	os.Exit(126)
+}
+
+// confineSelf applies, in order: close-on-exec for every inherited fd
+// beyond 0–2, no_new_privs, Landlock, the capability drop, seccomp.
+func confineSelf(cfg helperConfig) error {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("marking inherited descriptors close-on-exec: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if cfg.landlockABI > 0 {
+		if err := applyLandlock(cfg); err != nil {
+			return err
+		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	return installSeccomp(cfg.netDeny)
+}
+
+// landlockConfigs maps an ABI to go-landlock's config for it. ABIs above
+// the last one listed use that one: newer rights (pathname unix sockets,
+// UDP) are then left unhandled rather than breaking commands unexpectedly.
+var landlockConfigs = []landlock.Config{
+	1: landlock.V1, 2: landlock.V2, 3: landlock.V3, 4: landlock.V4,
+	5: landlock.V5, 6: landlock.V6, 7: landlock.V7, 8: landlock.V8,
+}
+
+func applyLandlock(cfg helperConfig) error {
+	// Never trust a best-effort mode: it succeeds with no Landlock at all.
+	abi, err := llsyscall.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return fmt.Errorf("landlock is not available (ABI %d): %v", abi, err)
+	}
+	if abi < cfg.landlockABI {
+		return fmt.Errorf("landlock ABI %d is older than the %d the policy was built for", abi, cfg.landlockABI)
+	}
+	use := min(cfg.landlockABI, len(landlockConfigs)-1)
+	base := landlockConfigs[use]
+	ll := landlock.Config{HandledAccessFS: base.HandledAccessFS}
+	if cfg.netDeny {
+		ll.HandledAccessNet = base.HandledAccessNet // no port rules: all TCP bind/connect denied
+	}
+	if use >= 6 {
+		// Signals only reach processes inside the sandbox; with network
+		// deny, abstract unix sockets outside are unreachable too.
+		ll.Scoped = landlock.ScopedSet(llsyscall.ScopeSignal)
+		if cfg.netDeny {
+			ll.Scoped |= landlock.ScopedSet(llsyscall.ScopeAbstractUnixSocket)
+		}
+	}
+	readExec := landlock.AccessFSSet(llsyscall.AccessFSExecute | llsyscall.AccessFSReadFile | llsyscall.AccessFSReadDir)
+	rules := []landlock.Rule{
+		landlock.PathAccess(readExec, "/"),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing(),
+	}
+	if use >= 5 {
+		rules = append(rules, landlock.PathAccess(readExec|landlock.AccessFSSet(llsyscall.AccessFSIoctlDev), "/dev"))
+	}
+	if len(cfg.writable) > 0 {
+		rw := landlock.RWDirs(cfg.writable...)
+		if use >= 2 {
+			rw = rw.WithRefer()
+		}
+		rules = append(rules, rw)
+	}
+	fd, flags, err := ll.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("building landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return errors.New("landlock produced no ruleset")
+	}
+	defer unix.Close(fd)
+	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("enforcing landlock ruleset: %w", err)
+	}
+	return nil
+}
+
+// Secure bits that stop uid 0 from regaining capabilities on exec.
+const (
+	secbitNoRoot             = 1 << 0
+	secbitNoRootLocked       = 1 << 1
+	secbitNoSetuidFixup      = 1 << 2
+	secbitNoSetuidFixupLockd = 1 << 3
+	secbitKeepCapsLocked     = 1 << 5
+	secbitNoCapAmbientRaise  = 1 << 6
+	secbitNoCapAmbRaiseLockd = 1 << 7
+)
+
+// dropCapabilities empties every capability set. As root (directly with
+// Landlock, or in bwrap's user namespace) the helper starts with nearly
+// all of them; a confined command must have none.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	canSetPCap := hasEffectiveCap(unix.CAP_SETPCAP)
+	if canSetPCap {
+		for c := 0; c < 64; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				if err == unix.EINVAL {
+					break // past the last capability this kernel knows
+				}
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
+		}
+		bits := secbitNoRoot | secbitNoRootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLockd |
+			secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbRaiseLockd
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
+			return fmt.Errorf("setting securebits: %w", err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clearing capabilities: %w", err)
+	}
+	return nil
+}
+
+func hasEffectiveCap(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
+}

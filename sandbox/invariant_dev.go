@@ -1,0 +1,5 @@
+//go:build !cordon_release
+
+package sandbox
+
+const devBuild = true

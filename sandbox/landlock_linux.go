@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// landlockProvider confines with kernel Landlock, applied by cordon's own
+// re-executed helper just before it execs the command.
+type landlockProvider struct {
+	once sync.Once
+	abi  int
+	err  error
+}
+
+// Landlock returns the Landlock backend.
+func Landlock() Provider { return &landlockProvider{} }
+
+func (l *landlockProvider) Name() string { return "landlock" }
+
+func (l *landlockProvider) detect() {
+	l.once.Do(func() {
+		// Check the ABI ourselves: go-landlock's best-effort mode would
+		// report success with no Landlock at all.
+		abi, err := llsyscall.LandlockGetABIVersion()
+		switch {
+		case err != nil:
+			l.err = fmt.Errorf("landlock is not available on this kernel: %v (needs Linux ≥ 5.13 with lsm=landlock)", err)
+		case abi < 1:
+			l.err = fmt.Errorf("landlock ABI %d is not usable", abi)
+		default:
+			l.abi = abi
+		}
+	})
+}
+
+func (l *landlockProvider) Version() string {
+	l.detect()
+	if l.abi == 0 {
+		return ""
+	}
+	return "ABI " + strconv.Itoa(l.abi)
+}
+
+func (l *landlockProvider) Available() error {
+	l.detect()
+	return l.err
+}
+
+var landlockDenialSignatures = []string{"Permission denied", "Operation not permitted", "Invalid cross-device link"}
+
+var landlockRunnerRules = []RunnerFailureRule{
+	{AllowedExitCodes: []int{125}, FatalSignatures: []string{"cordon: sandbox runner failed"}},
+}
+
+// Limits names what Landlock cannot enforce: it only grants access, so it
+// cannot take reads away under a readable parent nor writes under a
+// writable one, and it cannot give the command a private /tmp.
+func (l *landlockProvider) Limits() (Enforcement, []string) {
+	l.detect()
+	un := []string{
+		"read-deny list: enforced by the FS fence for the file tools only",
+		"protected paths: enforced by the FS fence for the file tools only",
+		"private /tmp: /tmp stays read-only and TMPDIR points at the session tmp",
+	}
+	if l.abi < 2 {
+		un = append(un, "rename and link across directories: refused even inside writable roots (ABI < 2)")
+	}
+	if l.abi < 3 {
+		un = append(un, "truncate: not restricted (ABI < 3)")
+	}
+	if l.abi < 4 {
+		un = append(un, "network deny: TCP not restricted by Landlock (ABI < 4); seccomp still refuses new sockets")
+	}
+	if l.abi < 5 {
+		un = append(un, "device ioctl: not restricted (ABI < 5)")
+	}
+	if l.abi < 6 {
+		un = append(un, "signals to processes outside the sandbox: not restricted (ABI < 6)")
+	}
+	return EnforcementPartial, un
+}
+
+func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
+	if err := l.Available(); err != nil {
+		return nil, &UnavailableError{Reason: err.Error()}
+	}
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	exe, err := helperExePath()
+	if err != nil {
+		return nil, &UnavailableError{Reason: err.Error()}
+	}
+	p := cp.Policy()
+	const statusFD = 3
+	helper := helperConfig{
+		landlockABI: l.abi,
+		writable:    p.WritableRoots,
+		netDeny:     p.Network == NetworkDeny,
+		statusFD:    statusFD,
+		argv:        argv,
+	}
+	enf, un := l.Limits()
+	c := &ConfinedArgv{
+		Backend:            "landlock",
+		Argv:               append([]string{exe, HelperArg}, helper.args()...),
+		Enforcement:        enf,
+		Unenforced:         un,
+		DenialSignatures:   landlockDenialSignatures,
+		RunnerFailureRules: landlockRunnerRules,
+		statusFD:           statusFD,
+	}
+	if p.TmpDir != "" {
+		c.Env = []string{"TMPDIR=" + p.TmpDir}
+	}
+	return c, nil
+}

@@ -1,0 +1,256 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultReadDeny lists the credential locations, relative to the home
+// directory, that no confined command and no file tool may read.
+var DefaultReadDeny = []string{
+	".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gh",
+	".config/gcloud", ".gcp", ".azure", ".netrc", ".git-credentials",
+	".npmrc", ".pypirc",
+}
+
+// DefaultProtectedNames are the paths, relative to each writable root, that
+// stay read-only even in workspace-write: things that name programs which a
+// human will later run outside the sandbox.
+var DefaultProtectedNames = []string{
+	".git/hooks", ".git/config", ".cordon",
+	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile",
+	".vscode", ".idea", ".mcp.json",
+}
+
+// Settings are the deployment's defaults: the config files, then the flags.
+type Settings struct {
+	Mode    Mode
+	Network Network
+	// Workspace is the session's working directory (--workspace, else the
+	// process's cwd). FallbackRoot serves sessions that have none.
+	Workspace    string
+	FallbackRoot string
+	// ExtraWriteAllow and ExtraReadDeny are absolute paths ("~/" already
+	// expanded); ProtectedNames are relative to each writable root.
+	ExtraWriteAllow []string
+	ExtraReadDeny   []string
+	ProtectedNames  []string
+	Home            string
+	StateDir        string
+	ConfigDir       string
+}
+
+// ExecutionPolicy is the single resolved answer to "what may this call
+// touch", shared by the shell and the file tools so they cannot drift.
+type ExecutionPolicy struct {
+	Mode          Mode
+	WorkspaceRoot string
+	SessionID     string
+	Network       Network
+	// TmpDir is the session's private tmp directory on the host.
+	TmpDir          string
+	ExtraWriteAllow []string
+	// WritableRoots is WritableRoots(policy), computed once by Resolve.
+	WritableRoots []string
+	// ReadDeny and Protected are absolute paths (canonical where they exist).
+	ReadDeny  []string
+	Protected []string
+	// ProtectedNames are the root-relative names behind Protected, and
+	// StateDir/ConfigDir are cordon's own, which are always protected.
+	ProtectedNames []string
+	StateDir       string
+	ConfigDir      string
+}
+
+// IsDanger reports whether the policy runs commands unconfined.
+func (p ExecutionPolicy) IsDanger() bool { return p.Mode == DangerFullAccess }
+
+// ErrDangerNotConfinable is returned by ToConfined for a danger policy.
+var ErrDangerNotConfinable = errors.New("a danger-full-access policy cannot be confined: it runs unconfined by definition")
+
+// ConfinedPolicy is an ExecutionPolicy proved to be confinable. Backends
+// accept only this type, so a danger policy can never reach one by
+// accident, and there is no way back to an unconfined policy.
+type ConfinedPolicy struct {
+	p ExecutionPolicy
+}
+
+// ToConfined converts a read-only or workspace-write policy for a backend.
+// Anything else is a programming error and fails closed.
+func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
+	if p.IsDanger() {
+		return ConfinedPolicy{}, ErrDangerNotConfinable
+	}
+	if !p.Mode.Confined() {
+		return ConfinedPolicy{}, fmt.Errorf("cannot confine unknown mode %q", p.Mode)
+	}
+	if p.Mode == ReadOnly {
+		for _, r := range p.WritableRoots {
+			if r != p.TmpDir && !(p.TmpDir != "" && Within(r, p.TmpDir)) {
+				if err := invariant("read-only policy has writable root %q", r); err != nil {
+					return ConfinedPolicy{}, err
+				}
+			}
+		}
+	}
+	return ConfinedPolicy{p: p}, nil
+}
+
+// Policy returns the policy being confined.
+func (c ConfinedPolicy) Policy() ExecutionPolicy { return c.p }
+
+// ModeSource answers the second layer of resolution: the mode that the
+// session log says is in force for a session (its last sandbox/mode event).
+type ModeSource interface {
+	SessionMode(sessionID string) (Mode, bool)
+}
+
+// PolicyService resolves the effective policy of one call. The shell and
+// the file tools both call Resolve, and nothing else computes a policy.
+type PolicyService struct {
+	Settings Settings
+	Sessions ModeSource
+}
+
+// Request carries what a single call adds to the deployment's settings.
+type Request struct {
+	SessionID string
+	// Workspace is the session's own working directory, if it has one.
+	Workspace string
+	// Override is the mode of an approved escalation for this one call.
+	Override Mode
+	TmpDir   string
+}
+
+// Resolve applies the three layers, highest first: the explicit override
+// (an approved escalation), the session's last sandbox/mode event, the
+// deployment default. The workspace is the session's, else the settings',
+// else the fallback root.
+func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
+	set := s.Settings
+	mode := set.Mode
+	if s.Sessions != nil && req.SessionID != "" {
+		if m, ok := s.Sessions.SessionMode(req.SessionID); ok {
+			mode = m
+		}
+	}
+	if req.Override != "" {
+		mode = req.Override
+	}
+	if !mode.Valid() {
+		return ExecutionPolicy{}, fmt.Errorf("invalid sandbox mode %q", mode)
+	}
+	workspace := firstNonEmpty(req.Workspace, set.Workspace, set.FallbackRoot)
+	if workspace == "" {
+		return ExecutionPolicy{}, errors.New("no workspace: give --workspace or configure fallback_root")
+	}
+	root, err := CanonicalPath(workspace)
+	if err != nil {
+		return ExecutionPolicy{}, fmt.Errorf("workspace %q: %w", workspace, err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return ExecutionPolicy{}, fmt.Errorf("workspace %q is not a directory", workspace)
+	}
+	network := set.Network
+	if network == "" {
+		network = NetworkAllow
+	}
+	p := ExecutionPolicy{
+		Mode:            mode,
+		WorkspaceRoot:   root,
+		SessionID:       req.SessionID,
+		Network:         network,
+		TmpDir:          req.TmpDir,
+		ExtraWriteAllow: set.ExtraWriteAllow,
+		ProtectedNames:  append(slices.Clone(DefaultProtectedNames), set.ProtectedNames...),
+		StateDir:        set.StateDir,
+		ConfigDir:       set.ConfigDir,
+	}
+	if p.TmpDir != "" {
+		if p.TmpDir, err = CanonicalPath(p.TmpDir); err != nil {
+			return ExecutionPolicy{}, fmt.Errorf("session tmp: %w", err)
+		}
+	}
+	p.WritableRoots = WritableRoots(p)
+	p.ReadDeny = readDenyList(set)
+	p.Protected = protectedList(p)
+	return p, nil
+}
+
+func readDenyList(set Settings) []string {
+	var list []string
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		c := canonicalOrClean(p)
+		if !slices.Contains(list, c) {
+			list = append(list, c)
+		}
+	}
+	if set.Home != "" {
+		for _, rel := range DefaultReadDeny {
+			add(filepath.Join(set.Home, rel))
+		}
+	}
+	add(set.StateDir)
+	for _, p := range set.ExtraReadDeny {
+		add(p)
+	}
+	return list
+}
+
+// protectedList names every protected path as an absolute path: each
+// protected name under each writable root but the session tmp, plus
+// cordon's own config and state directories.
+func protectedList(p ExecutionPolicy) []string {
+	var list []string
+	add := func(path string) {
+		if path != "" && !slices.Contains(list, path) {
+			list = append(list, path)
+		}
+	}
+	if p.Mode == WorkspaceWrite {
+		for _, root := range p.WritableRoots {
+			if root == p.TmpDir {
+				continue
+			}
+			for _, name := range p.ProtectedNames {
+				add(filepath.Join(root, filepath.FromSlash(name)))
+			}
+		}
+	}
+	if p.ConfigDir != "" {
+		add(canonicalOrClean(p.ConfigDir))
+	}
+	if p.StateDir != "" {
+		add(canonicalOrClean(p.StateDir))
+	}
+	return list
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ExpandHome turns a leading "~/" into the home directory. Config values
+// must be absolute or start with "~/"; anything else is refused by the
+// config loader before it gets here.
+func ExpandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}

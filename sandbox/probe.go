@@ -1,0 +1,151 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// ProbeResult is the outcome of running a backend's real argv.
+type ProbeResult struct {
+	OK       bool
+	Reason   string
+	Duration time.Duration
+}
+
+const canaryContent = "cordon probe canary\n"
+
+// Probe proves that a backend works here by running its real generated
+// argv twice: a permissive run must succeed, and a run that writes to the
+// workspace and then to a canary outside the writable roots must see the
+// first write land and the second denied. A builder that forgets a flag
+// fails here.
+func Probe(prov Provider) ProbeResult {
+	start := time.Now()
+	res := probe(prov)
+	res.Duration = time.Since(start)
+	return res
+}
+
+func probe(prov Provider) ProbeResult {
+	if err := prov.Available(); err != nil {
+		return ProbeResult{Reason: err.Error()}
+	}
+	base, err := probeBase()
+	if err != nil {
+		return ProbeResult{Reason: "probe: " + err.Error()}
+	}
+	defer os.RemoveAll(base)
+	ws, tmp := filepath.Join(base, "workspace"), filepath.Join(base, "tmp")
+	canary := filepath.Join(base, "canary")
+	for _, d := range []string{ws, tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return ProbeResult{Reason: "probe: " + err.Error()}
+		}
+	}
+	if err := os.WriteFile(canary, []byte(canaryContent), 0o644); err != nil {
+		return ProbeResult{Reason: "probe: " + err.Error()}
+	}
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws, Network: NetworkAllow}}
+	pol, err := svc.Resolve(Request{TmpDir: tmp})
+	if err != nil {
+		return ProbeResult{Reason: "probe: " + err.Error()}
+	}
+	cp, err := pol.ToConfined()
+	if err != nil {
+		return ProbeResult{Reason: "probe: " + err.Error()}
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		truePath = "/bin/true"
+	}
+	if out, err := probeRun(prov, cp, ws, truePath); err != nil {
+		return ProbeResult{Reason: fmt.Sprintf("a permissive run failed: %v%s", err, explainOutput(prov, out))}
+	}
+	marker := filepath.Join(ws, "probe-ok")
+	script := `printf ok > "$1"; printf breach >> "$2"`
+	out, err := probeRun(prov, cp, ws, "/bin/sh", "-c", script, "sh", marker, canary)
+	if data, _ := os.ReadFile(canary); string(data) != canaryContent {
+		return ProbeResult{Reason: "a write outside the writable roots was NOT denied: the backend does not confine"}
+	}
+	if data, _ := os.ReadFile(marker); string(data) != "ok" {
+		return ProbeResult{Reason: fmt.Sprintf("a write inside the workspace failed (%v)%s", err, explainOutput(prov, out))}
+	}
+	if err == nil {
+		return ProbeResult{Reason: "the canary write reported success although the file is unchanged"}
+	}
+	return ProbeResult{OK: true}
+}
+
+func explainOutput(prov Provider, out []byte) string {
+	if len(bytes.TrimSpace(out)) == 0 {
+		return ""
+	}
+	if prov.Name() == "bwrap" {
+		return ": " + explainBwrapFailure(out)
+	}
+	return ": " + string(bytes.TrimSpace(out))
+}
+
+func probeRun(prov Provider, cp ConfinedPolicy, dir string, argv ...string) ([]byte, error) {
+	c, err := prov.Confine(argv, cp)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.NewLaunch()
+	if err != nil {
+		c.Cleanup()
+		return nil, err
+	}
+	var out bytes.Buffer
+	l.Cmd.Stdout, l.Cmd.Stderr, l.Cmd.Dir = &out, &out, dir
+	l.Cmd.Env = Environ(os.Environ(), nil)
+	if err := l.Start(); err != nil {
+		return out.Bytes(), err
+	}
+	o, err := l.Wait()
+	switch {
+	case err != nil:
+		return out.Bytes(), err
+	case o.RunnerFailure != "":
+		return out.Bytes(), errors.New(o.RunnerFailure)
+	case o.ExitCode != 0:
+		return out.Bytes(), fmt.Errorf("exit status %d", o.ExitCode)
+	}
+	return out.Bytes(), nil
+}
+
+// probeBase makes a scratch directory that stays visible inside every
+// backend: not under /tmp (bwrap replaces it) and not under the read-deny
+// list. The user's cache directory first, then /var/tmp.
+func probeBase() (string, error) {
+	var bases []string
+	if cache, err := os.UserCacheDir(); err == nil {
+		bases = append(bases, filepath.Join(cache, "cordon"))
+	}
+	bases = append(bases, "/var/tmp", os.TempDir())
+	var firstErr error
+	for _, b := range bases {
+		if err := os.MkdirAll(b, 0o700); err != nil {
+			firstErr = cmpOr(firstErr, err)
+			continue
+		}
+		dir, err := os.MkdirTemp(b, "probe-")
+		if err == nil {
+			return dir, nil
+		}
+		firstErr = cmpOr(firstErr, err)
+	}
+	return "", firstErr
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// mountPlan is what a mount-based backend must lay over the writable roots
+// so that protected paths stay read-only and the read-deny list stays
+// hidden.
+type mountPlan struct {
+	// ProtectExisting are protected paths that exist: re-bound read-only.
+	ProtectExisting []string
+	// ProtectMissing are the first missing components of protected paths
+	// inside writable roots: covered by /dev/null so nothing can be
+	// created there. The mount leaves an empty stub on the host, which
+	// the stub registry removes afterwards.
+	ProtectMissing []string
+	// HideDirs and HideFiles are existing read-deny entries.
+	HideDirs  []string
+	HideFiles []string
+}
+
+// ErrProtectedSymlink is returned when a protected path is, or passes
+// through, a symlink inside a writable root: following it could protect
+// the wrong place, so the sandbox is refused instead.
+var ErrProtectedSymlink = fmt.Errorf("protected path is a symlink")
+
+// planMounts works out the mounts for a policy. Only protected paths inside
+// a writable root need a mount: everything else is read-only already.
+func planMounts(p ExecutionPolicy) (mountPlan, error) {
+	var plan mountPlan
+	for _, prot := range p.Protected {
+		root := containingRoot(prot, p.WritableRoots)
+		if root == "" {
+			continue
+		}
+		existing, missing, err := walkProtected(root, prot)
+		if err != nil {
+			return mountPlan{}, err
+		}
+		if missing != "" {
+			if !slices.Contains(plan.ProtectMissing, missing) {
+				plan.ProtectMissing = append(plan.ProtectMissing, missing)
+			}
+			continue
+		}
+		plan.ProtectExisting = append(plan.ProtectExisting, existing)
+	}
+	for _, d := range p.ReadDeny {
+		fi, err := os.Stat(d)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			plan.HideDirs = append(plan.HideDirs, d)
+		default:
+			plan.HideFiles = append(plan.HideFiles, d)
+		}
+	}
+	return plan, nil
+}
+
+func containingRoot(path string, roots []string) string {
+	best := ""
+	for _, r := range roots {
+		if Within(path, r) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
+}
+
+// walkProtected follows prot component by component from root without
+// following symlinks. It returns prot when it exists, or the first missing
+// component when it does not.
+func walkProtected(root, prot string) (existing, missing string, err error) {
+	rel, err := filepath.Rel(root, prot)
+	if err != nil {
+		return "", "", err
+	}
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			if os.IsNotExist(err) {
+				return "", cur, nil
+			}
+			return "", "", fmt.Errorf("protected path %s: %w", prot, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", "", fmt.Errorf("%w: %s passes through the symlink %s; refusing to build a sandbox that would follow it", ErrProtectedSymlink, prot, cur)
+		}
+	}
+	return prot, "", nil
+}
+
+// stubRegistry counts, per path, the live sandboxes that rely on a mount
+// stub. A stub is removed only when the last of them is done: removing a
+// mount point on the host detaches the mount in every other namespace,
+// which would unprotect a sandbox still running.
+type stubRegistry struct {
+	mu   sync.Mutex
+	refs map[string]int
+}
+
+var stubs = &stubRegistry{refs: map[string]int{}}
+
+// claim takes a reference on each stub path. A path that exists but is a
+// live stub of ours is still treated as a stub, not as a user's file.
+func (r *stubRegistry) claim(plan *mountPlan) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var claimed []string
+	for _, p := range plan.ProtectMissing {
+		r.refs[p]++
+		claimed = append(claimed, p)
+	}
+	// An "existing" protected path may be a stub that another sandbox of
+	// this process created: claim it so it is not removed under us.
+	for _, p := range plan.ProtectExisting {
+		if r.refs[p] > 0 {
+			r.refs[p]++
+			claimed = append(claimed, p)
+		}
+	}
+	return func() { r.release(claimed) }
+}
+
+func (r *stubRegistry) release(paths []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range paths {
+		r.refs[p]--
+		if r.refs[p] > 0 {
+			continue
+		}
+		delete(r.refs, p)
+		removeStub(p)
+	}
+}
+
+// removeStub deletes p only if it still looks like what bwrap created: an
+// empty regular file or an empty directory. Anything else is the user's.
+func removeStub(p string) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return
+	}
+	switch {
+	case fi.Mode().IsRegular() && fi.Size() == 0:
+		os.Remove(p)
+	case fi.IsDir():
+		os.Remove(p) // fails, as it should, when not empty
+	}
+}

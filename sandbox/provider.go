@@ -1,0 +1,76 @@
+package sandbox
+
+import (
+	"os"
+)
+
+// Enforcement says how much of a policy a backend enforces.
+type Enforcement string
+
+// Enforcement levels. Partial is always reported, never hidden.
+const (
+	EnforcementFull    Enforcement = "full"
+	EnforcementPartial Enforcement = "partial"
+	EnforcementNone    Enforcement = "none"
+)
+
+// ConfinedArgv is a command rewritten to run inside a backend:
+// [runner] [profile args...] [--] [original argv...].
+type ConfinedArgv struct {
+	Backend string
+	Argv    []string
+	// ExtraFiles are passed to the runner as fds 3, 4, …; the argv refers
+	// to them by number (the helper executable, the status pipe).
+	ExtraFiles []*os.File
+	// Env replaces the variables of the same name in the command's
+	// environment (e.g. TMPDIR pointing at the session tmp).
+	Env []string
+	// Enforcement is full, or partial with the rules not enforced by the
+	// OS named in Unenforced (the FS fence still enforces them for the
+	// file tools).
+	Enforcement        Enforcement
+	Unenforced         []string
+	DenialSignatures   []string
+	RunnerFailureRules []RunnerFailureRule
+	// statusFD is the fd number, inside the runner, of the helper's
+	// status pipe; 0 when the backend has no helper.
+	statusFD int
+	// cleanup undoes host side effects of setting up (mount stubs).
+	cleanup func()
+}
+
+// Provider is an OS confinement backend.
+type Provider interface {
+	// Name is the backend's config name: bwrap, landlock, seatbelt, …
+	Name() string
+	// Version describes the mechanism (bwrap's version, Landlock's ABI).
+	Version() string
+	// Available says whether the backend can work on this machine at all,
+	// and if not, why (the probe then proves that it really works).
+	Available() error
+	// Confine rewrites argv to run under the policy.
+	Confine(argv []string, policy ConfinedPolicy) (*ConfinedArgv, error)
+	// Limits says whether the backend enforces every rule of a policy on
+	// this machine, and names the ones it does not.
+	Limits() (Enforcement, []string)
+}
+
+// unavailableProvider always refuses: the fail-closed end of the chain.
+type unavailableProvider struct{ reason string }
+
+// Unavailable returns the backend that refuses everything with reason.
+func Unavailable(reason string) Provider { return unavailableProvider{reason: reason} }
+
+func (u unavailableProvider) Name() string                    { return "unavailable" }
+func (u unavailableProvider) Version() string                 { return "" }
+func (u unavailableProvider) Available() error                { return &UnavailableError{Reason: u.reason} }
+func (u unavailableProvider) Limits() (Enforcement, []string) { return EnforcementNone, nil }
+func (u unavailableProvider) Confine([]string, ConfinedPolicy) (*ConfinedArgv, error) {
+	return nil, &UnavailableError{Reason: u.reason}
+}
+
+// Direct returns an argv that runs unconfined: for danger-full-access and
+// for a bypassed sandbox. It shares the launch path of confined commands.
+func Direct(argv []string) *ConfinedArgv {
+	return &ConfinedArgv{Backend: "none", Argv: argv, Enforcement: EnforcementNone}
+}

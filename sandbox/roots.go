@@ -1,0 +1,149 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// CanonicalPath returns p absolute, cleaned and with every symlink
+// resolved. Every consumer of a path list (backends, the FS fence, status)
+// goes through it, so they compare like with like. A path that does not
+// exist is an error wrapping fs.ErrNotExist.
+func CanonicalPath(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", fmt.Errorf("path %q contains a NUL byte", p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// canonicalOrClean resolves p when it exists and otherwise returns it
+// absolute and cleaned, resolving the longest existing prefix so that a
+// missing child of a symlinked parent still names the real location.
+func canonicalOrClean(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if c, err := filepath.EvalSymlinks(abs); err == nil {
+		return c
+	}
+	dir, rest := abs, ""
+	for dir != filepath.Dir(dir) {
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = filepath.Dir(dir)
+		if c, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(c, rest)
+		}
+	}
+	return abs
+}
+
+// WritableRoots is the one function that says where a policy may write:
+// canonical, deduplicated, existing directories. The OS backends and the
+// FS fence are both fed from it so that they can never disagree.
+//
+//   - read-only: the session tmp only;
+//   - workspace-write: the workspace, the extra roots, the gitdir and
+//     commondir of a linked git worktree, and the session tmp;
+//   - danger-full-access: "/".
+//
+// A root that does not exist yet matches nothing until it exists.
+func WritableRoots(p ExecutionPolicy) []string {
+	var candidates []string
+	switch p.Mode {
+	case DangerFullAccess:
+		return []string{string(filepath.Separator)}
+	case WorkspaceWrite:
+		candidates = append(candidates, p.WorkspaceRoot)
+		candidates = append(candidates, p.ExtraWriteAllow...)
+		candidates = append(candidates, linkedWorktreeDirs(p.WorkspaceRoot)...)
+	case ReadOnly:
+	default:
+		return nil
+	}
+	if p.TmpDir != "" {
+		candidates = append(candidates, p.TmpDir)
+	}
+	var roots []string
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		canon, err := CanonicalPath(c)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(canon); err != nil || !fi.IsDir() {
+			continue
+		}
+		if !slices.Contains(roots, canon) {
+			roots = append(roots, canon)
+		}
+	}
+	return roots
+}
+
+// linkedWorktreeDirs returns the gitdir and commondir of a linked worktree
+// whose .git is a "gitdir: …" file, so that git can commit from it. A .git
+// that is a symlink is not followed here; protection refuses it.
+func linkedWorktreeDirs(workspace string) []string {
+	if workspace == "" {
+		return nil
+	}
+	dotgit := filepath.Join(workspace, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	data, err := os.ReadFile(dotgit)
+	if err != nil {
+		return nil
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	gitdir := strings.TrimSpace(line)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(workspace, gitdir)
+	}
+	dirs := []string{gitdir}
+	if common, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(common))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitdir, c)
+		}
+		dirs = append(dirs, filepath.Clean(c))
+	}
+	return dirs
+}
+
+// Within reports whether path lies at or beneath dir, comparing whole path
+// components of two cleaned absolute paths ("/ws-evil" is not within
+// "/ws"). It is for planning mounts and reporting; access decisions on
+// files are made by the FS fence relative to directory handles.
+func Within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+// existsNoFollow reports whether p exists, without following a final symlink.
+func existsNoFollow(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
+}
