@@ -17,8 +17,11 @@ type helperConfig struct {
 	landlockABI int      // 0: no Landlock (bwrap already confines the file system)
 	writable    []string // Landlock write roots
 	netDeny     bool
-	statusFD    int
-	argv        []string
+	// metadataDeny refuses chmod/chown/utimes/xattr changes: Landlock does
+	// not govern them, so a read-only Landlock sandbox needs the filter.
+	metadataDeny bool
+	statusFD     int
+	argv         []string
 }
 
 // args renders the config as the helper's command line (after HelperArg).
@@ -32,6 +35,9 @@ func (c helperConfig) args() []string {
 	}
 	if c.netDeny {
 		a = append(a, "--net-deny")
+	}
+	if c.metadataDeny {
+		a = append(a, "--metadata-deny")
 	}
 	if c.statusFD > 0 {
 		a = append(a, "--status-fd", strconv.Itoa(c.statusFD))
@@ -82,6 +88,8 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 			c.writable = append(c.writable, v)
 		case "--net-deny":
 			c.netDeny = true
+		case "--metadata-deny":
+			c.metadataDeny = true
 		default:
 			return c, fmt.Errorf("unknown helper argument %q", args[i])
 		}

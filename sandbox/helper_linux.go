@@ -71,7 +71,7 @@ func confineSelf(cfg helperConfig) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
-	return installSeccomp(cfg.netDeny)
+	return installSeccomp(cfg.netDeny, cfg.metadataDeny)
 }
 
 // landlockConfigs maps an ABI to go-landlock's config for it. ABIs above

@@ -65,6 +65,7 @@ func (l *landlockProvider) Limits() (Enforcement, []string) {
 		"read-deny list: enforced by the FS fence for the file tools only",
 		"protected paths: enforced by the FS fence for the file tools only",
 		"private /tmp: /tmp stays read-only and TMPDIR points at the session tmp",
+		"file metadata (chmod, chown, timestamps, xattrs) outside the writable roots in workspace-write: Landlock does not govern it (in read-only mode seccomp refuses it everywhere)",
 	}
 	if l.abi < 2 {
 		un = append(un, "rename and link across directories: refused even inside writable roots (ABI < 2)")
@@ -96,13 +97,20 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		return nil, &UnavailableError{Reason: err.Error()}
 	}
 	p := cp.Policy()
+	// Landlock cannot protect these paths, but a protected path that is a
+	// symlink (a symlinked .git) is refused here as with every backend.
+	if _, err := planMounts(p); err != nil {
+		return nil, err
+	}
 	const statusFD = 3
 	helper := helperConfig{
 		landlockABI: l.abi,
 		writable:    p.WritableRoots,
 		netDeny:     p.Network == NetworkDeny,
-		statusFD:    statusFD,
-		argv:        argv,
+		// In read-only mode nothing may change, metadata included.
+		metadataDeny: p.Mode == ReadOnly,
+		statusFD:     statusFD,
+		argv:         argv,
 	}
 	enf, un := l.Limits()
 	c := &ConfinedArgv{

@@ -21,7 +21,30 @@ const beyond32Bits = 0xFFFFFFFF
 // and files without the syscalls filtered here), no vsock, no terminal
 // injection, and with network deny no new unix or inet sockets
 // (socketpair stays allowed).
-func seccompPolicy(netDeny bool) seccomp.Policy {
+// metadataSyscalls change a file's mode, owner, timestamps or extended
+// attributes. Landlock does not govern them, so when Landlock is the only
+// file-system boundary of a read-only command the filter refuses them.
+var metadataSyscalls = []string{
+	"chmod", "fchmod", "fchmodat", "fchmodat2",
+	"chown", "fchown", "lchown", "fchownat",
+	"utime", "utimes", "futimesat", "utimensat",
+	"setxattr", "lsetxattr", "fsetxattr", "setxattrat",
+	"removexattr", "lremovexattr", "fremovexattr", "removexattrat",
+}
+
+// existingSyscalls keeps the names this architecture has (arm64 has no
+// chmod, only fchmodat), since the assembler refuses unknown names.
+func existingSyscalls(native *arch.Info, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := native.SyscallNames[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func seccompPolicy(native *arch.Info, netDeny, metadataDeny bool) seccomp.Policy {
 	deny := func(name string, conds ...seccomp.ArgumentConditions) []seccomp.NameWithConditions {
 		out := make([]seccomp.NameWithConditions, len(conds))
 		for i, c := range conds {
@@ -48,22 +71,23 @@ func seccompPolicy(netDeny bool) seccomp.Policy {
 			arg(0, seccomp.Equal, unix.AF_INET6),
 		)
 	}
-	return seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{
-				Action: seccomp.ActionErrno,
-				Names: []string{
-					"ptrace", "process_vm_readv", "process_vm_writev",
-					"io_uring_setup", "io_uring_enter", "io_uring_register",
-				},
-			},
-			{
-				Action:             seccomp.ActionErrno,
-				NamesWithCondtions: append(ioctl, deny("socket", socketFamilies...)...),
+	groups := []seccomp.SyscallGroup{
+		{
+			Action: seccomp.ActionErrno,
+			Names: []string{
+				"ptrace", "process_vm_readv", "process_vm_writev",
+				"io_uring_setup", "io_uring_enter", "io_uring_register",
 			},
 		},
+		{
+			Action:             seccomp.ActionErrno,
+			NamesWithCondtions: append(ioctl, deny("socket", socketFamilies...)...),
+		},
 	}
+	if metadataDeny {
+		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: existingSyscalls(native, metadataSyscalls)})
+	}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}
 }
 
 // installSeccomp loads the filter on the calling thread (the helper execs
@@ -71,15 +95,15 @@ func seccompPolicy(netDeny bool) seccomp.Policy {
 // int 0x80 on x86_64) would skip the library's per-arch program and fall
 // through to its default "allow", so the filter first kills any process
 // that tries one.
-func installSeccomp(netDeny bool) error {
-	policy := seccompPolicy(netDeny)
-	insts, err := policy.Assemble()
-	if err != nil {
-		return fmt.Errorf("assembling seccomp filter: %w", err)
-	}
+func installSeccomp(netDeny, metadataDeny bool) error {
 	native, err := arch.GetInfo("")
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)
+	}
+	policy := seccompPolicy(native, netDeny, metadataDeny)
+	insts, err := policy.Assemble()
+	if err != nil {
+		return fmt.Errorf("assembling seccomp filter: %w", err)
 	}
 	const archOffset = 4 // offsetof(struct seccomp_data, arch)
 	guard := []bpf.Instruction{

@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestProtectedPathsBwrap(t *testing.T) {
+	prov := Bwrap()
+	f := newFixture(t, prov)
+	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.ws, ".git", "config"), []byte("[core]\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.ws, ".bashrc"), []byte("# rc\n"), 0o644))
+	extraProtected := "deploy/keys"
+	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, "deploy"), 0o755))
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
+		StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), ProtectedNames: []string{extraProtected}}}
+	p, err := svc.Resolve(Request{TmpDir: f.tmp})
+	require.NoError(t, err)
+
+	attempts := map[string]string{
+		"write .git/config":        `printf evil >> .git/config`,
+		"create a git hook":        `printf '#!/bin/sh\nevil' > .git/hooks/pre-commit`,
+		"replace .git/hooks":       `mv .git/hooks .git/hooks.old`,
+		"append to .bashrc":        `printf evil >> .bashrc`,
+		"remove .bashrc":           `rm -f .bashrc`,
+		"create .profile":          `printf evil > .profile`,
+		"create .cordon config":    `mkdir -p .cordon && printf 'mode="danger-full-access"' > .cordon/config.toml`,
+		"create .vscode tasks":     `mkdir -p .vscode && printf '{}' > .vscode/tasks.json`,
+		"create .mcp.json":         `printf '{}' > .mcp.json`,
+		"create configured path":   `mkdir -p deploy/keys && printf k > deploy/keys/id`,
+		"cordon config dir":        `mkdir -p "$1" && printf x > "$1/config.toml"`,
+		"read the state directory": `ls "$2" && cat "$2"/*`,
+	}
+	before := snapshot(t, f.ws, f.home)
+	for name, script := range attempts {
+		t.Run(name, func(t *testing.T) {
+			out, code := f.sh(p, script, filepath.Join(f.home, ".config", "cordon"), f.state)
+			assert.NotEqual(t, 0, code, out)
+			assert.Equal(t, before, snapshot(t, f.ws, f.home), "the file system changed or a stub was left behind")
+		})
+	}
+	t.Run("ordinary writes and git still work", func(t *testing.T) {
+		out, code := f.sh(p, `printf ok > normal.txt && mkdir -p .git/objects && printf o > .git/objects/x && cat normal.txt`)
+		assert.Equal(t, 0, code, out)
+		assert.Equal(t, "ok", out)
+	})
+	t.Run("read-deny hidden", func(t *testing.T) {
+		out, code := f.sh(p, `cat "$1"`, f.secret)
+		assert.NotEqual(t, 0, code)
+		assert.NotContains(t, out, "SECRET-CANARY")
+		out, _ = f.sh(p, `ls -a "$1"`, filepath.Dir(f.secret))
+		assert.NotContains(t, out, "id_canary")
+	})
+}
+
+func TestNoStubsLeftBehind(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		before := snapshot(t, f.ws)
+		p := f.policy(WorkspaceWrite, NetworkAllow)
+		_, code := f.sh(p, `true`)
+		require.Equal(t, 0, code)
+		_, code = f.sh(f.policy(ReadOnly, NetworkAllow), `true`)
+		require.Equal(t, 0, code)
+		assert.Equal(t, before, snapshot(t, f.ws), "a run left files or directories in the workspace")
+	})
+}
+
+func TestSymlinkedGitRefused(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		require.NoError(t, os.MkdirAll(filepath.Join(f.outside, "realgit", "hooks"), 0o755))
+		require.NoError(t, os.Symlink(filepath.Join(f.outside, "realgit"), filepath.Join(f.ws, ".git")))
+		p := f.policy(WorkspaceWrite, NetworkAllow)
+		cp, err := p.ToConfined()
+		require.NoError(t, err)
+		_, err = prov.Confine([]string{"true"}, cp)
+		assert.True(t, errors.Is(err, ErrProtectedSymlink), "got %v", err)
+	})
+}
+
+func TestLandlockReportsProtectionAsPartial(t *testing.T) {
+	enf, un := Landlock().Limits()
+	assert.Equal(t, EnforcementPartial, enf)
+	assert.Contains(t, un[0], "read-deny")
+	assert.Contains(t, un[1], "protected paths")
+}
+
+func TestConcurrentStubsStayProtected(t *testing.T) {
+	prov := Bwrap()
+	f := newFixture(t, prov)
+	p := f.policy(WorkspaceWrite, NetworkAllow)
+	cp, err := p.ToConfined()
+	require.NoError(t, err)
+	// A long run holds the stubs; a short one ends meanwhile and must not
+	// remove them from under the long one.
+	long, err := prov.Confine([]string{"/bin/sh", "-c", `sleep 0.5; printf evil > .bashrc`}, cp)
+	require.NoError(t, err)
+	l, err := long.NewLaunch()
+	require.NoError(t, err)
+	l.Cmd.Dir = f.ws
+	require.NoError(t, l.Start())
+	_, code := f.sh(p, `true`)
+	require.Equal(t, 0, code)
+	o, err := l.Wait()
+	require.NoError(t, err)
+	assert.NotEqual(t, 0, o.ExitCode)
+	assert.NoFileExists(t, filepath.Join(f.ws, ".bashrc"))
+}
