@@ -23,13 +23,13 @@ import (
 // fake home with credentials, a state dir and a session tmp, all under
 // /var/tmp so they stay visible inside bwrap.
 type fixture struct {
-	t                                     *testing.T
+	t                                     testing.TB
 	prov                                  Provider
 	base, ws, outside, home, state, tmp   string
 	outsideFile, wsFile, secret, sysprobe string
 }
 
-func newFixture(t *testing.T, prov Provider) *fixture {
+func newFixture(t testing.TB, prov Provider) *fixture {
 	t.Helper()
 	base := testBase(t)
 	f := &fixture{t: t, prov: prov, base: base,

@@ -223,6 +223,14 @@ func protectedList(p ExecutionPolicy) []string {
 				add(filepath.Join(root, filepath.FromSlash(name)))
 			}
 		}
+		// A linked worktree's gitdir and commondir are writable roots of
+		// their own: their hooks and config stay protected.
+		for _, dir := range linkedWorktreeDirs(p.WorkspaceRoot) {
+			if canon, err := CanonicalPath(dir); err == nil {
+				add(filepath.Join(canon, "hooks"))
+				add(filepath.Join(canon, "config"))
+			}
+		}
 	}
 	if p.ConfigDir != "" {
 		add(canonicalOrClean(p.ConfigDir))

@@ -119,6 +119,10 @@ func probeRun(prov Provider, cp ConfinedPolicy, dir string, argv ...string) ([]b
 	return out.Bytes(), nil
 }
 
+// ScratchDir makes a fresh directory that stays visible inside every
+// backend (see probeBase); the caller removes it.
+func ScratchDir() (string, error) { return probeBase() }
+
 // probeBase makes a scratch directory that stays visible inside every
 // backend: not under /tmp (bwrap replaces it) and not under the read-deny
 // list. The user's cache directory first, then /var/tmp.

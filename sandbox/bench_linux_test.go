@@ -1,0 +1,76 @@
+package sandbox
+
+import (
+	"os/exec"
+	"testing"
+)
+
+// BenchmarkExecTrue compares a confined `true` with its floor: a plain
+// fork+exec, and bwrap running the same argv without cordon's helper. The
+// differences are cordon's own cost per command.
+func BenchmarkExecTrue(b *testing.B) {
+	truePath, _ := exec.LookPath("true")
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command(truePath).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, prov := range []Provider{Bwrap(), Landlock()} {
+		f := benchFixture(b, prov)
+		pol := f.policy(WorkspaceWrite, NetworkAllow)
+		cp, _ := pol.ToConfined()
+		b.Run(prov.Name(), func(b *testing.B) {
+			for b.Loop() {
+				c, err := prov.Confine([]string{truePath}, cp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				l, _ := c.NewLaunch()
+				if err := l.Start(); err != nil {
+					b.Fatal(err)
+				}
+				if o, err := l.Wait(); err != nil || o.ExitCode != 0 || o.RunnerFailure != "" {
+					b.Fatal(err, o)
+				}
+			}
+		})
+		if prov.Name() == "bwrap" {
+			c, _ := prov.Confine([]string{truePath}, cp)
+			c.Cleanup()
+			bare := bareBwrapArgv(c.Argv, truePath)
+			b.Run("bwrap-bare", func(b *testing.B) {
+				for b.Loop() {
+					if err := exec.Command(bare[0], bare[1:]...).Run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// bareBwrapArgv is the same bwrap argv with the helper cut out.
+func bareBwrapArgv(argv []string, cmd string) []string {
+	for i, a := range argv {
+		if a == "--" {
+			return append(append([]string{}, argv[:i+1]...), cmd)
+		}
+	}
+	return argv
+}
+
+func BenchmarkProbe(b *testing.B) {
+	for _, prov := range []Provider{Bwrap(), Landlock()} {
+		b.Run(prov.Name(), func(b *testing.B) {
+			for b.Loop() {
+				if res := Probe(prov); !res.OK {
+					b.Fatal(res.Reason)
+				}
+			}
+		})
+	}
+}
+
+func benchFixture(b *testing.B, prov Provider) *fixture { return newFixture(b, prov) }

@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func launchOutcome(t *testing.T, c *ConfinedArgv) (Outcome, string) {
+	t.Helper()
+	l, err := c.NewLaunch()
+	require.NoError(t, err)
+	var out bytes.Buffer
+	l.Cmd.Stdout, l.Cmd.Stderr = &out, &out
+	require.NoError(t, l.Start())
+	o, err := l.Wait()
+	require.NoError(t, err)
+	return o, out.String()
+}
+
+func TestRunnerFailureIsToldFromCommandFailure(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Run("runner never reached the helper", func(t *testing.T) {
+		o, _ := launchOutcome(t, &ConfinedArgv{Backend: "fakewrap", statusFD: 3,
+			Argv: []string{"/bin/sh", "-c", "echo 'fakewrap: cannot mount' >&2; exit 1"}})
+		assert.Equal(t, "fakewrap exited 1 before the command started", o.RunnerFailure)
+	})
+	t.Run("helper failed to confine", func(t *testing.T) {
+		o, out := launchOutcome(t, &ConfinedArgv{Backend: "landlock", statusFD: 3,
+			Argv: append([]string{exe, HelperArg}, helperConfig{landlockABI: 99, statusFD: 3, argv: []string{"true"}}.args()...)})
+		assert.Contains(t, o.RunnerFailure, "older than the 99")
+		assert.Equal(t, 125, o.ExitCode)
+		assert.Contains(t, out, "cordon: sandbox runner failed:")
+	})
+	t.Run("command failed on its own", func(t *testing.T) {
+		o, _ := launchOutcome(t, &ConfinedArgv{Backend: "landlock", statusFD: 3,
+			Argv: append([]string{exe, HelperArg}, helperConfig{statusFD: 3, argv: []string{"/bin/sh", "-c", "exit 125"}}.args()...)})
+		assert.Empty(t, o.RunnerFailure)
+		assert.Equal(t, 125, o.ExitCode, "a command may exit 125 itself")
+	})
+	t.Run("command not found", func(t *testing.T) {
+		o, out := launchOutcome(t, &ConfinedArgv{Backend: "landlock", statusFD: 3,
+			Argv: append([]string{exe, HelperArg}, helperConfig{statusFD: 3, argv: []string{"no-such-command-xyz"}}.args()...)})
+		assert.Empty(t, o.RunnerFailure)
+		assert.Equal(t, 127, o.ExitCode)
+		assert.Contains(t, out, "command not found")
+	})
+	t.Run("signal", func(t *testing.T) {
+		o, _ := launchOutcome(t, Direct([]string{"/bin/sh", "-c", "kill -9 $$"}))
+		assert.Equal(t, 137, o.ExitCode)
+	})
+}
+
+func TestExecutorFailsClosed(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no bwrap
+	ex := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required}
+	ws := t.TempDir()
+	pol := ExecutionPolicy{Mode: ReadOnly, WorkspaceRoot: ws}
+	_, err := ex.Prepare([]string{"true"}, pol)
+	assert.ErrorIs(t, err, ErrUnavailable)
+	assert.ErrorContains(t, err, "bwrap not found on PATH")
+
+	var warned string
+	auto := &Executor{Provider: ex.Provider, Requirement: Auto, Warn: func(s string) { warned = s }}
+	c, err := auto.Prepare([]string{"true"}, pol)
+	require.NoError(t, err)
+	assert.Equal(t, "none", c.Backend)
+	assert.Contains(t, warned, "running unconfined")
+
+	c, err = ex.Prepare([]string{"true"}, ExecutionPolicy{Mode: DangerFullAccess, WorkspaceRoot: ws})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"true"}, c.Argv, "danger runs the original argv directly")
+	off := &Executor{Provider: ex.Provider, Requirement: Off}
+	assert.Equal(t, StateBypassed, off.Status().State)
+}
+
+func TestExplainBwrapNamespaceFailure(t *testing.T) {
+	dir := t.TempDir()
+	fake := "#!/bin/sh\ncase \"$1\" in --version) echo 'bubblewrap 0.9.0';; *) echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1;; esac\n"
+	require.NoError(t, os.WriteFile(dir+"/bwrap", []byte(fake), 0o755))
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	lp := &LocalProvider{Forced: "bwrap"}
+	_, st := lp.Select()
+	assert.Equal(t, StateUnavailable, st.State)
+	assert.Contains(t, st.Reason, "cannot create user namespaces")
+	assert.Contains(t, st.Reason, "AppArmor")
+	assert.Contains(t, st.Reason, "bwrap-userns-restrict")
+	_, err := exec.LookPath("bwrap")
+	require.NoError(t, err)
+}
+
+func TestProbeCatchesAMissingFlag(t *testing.T) {
+	// A backend that forgets the read-only root confines nothing: the
+	// probe must say so rather than pass.
+	res := Probe(leakyProvider{Provider: Landlock()})
+	assert.False(t, res.OK)
+	assert.Contains(t, res.Reason, "NOT denied")
+}
+
+// leakyProvider "confines" by running the command directly.
+type leakyProvider struct{ Provider }
+
+func (leakyProvider) Confine(argv []string, _ ConfinedPolicy) (*ConfinedArgv, error) {
+	return Direct(argv), nil
+}

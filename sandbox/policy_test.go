@@ -1,0 +1,243 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseModeAndOrder(t *testing.T) {
+	for _, m := range Modes {
+		got, err := ParseMode(string(m))
+		require.NoError(t, err)
+		assert.Equal(t, m, got)
+	}
+	_, err := ParseMode("full")
+	assert.ErrorContains(t, err, `unknown mode "full"`)
+	assert.ErrorContains(t, err, "read-only, workspace-write, danger-full-access")
+	assert.True(t, WorkspaceWrite.WiderThan(ReadOnly))
+	assert.True(t, DangerFullAccess.WiderThan(ReadOnly))
+	assert.False(t, ReadOnly.WiderThan(ReadOnly))
+	assert.False(t, Mode("bogus").WiderThan(ReadOnly))
+	assert.Equal(t, ReadOnly, Narrowest(WorkspaceWrite, Mode("bogus")))
+	assert.Equal(t, WorkspaceWrite, Narrowest(WorkspaceWrite, DangerFullAccess))
+}
+
+type fakeSessions map[string]Mode
+
+func (f fakeSessions) SessionMode(id string) (Mode, bool) { m, ok := f[id]; return m, ok }
+
+func TestResolvePriority(t *testing.T) {
+	ws := t.TempDir()
+	fallback := t.TempDir()
+	svc := PolicyService{
+		Settings: Settings{Mode: ReadOnly, Workspace: ws, FallbackRoot: fallback},
+		Sessions: fakeSessions{"s1": WorkspaceWrite},
+	}
+	p, err := svc.Resolve(Request{SessionID: "other"})
+	require.NoError(t, err)
+	assert.Equal(t, ReadOnly, p.Mode, "deployment default")
+	p, err = svc.Resolve(Request{SessionID: "s1"})
+	require.NoError(t, err)
+	assert.Equal(t, WorkspaceWrite, p.Mode, "the session log outranks the default")
+	p, err = svc.Resolve(Request{SessionID: "s1", Override: DangerFullAccess})
+	require.NoError(t, err)
+	assert.Equal(t, DangerFullAccess, p.Mode, "an approved escalation outranks the session")
+
+	real, _ := filepath.EvalSymlinks(ws)
+	assert.Equal(t, real, p.WorkspaceRoot)
+	svc.Settings.Workspace = ""
+	p, err = svc.Resolve(Request{})
+	require.NoError(t, err)
+	realFallback, _ := filepath.EvalSymlinks(fallback)
+	assert.Equal(t, realFallback, p.WorkspaceRoot, "fallback root for a session without a cwd")
+	own := t.TempDir()
+	p, err = svc.Resolve(Request{Workspace: own})
+	require.NoError(t, err)
+	realOwn, _ := filepath.EvalSymlinks(own)
+	assert.Equal(t, realOwn, p.WorkspaceRoot, "the session's cwd comes first")
+
+	svc.Settings.FallbackRoot = ""
+	_, err = svc.Resolve(Request{})
+	assert.ErrorContains(t, err, "no workspace")
+}
+
+func TestWritableRoots(t *testing.T) {
+	base := t.TempDir()
+	base, _ = filepath.EvalSymlinks(base)
+	ws, extra, tmp := filepath.Join(base, "ws"), filepath.Join(base, "extra"), filepath.Join(base, "tmp")
+	for _, d := range []string{ws, extra, tmp} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	link := filepath.Join(base, "link-to-ws")
+	require.NoError(t, os.Symlink(ws, link))
+	p := ExecutionPolicy{Mode: WorkspaceWrite, WorkspaceRoot: link, TmpDir: tmp,
+		ExtraWriteAllow: []string{extra, ws + "/", filepath.Join(base, "missing")}}
+	assert.Equal(t, []string{ws, extra, tmp}, WritableRoots(p), "canonical, deduplicated, missing roots dropped")
+	p.Mode = ReadOnly
+	assert.Equal(t, []string{tmp}, WritableRoots(p))
+	p.Mode = DangerFullAccess
+	assert.Equal(t, []string{"/"}, WritableRoots(p))
+	p.Mode = "bogus"
+	assert.Empty(t, WritableRoots(p))
+}
+
+func TestLinkedWorktreeRoots(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	common := filepath.Join(base, "main", ".git")
+	gitdir := filepath.Join(common, "worktrees", "wt")
+	ws := filepath.Join(base, "wt")
+	require.NoError(t, os.MkdirAll(gitdir, 0o755))
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws}}
+	p, err := svc.Resolve(Request{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{ws, gitdir, common}, p.WritableRoots)
+	for _, dir := range []string{gitdir, common} {
+		assert.Contains(t, p.Protected, filepath.Join(dir, "hooks"), "a linked worktree's git dirs keep their hooks protected")
+		assert.Contains(t, p.Protected, filepath.Join(dir, "config"))
+	}
+}
+
+func TestWithin(t *testing.T) {
+	cases := []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/ws", "/ws", true},
+		{"/ws/a/b", "/ws", true},
+		{"/ws-evil", "/ws", false},
+		{"/ws-evil/x", "/ws", false},
+		{"/", "/ws", false},
+		{"/ws/../etc", "/ws", false},
+		{"/anything", "/", true},
+		{"/ws/..x", "/ws", true},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, Within(c.path, c.dir), "%s in %s", c.path, c.dir)
+	}
+}
+
+func TestToConfinedIsOneWay(t *testing.T) {
+	_, err := ExecutionPolicy{Mode: DangerFullAccess}.ToConfined()
+	assert.ErrorIs(t, err, ErrDangerNotConfinable)
+	_, err = ExecutionPolicy{Mode: "bogus"}.ToConfined()
+	assert.Error(t, err)
+	cp, err := ExecutionPolicy{Mode: ReadOnly, TmpDir: "/t", WritableRoots: []string{"/t"}}.ToConfined()
+	require.NoError(t, err)
+	assert.Equal(t, ReadOnly, cp.Policy().Mode)
+	assert.PanicsWithValue(t, "[sandbox invariant] read-only policy has writable root \"/ws\"", func() {
+		ExecutionPolicy{Mode: ReadOnly, WritableRoots: []string{"/ws"}}.ToConfined()
+	}, "development builds panic on a broken invariant")
+}
+
+type countingApprover struct {
+	calls    int
+	decision Decision
+}
+
+func (c *countingApprover) ApproveEscalation(context.Context, EscalationRequest) (Decision, error) {
+	c.calls++
+	return c.decision, nil
+}
+
+func TestEscalationLadder(t *testing.T) {
+	ctx := context.Background()
+	_, err := ApproveEscalation(ctx, nil, EscalationRequest{Current: ReadOnly, Target: WorkspaceWrite, Justification: "build"})
+	assert.ErrorIs(t, err, ErrEscalationNoApprover)
+
+	refused := []EscalationRequest{
+		{Current: WorkspaceWrite, Target: WorkspaceWrite, Justification: "x"},
+		{Current: DangerFullAccess, Target: WorkspaceWrite, Justification: "x"},
+		{Current: WorkspaceWrite, Target: ReadOnly, Justification: "x"},
+		{Current: ReadOnly, Target: "root", Justification: "x"},
+		{Current: ReadOnly, Target: WorkspaceWrite, Justification: "  "},
+	}
+	for _, req := range refused {
+		a := &countingApprover{decision: AllowOnce}
+		d, err := ApproveEscalation(ctx, a, req)
+		assert.ErrorIs(t, err, ErrEscalationInvalid, "%+v", req)
+		assert.Equal(t, Deny, d)
+		assert.Zero(t, a.calls, "an illegal request must not reach the human: %+v", req)
+	}
+	a := &countingApprover{decision: AllowSession}
+	d, err := ApproveEscalation(ctx, a, EscalationRequest{Current: ReadOnly, Target: DangerFullAccess, Justification: "needs docker"})
+	require.NoError(t, err)
+	assert.Equal(t, AllowSession, d, "read-only may jump straight to danger")
+	assert.Equal(t, 1, a.calls)
+
+	bad := &countingApprover{decision: "yes please"}
+	d, err = ApproveEscalation(ctx, bad, EscalationRequest{Current: ReadOnly, Target: WorkspaceWrite, Justification: "x"})
+	assert.Error(t, err)
+	assert.Equal(t, Deny, d)
+}
+
+func TestParseEscalation(t *testing.T) {
+	m, j, err := ParseEscalation("", "")
+	require.NoError(t, err)
+	assert.Empty(t, m)
+	assert.Empty(t, j)
+	for _, c := range [][2]string{{"workspace-write", ""}, {"", "because"}, {"workspace-write", "   "}, {"everything", "because"}} {
+		_, _, err := ParseEscalation(c[0], c[1])
+		assert.ErrorIs(t, err, ErrEscalationInvalid, "%q", c)
+	}
+	m, j, err = ParseEscalation("workspace-write", " run the build ")
+	require.NoError(t, err)
+	assert.Equal(t, WorkspaceWrite, m)
+	assert.Equal(t, "run the build", j)
+}
+
+func TestRunnerFailureRuleMatches(t *testing.T) {
+	rule := RunnerFailureRule{
+		AllowedExitCodes:   []int{1},
+		FatalSignatures:    []string{"bwrap: "},
+		InformationalLines: []string{"bwrap: note: using fallback"},
+	}
+	cases := []struct {
+		name   string
+		code   int
+		stderr string
+		want   string
+	}{
+		{"exit 0 never matches", 0, "bwrap: Can't mount proc", ""},
+		{"exit code not allowed", 2, "bwrap: Can't mount proc", ""},
+		{"fatal signature", 1, "bwrap: Can't mount proc on /newroot/proc", "bwrap: "},
+		{"case-insensitive", 1, "BWRAP: setting up uid map: Permission denied", "bwrap: "},
+		{"informational line dropped", 1, "  BWRAP: NOTE: USING FALLBACK  \nmake: *** Error 1", ""},
+		{"ordinary failure", 1, "make: *** [all] Error 1", ""},
+	}
+	for _, c := range cases {
+		sig, ok := rule.Matches(c.code, c.stderr)
+		assert.Equal(t, c.want != "", ok, c.name)
+		assert.Equal(t, c.want, sig, c.name)
+	}
+	any := RunnerFailureRule{FatalSignatures: []string{"sandbox-exec:"}}
+	_, ok := any.Matches(77, "sandbox-exec: profile error")
+	assert.True(t, ok, "empty AllowedExitCodes allows any non-zero code")
+}
+
+func TestDenialMarkerAndHint(t *testing.T) {
+	assert.Equal(t, "[sandbox: file access denied under read-only mode]", DenialMarker(ReadOnly))
+	assert.Equal(t, "[sandbox: file access denied under workspace-write mode]", DenialMarker(WorkspaceWrite))
+	assert.Equal(t, `[sandbox: to retry with wider access, call bash again with sandbox_permissions="workspace-write" and a one-sentence justification]`,
+		EscalationHint("bash", ReadOnly))
+	assert.Equal(t, `[sandbox: to retry with wider access, call write_file again with sandbox_permissions="danger-full-access" and a one-sentence justification]`,
+		EscalationHint("write_file", WorkspaceWrite))
+	assert.Equal(t, "[sandbox: escalation to workspace-write was not approved]", NotApprovedLine(WorkspaceWrite))
+	assert.True(t, errors.Is(&UnavailableError{Reason: "x"}, ErrUnavailable))
+}
+
+func TestEnviron(t *testing.T) {
+	host := []string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=s", "GITHUB_TOKEN=t", "OPENAI_API_KEY=o",
+		"LC_ALL=C", "GOPATH=/g", "DOCKER_HOST=tcp://x", "NOEQUALS"}
+	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "LC_ALL=C"}, Environ(host, nil))
+	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "GOPATH=/g"}, Environ(host, []string{"GOPATH", "DOCKER_HOST"}))
+	assert.Equal(t, []string{"A=1", "B=3"}, MergeEnv([]string{"A=1", "B=2"}, []string{"B=3"}))
+}

@@ -1,0 +1,36 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestUnprivileged re-runs the backend suite as nobody. Root bypasses
+// ordinary file permissions, and bwrap and Landlock take other paths for
+// an unprivileged user (a real user namespace, no capabilities to drop),
+// so both must be proved.
+func TestUnprivileged(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Log("already unprivileged: the backend tests in this run cover it")
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	require.NoError(t, err, "setpriv (util-linux) is needed to run the tests as an unprivileged user")
+	bin := sysprobePath(t) // the test binary, where nobody can run it
+	home := filepath.Join(testBase(t), "nobody-home")
+	require.NoError(t, os.MkdirAll(home, 0o777))
+	require.NoError(t, os.Chmod(home, 0o777))
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+		bin, "-test.v", "-test.count=1", "-test.run", "^(TestBackend|TestBwrap|TestProtected|TestNoStubs|TestSymlinked|TestConcurrentStubs)")
+	cmd.Env = append(Environ(os.Environ(), nil), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	cmd.Dir = home
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the backend tests failed as uid 65534:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestBackendReadOnly/bwrap")
+	require.Contains(t, string(out), "--- PASS: TestBackendReadOnly/landlock")
+	require.NotContains(t, string(out), "--- SKIP")
+}
