@@ -331,9 +331,12 @@ func TestBackendDiesWithCordon(t *testing.T) {
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
-		buf := make([]byte, 64)
-		n, _ := stdout.Read(buf) // "started" once the confined command runs
-		require.Contains(t, string(buf[:n]), "started")
+		buf := make([]byte, 4096)
+		n, _ := stdout.Read(buf) // "started WS STATE" once the confined command runs
+		fields := strings.Fields(string(buf[:n]))
+		require.Len(t, fields, 3, string(buf[:n]))
+		require.Equal(t, "started", fields[0])
+		ws, state := fields[1], fields[2]
 		require.NotEmpty(t, processesWith(token), "the confined command should be running")
 		require.NoError(t, cmd.Process.Kill())
 		cmd.Wait()
@@ -342,6 +345,22 @@ func TestBackendDiesWithCordon(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		assert.Empty(t, processesWith(token), "confined processes outlived cordon")
+
+		// The killed cordon could not remove its mount stubs; the next
+		// one does, and leaves the user's own empty files alone.
+		users := filepath.Join(ws, ".zshrc")
+		if _, err := os.Lstat(users); err == nil {
+			require.NoError(t, os.Remove(users))
+		}
+		require.NoError(t, os.WriteFile(users, nil, 0o644))
+		CleanStaleStubs(state)
+		entries, err := os.ReadDir(ws)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		assert.ElementsMatch(t, []string{"file.txt", "running", ".zshrc"}, names, "stale stubs must be gone, the user's file kept")
 	})
 }
 
@@ -369,7 +388,7 @@ func TestHelperParent(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	fmt.Println("started")
+	fmt.Println("started", f.ws, f.state)
 	l.Wait()
 }
 

@@ -138,7 +138,10 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		RunnerFailureRules: bwrapRunnerRules,
 		statusFD:           statusFD,
 	}
-	c.cleanup = stubs.claim(&plan)
+	if p.StateDir != "" {
+		cleanStaleOnce(p.StateDir)
+	}
+	c.cleanup = stubs.claim(&plan, p.StateDir)
 	return c, nil
 }
 

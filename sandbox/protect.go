@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -99,6 +102,11 @@ func walkProtected(root, prot string) (existing, missing string, err error) {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return "", "", fmt.Errorf("%w: %s passes through the symlink %s; refusing to build a sandbox that would follow it", ErrProtectedSymlink, prot, cur)
 		}
+		if !fi.IsDir() && cur != prot {
+			// A file where a directory would be (a linked worktree's .git
+			// file): keeping it read-only keeps the path from being made.
+			return cur, "", nil
+		}
 	}
 	return prot, "", nil
 }
@@ -107,20 +115,28 @@ func walkProtected(root, prot string) (existing, missing string, err error) {
 // stub. A stub is removed only when the last of them is done: removing a
 // mount point on the host detaches the mount in every other namespace,
 // which would unprotect a sandbox still running.
+//
+// Each stub is also journaled under <state-dir>/stubs while it lives, so
+// that stubs of a cordon that was killed before it could clean up are
+// removed by the next one (CleanStaleStubs).
 type stubRegistry struct {
-	mu   sync.Mutex
-	refs map[string]int
+	mu      sync.Mutex
+	refs    map[string]int
+	journal map[string]string // stub path → journal entry
 }
 
-var stubs = &stubRegistry{refs: map[string]int{}}
+var stubs = &stubRegistry{refs: map[string]int{}, journal: map[string]string{}}
 
 // claim takes a reference on each stub path. A path that exists but is a
 // live stub of ours is still treated as a stub, not as a user's file.
-func (r *stubRegistry) claim(plan *mountPlan) func() {
+func (r *stubRegistry) claim(plan *mountPlan, stateDir string) func() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var claimed []string
 	for _, p := range plan.ProtectMissing {
+		if r.refs[p] == 0 && stateDir != "" {
+			r.journal[p] = journalStub(stateDir, p)
+		}
 		r.refs[p]++
 		claimed = append(claimed, p)
 	}
@@ -145,6 +161,10 @@ func (r *stubRegistry) release(paths []string) {
 		}
 		delete(r.refs, p)
 		removeStub(p)
+		if j := r.journal[p]; j != "" {
+			os.Remove(j)
+			delete(r.journal, p)
+		}
 	}
 }
 
@@ -160,5 +180,50 @@ func removeStub(p string) {
 		os.Remove(p)
 	case fi.IsDir():
 		os.Remove(p) // fails, as it should, when not empty
+	}
+}
+
+func stubJournalDir(stateDir string) string { return filepath.Join(stateDir, "stubs") }
+
+// journalStub records a live stub as <pid>-<sha256(path)> holding the path.
+func journalStub(stateDir, path string) string {
+	dir := stubJournalDir(stateDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(path))
+	entry := filepath.Join(dir, fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(sum[:8])))
+	if err := os.WriteFile(entry, []byte(path), 0o600); err != nil {
+		return ""
+	}
+	return entry
+}
+
+// CleanStaleStubs removes the mount stubs journaled by cordon processes
+// that no longer run (killed before they could clean up), as long as each
+// still looks exactly like a stub: bwrap's empty, read-only file, or an
+// empty directory.
+func CleanStaleStubs(stateDir string) {
+	dir := stubJournalDir(stateDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pidText, _, ok := strings.Cut(e.Name(), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		entry := filepath.Join(dir, e.Name())
+		if data, err := os.ReadFile(entry); err == nil {
+			p := string(data)
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o444 {
+				os.Remove(entry) // not bwrap's stub: the user's file
+				continue
+			}
+			removeStub(p)
+		}
+		os.Remove(entry)
 	}
 }
