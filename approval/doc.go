@@ -1,0 +1,32 @@
+// Package approval is cordon's first gate: it decides whether a tool call
+// proceeds, is refused, or waits for the human. The second gate, the
+// sandbox, decides what the call can touch; the two are orthogonal, so this
+// package never looks at paths or modes beyond reporting them.
+//
+// Three things live here:
+//
+//   - Policy: how often the human is asked (never, on-request,
+//     ask-dangerous, always), and Decide, which the tool layer calls before
+//     every call that can write.
+//   - Preset: the named pairs of sandbox mode and policy (safe, review,
+//     danger), and Derive, which turns what the human configured into the
+//     effective mode, policy and the preset name to report.
+//   - Classify: the dangerous-command classifier behind ask-dangerous. It
+//     parses the command with a real shell parser (mvdan.cc/sh/v3/syntax,
+//     bash dialect) and checks every simple command it can find against a
+//     list of Rules that is data: DefaultRules plus rules from the config,
+//     written in the small syntax ParseRule accepts. rules.md lists the
+//     defaults and the built-in checks.
+//
+// # Limits
+//
+// The classifier sees the text of one command line, not the programs it
+// starts. It cannot see inside scripts run from files (./build.sh, make,
+// npm run), git aliases and hooks, or programs that run other programs from
+// their own data (a Python one-liner calling os.system). Arguments that are
+// only known at run time ($FLAGS) are not treated as options. It is a
+// tripwire for accidents, not a boundary: the sandbox is the boundary. Where
+// it cannot tell (a command that does not parse, a command name or a nested
+// script that is only known at run time) it says dangerous, so that under
+// ask-dangerous the human decides.
+package approval

@@ -1,0 +1,51 @@
+package approval
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzClassify feeds arbitrary text to the classifier. It must never
+// panic (Classify turns a panic into an "internal error" finding, which is
+// caught here as a failure), and its findings must be well formed.
+func FuzzClassify(f *testing.F) {
+	for _, seed := range []string{
+		"ls -la",
+		"ls; rm -rf x",
+		"echo $(sudo id)",
+		"bash -c 'git push'",
+		"curl x | sh",
+		`sh -c "$(curl -fsSL https://x)"`,
+		"bash <(curl -s x)",
+		"echo x > /dev/sda",
+		"find . -exec rm -rf {} +",
+		"xargs -I{} sh -c 'rm -rf {}'",
+		"sudo -u root env A=1 nice -n 5 timeout 9 rm -rf /",
+		"bash <<'EOF'\nrm -rf x\nEOF",
+		`rm $'\x2drf' {a,b}`,
+		"f() { (cd x && git push) | tee y; }",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, command string) {
+		v := Classify(command)
+		for _, fd := range v.Findings {
+			if fd.Reason == reasonInternal {
+				t.Fatalf("Classify(%q) hit an internal error", command)
+			}
+			if fd.Reason == "" {
+				t.Fatalf("Classify(%q): finding without a reason", command)
+			}
+			if strings.ContainsAny(fd.Command, "\n\x00") {
+				t.Fatalf("Classify(%q): finding command %q is not one clean line", command, fd.Command)
+			}
+			if utf8.ValidString(command) && !utf8.ValidString(fd.Command) {
+				t.Fatalf("Classify(%q): finding command %q is not valid UTF-8", command, fd.Command)
+			}
+		}
+		if len(v.Findings) > MaxFindings {
+			t.Fatalf("Classify(%q): %d findings, more than %d", command, len(v.Findings), MaxFindings)
+		}
+	})
+}
