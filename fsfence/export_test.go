@@ -1,0 +1,25 @@
+package fsfence
+
+// SetCommitHook installs a hook that runs after a write's temporary file is
+// complete and before it replaces the target, and returns a function that
+// removes it. Tests only; not safe to call while writes run.
+func SetCommitHook(h func() error) (restore func()) {
+	old := testHookBeforeCommit
+	testHookBeforeCommit = h
+	return func() { testHookBeforeCommit = old }
+}
+
+// ForceNamedTemp makes writes use named temporary files, as where O_TMPFILE
+// is missing, until restore is called. Tests only.
+func ForceNamedTemp() (restore func()) {
+	testForceNamedTemp = true
+	return func() { testForceNamedTemp = false }
+}
+
+// SetWalkHook installs a hook that runs between a write's walk to the
+// parent directory and its final checks. Tests only.
+func SetWalkHook(h func()) (restore func()) {
+	old := testHookAfterWalk
+	testHookAfterWalk = h
+	return func() { testHookAfterWalk = old }
+}
