@@ -45,6 +45,7 @@ type commandFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 
 var commands = map[string]commandFunc{
 	"exec":    runExec,
+	"serve":   runServe,
 	"status":  runStatus,
 	"profile": runProfile,
 	"test":    runTest,

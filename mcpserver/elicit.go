@@ -1,0 +1,167 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/tools"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// decisionField is the one field of the approval form.
+const decisionField = "decision"
+
+// clientCanElicit checks the client's declared capabilities itself, for
+// either era: mcp-go sends elicitation requests without checking, and an
+// undeclared request breaks the call.
+func clientCanElicit(ctx context.Context) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return s.GetClientCapabilities().Elicitation != nil
+	}
+	return false
+}
+
+// asker implements tools.Asker for one tool call.
+type asker struct {
+	srv    *Server
+	modern bool
+	// answer is the human's decision carried by a verified multi
+	// round-trip retry, for the question whose target it names.
+	answer *answer
+	// pending is the question to hand to a modern client.
+	pending *tools.Question
+}
+
+type answer struct {
+	target   sandbox.Mode
+	decision sandbox.Decision
+}
+
+// Ask asks the human. Legacy clients get a server-initiated
+// elicitation/create, bounded by approval_timeout; modern (2026-07-28)
+// clients get the question back as an input_required result, and the call
+// returns until they retry with the answer.
+func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+	if a.answer != nil {
+		if a.answer.target != q.Target {
+			return sandbox.Deny, errStateBinding
+		}
+		return a.answer.decision, nil
+	}
+	if a.modern {
+		a.pending = &q
+		return "", tools.ErrPending
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.srv.cfg.ApprovalTimeout)
+	defer cancel()
+	res, err := a.srv.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: elicitationParams(q)})
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return sandbox.Deny, fmt.Errorf("no answer within %s", a.srv.cfg.ApprovalTimeout)
+		}
+		return sandbox.Deny, err
+	}
+	return decisionOf(&res.ElicitationResponse), nil
+}
+
+func elicitationParams(q tools.Question) mcp.ElicitationParams {
+	options := []string{string(sandbox.AllowOnce)}
+	if q.AllowSession {
+		options = append(options, string(sandbox.AllowSession))
+	}
+	options = append(options, string(sandbox.Deny))
+	return mcp.ElicitationParams{
+		Message: approvalMessage(q),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				decisionField: map[string]any{
+					"type":        "string",
+					"title":       "Decision",
+					"description": "allow_once: this call only; allow_session: this and later calls of this session; deny: refuse",
+					"enum":        options,
+				},
+			},
+			"required": []string{decisionField},
+		},
+	}
+}
+
+// approvalMessage names the tool, the command or path, the target mode and
+// the justification. It never asks for secrets.
+func approvalMessage(q tools.Question) string {
+	var b strings.Builder
+	subject := q.Subject
+	if len(subject) > 2000 {
+		subject = subject[:2000] + "…"
+	}
+	if q.Target != "" {
+		fmt.Fprintf(&b, "The agent asks to run %s with %s access (now %s).\n", q.Tool, q.Target, q.Current)
+	} else {
+		fmt.Fprintf(&b, "The agent wants to run %s (mode %s); cordon asks first: %s.\n", q.Tool, q.Current, q.Reason)
+	}
+	label := "Path"
+	if q.Tool == "bash" {
+		label = "Command"
+	}
+	fmt.Fprintf(&b, "%s: %s\n", label, subject)
+	if q.Justification != "" {
+		fmt.Fprintf(&b, "Justification: %s\n", q.Justification)
+	}
+	b.WriteString("Allow it?")
+	return b.String()
+}
+
+// decisionOf reads the form. Anything but an accepted, valid decision is
+// a denial: decline and cancel are ordinary refusals, never a retry.
+func decisionOf(r *mcp.ElicitationResponse) sandbox.Decision {
+	if r == nil || r.Action != mcp.ElicitationResponseActionAccept {
+		return sandbox.Deny
+	}
+	content, ok := r.Content.(map[string]any)
+	if !ok {
+		return sandbox.Deny
+	}
+	switch d, _ := content[decisionField].(string); sandbox.Decision(d) {
+	case sandbox.AllowOnce:
+		return sandbox.AllowOnce
+	case sandbox.AllowSession:
+		return sandbox.AllowSession
+	}
+	return sandbox.Deny
+}
+
+// inputRequired turns a pending question into the 2026-07-28 result that
+// asks the client, with a signed, single-use state bound to this call.
+func (s *Server) inputRequired(sess, tool string, args map[string]any, q tools.Question) *mcp.CallToolResult {
+	state := s.states.issue(sess, tool, argsDigest(args), string(q.Target), s.cfg.ApprovalTimeout)
+	return server.NewInputRequestBuilder(state).Elicit(decisionField, elicitationParams(q)).ToolResult()
+}
+
+// retryAnswer verifies a retry's requestState and reads the answer.
+func (s *Server) retryAnswer(sess, tool string, req mcp.CallToolRequest, args map[string]any) (*answer, error) {
+	st, err := s.states.redeem(req.Params.RequestState, sess, tool, argsDigest(args))
+	if err != nil {
+		return nil, err
+	}
+	var resp *mcp.ElicitationResult
+	if req.Params.InputResponses != nil {
+		resp = server.ElicitationResponse(req.Params.InputResponses, decisionField)
+	}
+	ans := &answer{target: sandbox.Mode(st.Target), decision: sandbox.Deny}
+	if resp != nil {
+		ans.decision = decisionOf(&resp.ElicitationResponse)
+	}
+	return ans, nil
+}
+
+// defaultApprovalTimeout denies a question nobody answers.
+const defaultApprovalTimeout = 5 * time.Minute

@@ -1,0 +1,180 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// HTTPConfig configures the Streamable HTTP transport.
+type HTTPConfig struct {
+	Addr string
+	// Token is the bearer token; "" generates one into <state-dir>/http-token.
+	Token          string
+	AllowedOrigins []string
+	StateDir       string
+	// Ready, if set, is told the listening address and the token file.
+	Ready func(addr, tokenFile string)
+}
+
+// maxRequestBody bounds one request: large enough for write_file of a big
+// file, small enough that a client cannot exhaust memory.
+const maxRequestBody = 64 << 20
+
+// ServeHTTP serves Streamable HTTP at /mcp until ctx ends, then shuts down:
+// running commands are killed (their contexts end) and every session is
+// closed.
+func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
+	loopback, err := isLoopback(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	if !loopback && cfg.Token == "" {
+		return fmt.Errorf("refusing to serve on %s, which is not a loopback address, without a configured bearer token: set CORDON_HTTP_TOKEN, or bind 127.0.0.1", cfg.Addr)
+	}
+	tokenFile := ""
+	if cfg.Token == "" {
+		cfg.Token, tokenFile, err = writeToken(cfg.StateDir)
+		if err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %w", cfg.Addr, err)
+	}
+	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
+	mux := http.NewServeMux()
+	allowed := append(slices.Clone(cfg.AllowedOrigins), "http://"+ln.Addr().String())
+	mux.Handle("/mcp", guard(cfg.Token, allowed, cancelShim(streamable)))
+
+	// Every request's context descends from base: cancelling it at
+	// shutdown kills the commands that are still running.
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info().Str("addr", ln.Addr().String()).Str("token_file", tokenFile).Msg("serving MCP over HTTP at /mcp")
+	if cfg.Ready != nil {
+		cfg.Ready(ln.Addr().String(), tokenFile)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	cancelBase()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	streamable.Shutdown(sctx)
+	err = srv.Shutdown(sctx)
+	s.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765 (%v)", addr, err)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// writeToken generates a token into <state-dir>/http-token, mode 0600.
+func writeToken(stateDir string) (token, path string, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", err
+	}
+	token = hex.EncodeToString(b)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(stateDir, "http-token")
+	tmp, err := os.CreateTemp(stateDir, ".http-token-*")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return "", "", err
+	}
+	if _, err := tmp.WriteString(token + "\n"); err != nil {
+		tmp.Close()
+		return "", "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", "", err
+	}
+	return token, path, os.Rename(tmp.Name(), path)
+}
+
+// guard checks the bearer token on every request and refuses a present,
+// foreign Origin (DNS-rebinding defence: mcp-go checks Host, not Origin).
+func guard(token string, allowedOrigins []string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cordon"`)
+			http.Error(w, "unauthorized: send Authorization: Bearer <token from the http-token file>", http.StatusUnauthorized)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowedOrigins, o) {
+			http.Error(w, "forbidden: origin "+o+" is not allowed (configure [http] allowed_origins)", http.StatusForbidden)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cancelShim answers a 2026-07-28 notifications/cancelled that carries no
+// _meta: mcp-go would reject it with 400, and the official Go client then
+// tears its whole session down. The request is already cancelled through
+// its HTTP context.
+func cancelShim(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &m) == nil && len(m.ID) == 0 && m.Method == string(mcp.MethodNotificationCancelled) {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/sessionlog"
+	"github.com/cordonhq/cordon/tools"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+)
+
+// Config configures a server.
+type Config struct {
+	Toolbox         *tools.Toolbox
+	Version         string
+	ApprovalTimeout time.Duration
+	Logger          zerolog.Logger
+	// SessionID resumes (or names) the stdio session; "" makes a new one.
+	SessionID string
+	// DelegatedFrom starts a sub-agent's session capped at its parent's mode.
+	DelegatedFrom string
+}
+
+// Server is cordon's MCP server.
+type Server struct {
+	cfg    Config
+	tb     *tools.Toolbox
+	mcp    *server.MCPServer
+	states *stateSigner
+	log    zerolog.Logger
+
+	// process is the stdio session, and the session of 2026-07-28 HTTP
+	// clients, which have no protocol session: theirs is that of the
+	// bearer token (one per server).
+	process *tools.Session
+
+	mu       sync.Mutex
+	sessions map[string]*tools.Session // HTTP protocol sessions
+	closed   bool
+}
+
+// New builds the server and its process session.
+func New(cfg Config) (*Server, error) {
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = defaultApprovalTimeout
+	}
+	s := &Server{cfg: cfg, tb: cfg.Toolbox, states: newStateSigner(), log: cfg.Logger, sessions: map[string]*tools.Session{}}
+	hooks := &server.Hooks{}
+	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.endSession(cs.SessionID()) })
+	s.mcp = server.NewMCPServer("cordon", cfg.Version,
+		server.WithInstructions(s.instructions()),
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithHooks(hooks),
+	)
+	defs := toolDefs()
+	for name, run := range s.runners() {
+		s.mcp.AddTool(defs[name], s.handler(name, run))
+	}
+	proc, err := s.openProcessSession()
+	if err != nil {
+		return nil, err
+	}
+	s.process = proc
+	return s, nil
+}
+
+// MCP returns the underlying mcp-go server.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// ProcessSession is the stdio session (and the HTTP token session).
+func (s *Server) ProcessSession() *tools.Session { return s.process }
+
+// instructions tell the model its mode, where it may write and how to ask
+// for more.
+func (s *Server) instructions() string {
+	set := s.tb.Config().Settings
+	var b strings.Builder
+	fmt.Fprintf(&b, "cordon runs your shell commands and file operations inside a sandbox. Mode: %s. ", set.Mode)
+	switch set.Mode {
+	case sandbox.ReadOnly:
+		b.WriteString("You may read files but not change any (only /tmp is writable). ")
+	case sandbox.WorkspaceWrite:
+		fmt.Fprintf(&b, "You may write inside the workspace %s (and /tmp); .git/hooks, .git/config, .cordon/ and shell start-up files stay read-only. ", set.Workspace)
+	case sandbox.DangerFullAccess:
+		b.WriteString("Commands run unconfined. ")
+	}
+	b.WriteString("Credential locations (~/.ssh, ~/.aws, …) are never readable. ")
+	b.WriteString("A call the sandbox stops returns a result starting with [sandbox: file access denied …]. " +
+		"If the write is really needed, retry the same bash, write_file or edit_file call with sandbox_permissions set to the wider mode " +
+		"(workspace-write or danger-full-access) and a one-sentence justification; the human approves or refuses. " +
+		"Call sandbox_status to see the current policy.")
+	return b.String()
+}
+
+type runner func(ctx context.Context, call tools.Call, args map[string]any) (*tools.Result, *tools.ToolError)
+
+// handler adapts a tool to mcp-go: session lookup, verification of a multi
+// round-trip retry, the approver, and the result's shape.
+func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sess, err := s.sessionFor(ctx)
+		if err != nil {
+			return toResult((&tools.ToolError{Code: sandbox.CodeUnavailable, Message: err.Error()}).AsResult()), nil
+		}
+		args := req.GetArguments()
+		if args == nil {
+			args = map[string]any{}
+		}
+		a := &asker{srv: s, modern: server.IsModernRequest(ctx)}
+		if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
+			ans, err := s.retryAnswer(sess.ID, name, req, args)
+			if err != nil {
+				s.log.Warn().Err(err).Str("tool", name).Msg("refused an approval answer")
+				return toResult((&tools.ToolError{Code: sandbox.CodeEscalationDenied, Denied: true,
+					Message: fmt.Sprintf("[sandbox: approval refused] %v; nothing ran. Call the tool again to ask the human anew.", err)}).AsResult()), nil
+			}
+			a.answer = ans
+		}
+		call := tools.Call{Session: sess, Progress: s.progress(ctx, req)}
+		if clientCanElicit(ctx) {
+			call.Asker = a
+		}
+		res, terr := run(ctx, call, args)
+		if tools.IsPending(terr) && a.pending != nil {
+			return s.inputRequired(sess.ID, name, args, *a.pending), nil
+		}
+		if terr != nil {
+			res = terr.AsResult()
+		}
+		return toResult(res), nil
+	}
+}
+
+func toResult(r *tools.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: r.IsError}
+	if r.Text != "" || len(r.Images) == 0 {
+		out.Content = append(out.Content, mcp.NewTextContent(r.Text))
+	}
+	for _, img := range r.Images {
+		out.Content = append(out.Content, mcp.NewImageContent(encodeBase64(img.Data), img.MIMEType))
+	}
+	if r.Structured != nil {
+		out.StructuredContent = r.Structured
+	}
+	return out
+}
+
+// progress returns a reporter when the client asked for progress.
+func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) func(float64, string) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	token := req.Params.Meta.ProgressToken
+	return func(progress float64, message string) {
+		s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+			"progressToken": token, "progress": progress, "message": message})
+	}
+}
+
+// sessionFor finds the tools session of a request: the process session on
+// stdio and for 2026-07-28 HTTP clients, else one per protocol session.
+func (s *Server) sessionFor(ctx context.Context) (*tools.Session, error) {
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil || cs.SessionID() == "" || cs.SessionID() == "stdio" || server.IsModernRequest(ctx) {
+		return s.process, nil
+	}
+	id := cs.SessionID()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("the server is shutting down")
+	}
+	if sess := s.sessions[id]; sess != nil {
+		return sess, nil
+	}
+	sess, err := s.newSession(sessionlog.NewSessionID(), "http", true)
+	if err != nil {
+		return nil, err
+	}
+	s.sessions[id] = sess
+	return sess, nil
+}
+
+func (s *Server) endSession(protocolID string) {
+	s.mu.Lock()
+	sess := s.sessions[protocolID]
+	delete(s.sessions, protocolID)
+	s.mu.Unlock()
+	if sess != nil {
+		s.closeSession(sess)
+	}
+}
+
+// Close ends every session: logs closed, tmp directories removed.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	all := s.sessions
+	s.sessions = map[string]*tools.Session{}
+	s.mu.Unlock()
+	for _, sess := range all {
+		s.closeSession(sess)
+	}
+	if s.process != nil {
+		s.closeSession(s.process)
+	}
+}

@@ -1,0 +1,148 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/sessionlog"
+)
+
+// Question is what a tool asks the human before a call proceeds.
+type Question struct {
+	Tool    string
+	Subject string // the command or the path
+	Current sandbox.Mode
+	// Target is the mode an escalation asks for; "" when the approval
+	// policy asks about the call itself (a dangerous command, "always").
+	Target        sandbox.Mode
+	Justification string
+	// Reason is why the approval gate asks.
+	Reason string
+	// AllowSession says whether allow_session may be offered.
+	AllowSession bool
+}
+
+// Asker asks the human. mcpserver implements it with MCP elicitation.
+type Asker interface {
+	Ask(ctx context.Context, q Question) (sandbox.Decision, error)
+}
+
+// ErrPending means the question went to the client as a multi round-trip
+// request: the call ends now and comes back with the answer.
+var ErrPending = errors.New("approval pending: the question was sent to the client")
+
+// Call is what every tool call carries besides its arguments.
+type Call struct {
+	Session *Session
+	// Asker is nil when nobody can be asked (no elicitation capability).
+	Asker Asker
+	// Progress reports progress when the client asked for it; may be nil.
+	Progress func(progress float64, message string)
+}
+
+// PendingError is returned (as a *ToolError with Pending set) when the
+// call must end to wait for the human's answer.
+func isPending(e *ToolError) bool { return e != nil && e.Code == codePending }
+
+const codePending = "APPROVAL_PENDING"
+
+// IsPending reports whether a tool error means "waiting for the human".
+func IsPending(e *ToolError) bool { return isPending(e) }
+
+// authorize runs the escalation ladder and the approval gate for one call
+// of a tool that can write, and returns the policy the call runs under. It
+// has no side effects before the human's answer except the log's
+// approval/request line: a retried call may ask again.
+func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, command, permissions, justification string) (sandbox.ExecutionPolicy, *ToolError) {
+	target, justification, err := sandbox.ParseEscalation(permissions, justification)
+	if err != nil {
+		return sandbox.ExecutionPolicy{}, invalid("%v", err)
+	}
+	pol, terr := tb.Resolve(call.Session, "")
+	if terr != nil {
+		return pol, terr
+	}
+	if target != "" {
+		if err := sandbox.CanEscalateTo(pol.Mode, target); err != nil {
+			return pol, invalid("%v", err)
+		}
+		if c := call.Session.Ceiling; c != "" && target.WiderThan(c) {
+			return pol, &ToolError{Code: sandbox.CodeEscalationDenied,
+				Message: sandbox.DenialMarker(pol.Mode) + "\n" + fmt.Sprintf("this is a delegated session: its mode can never be wider than its parent's (%s)", c) + "\n" + sandbox.NotApprovedLine(target),
+				Denied:  true}
+		}
+	}
+	d := tb.cfg.Gate.Decide(approval.Call{Tool: tool, Command: command, Escalate: target})
+	switch d.Action {
+	case approval.Allow:
+		return pol, nil
+	case approval.Refuse:
+		return pol, tb.noApprover(call.Session, pol.Mode, target, d.Reason)
+	}
+	if call.Asker == nil {
+		return pol, tb.noApprover(call.Session, pol.Mode, target, "the client cannot show approval requests (it declared no MCP elicitation capability)")
+	}
+	q := Question{Tool: tool, Subject: subject, Current: pol.Mode, Target: target, Justification: justification,
+		Reason: d.Reason, AllowSession: target != "" && call.Session.AllowSession}
+	call.Session.record(tb.cfg.Logger, sessionlog.EventApprovalRequest, map[string]any{
+		"tool": tool, "subject": subject, "current": pol.Mode, "target": target, "justification": justification, "reason": d.Reason})
+	decision, err := call.Asker.Ask(ctx, q)
+	switch {
+	case errors.Is(err, ErrPending):
+		return pol, &ToolError{Code: codePending, Message: "waiting for the human's answer"}
+	case errors.Is(err, sandbox.ErrEscalationNoApprover):
+		return pol, tb.noApprover(call.Session, pol.Mode, target, "the client cannot show approval requests")
+	case err != nil:
+		tb.cfg.Logger.Info().Err(err).Str("tool", tool).Msg("approval not obtained")
+		decision = sandbox.Deny
+	}
+	outcome := map[string]any{"tool": tool, "subject": subject, "target": target, "decision": decision}
+	if err != nil {
+		outcome["error"] = err.Error()
+	}
+	if err := call.Session.recordSync(sessionlog.EventApprovalOutcome, outcome); err != nil {
+		return pol, errorf(sandbox.CodeUnavailable, "cannot record the approval in the session log, so the call does not proceed: %v", err)
+	}
+	switch decision {
+	case sandbox.AllowOnce:
+	case sandbox.AllowSession:
+		if target != "" && q.AllowSession {
+			if err := call.Session.setMode(target, sessionlog.SourceEscalation); err != nil {
+				return pol, errorf(sandbox.CodeUnavailable, "%v; the call does not proceed", err)
+			}
+		}
+	default:
+		msg := "the human did not approve this call"
+		if err != nil {
+			msg = fmt.Sprintf("no approval: %v", err)
+		}
+		lines := sandbox.DenialMarker(pol.Mode) + "\n" + msg + " (" + subject + ")"
+		if target != "" {
+			lines += "\n" + sandbox.NotApprovedLine(target)
+		}
+		return pol, &ToolError{Code: sandbox.CodeEscalationDenied, Message: lines, Denied: true}
+	}
+	if target == "" {
+		return pol, nil
+	}
+	return tb.Resolve(call.Session, target)
+}
+
+// noApprover fails closed and tells the human how to widen the mode
+// themselves: wider access is never granted silently.
+func (tb *Toolbox) noApprover(s *Session, mode, target sandbox.Mode, why string) *ToolError {
+	msg := sandbox.DenialMarker(mode) + "\n" + why + "."
+	if target != "" {
+		msg += "\n" + fmt.Sprintf("Wider access needs the human: restart cordon with --mode %s (or set mode = %q in ~/.config/cordon/config.toml)", target, target)
+		if s.Log != nil {
+			msg += fmt.Sprintf(", or run `cordon mode --session %s %s` from a terminal", s.ID, target)
+		}
+		msg += "."
+	} else {
+		msg += "\nThe approval policy asks before this call; run cordon with --approval on-request (or approval = \"on-request\" in the config) to stop asking for commands like this one."
+	}
+	return &ToolError{Code: sandbox.CodeNoApprover, Message: msg, Denied: true}
+}

@@ -1,0 +1,66 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cordonhq/cordon/sandbox"
+)
+
+// Result is what a tool returns: text for the model, optional images, and
+// the structuredContent that matches the tool's output schema.
+type Result struct {
+	Text       string
+	Images     []Image
+	Structured map[string]any
+	IsError    bool
+}
+
+// Image is image content (read_file on a png/jpeg/gif/webp).
+type Image struct {
+	MIMEType string
+	Data     []byte
+}
+
+// ToolError is a refusal or failure with a stable code from SPEC §10.
+type ToolError struct {
+	Code    string
+	Message string
+	// Denied marks a call that the sandbox or the fence stopped.
+	Denied bool
+	// Fields are tool-specific structured fields to report beside the error
+	// (e.g. bash's exit_code and output).
+	Fields map[string]any
+}
+
+func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(code, format string, args ...any) *ToolError {
+	return &ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func invalid(format string, args ...any) *ToolError {
+	return errorf(sandbox.CodeInvalidArgument, format, args...)
+}
+
+// denial builds the standard denial: the marker, what was denied, the
+// escalation hint; the same for bash and the file tools.
+func denial(tool string, mode sandbox.Mode, what string, extra ...string) *ToolError {
+	lines := []string{sandbox.DenialMarker(mode), what}
+	lines = append(lines, extra...)
+	if mode != sandbox.DangerFullAccess {
+		lines = append(lines, sandbox.EscalationHint(tool, mode))
+	}
+	return &ToolError{Code: sandbox.CodeDenied, Message: strings.Join(lines, "\n"), Denied: true}
+}
+
+// AsResult turns a tool error into the result the model sees.
+func (e *ToolError) AsResult() *Result {
+	st := map[string]any{}
+	for k, v := range e.Fields {
+		st[k] = v
+	}
+	st["denied"] = e.Denied
+	st["error"] = map[string]any{"code": e.Code, "message": e.Message}
+	return &Result{Text: e.Message, Structured: st, IsError: true}
+}

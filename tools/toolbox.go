@@ -1,0 +1,105 @@
+package tools
+
+import (
+	"sync"
+	"time"
+
+	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/rs/zerolog"
+)
+
+// Defaults of the bash tool (SPEC §5, §8).
+const (
+	DefaultBashTimeout = 120 * time.Second
+	MaxBashTimeout     = 600 * time.Second
+	DefaultMaxOutput   = 30000
+)
+
+// Config is a deployment's configuration of the tools.
+type Config struct {
+	// Settings are the deployment defaults behind the policy service.
+	Settings sandbox.Settings
+	// Executor decides between confined, unconfined and refused.
+	Executor *sandbox.Executor
+	// Gate is the approval policy and its dangerous-command rules.
+	Gate approval.Gate
+	// Preset is the preset name to report (safe, review, danger, custom).
+	Preset string
+	// EnvPassthrough names extra variables a confined command inherits.
+	EnvPassthrough []string
+	BashTimeout    time.Duration
+	MaxOutput      int
+	Logger         zerolog.Logger
+}
+
+// Toolbox runs tool calls for any number of sessions. It is the
+// sandbox.ModeSource of its own policy service, so a session's mode comes
+// from that session's log.
+type Toolbox struct {
+	cfg    Config
+	policy *sandbox.PolicyService
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// New returns a toolbox for cfg.
+func New(cfg Config) *Toolbox {
+	if cfg.BashTimeout <= 0 {
+		cfg.BashTimeout = DefaultBashTimeout
+	}
+	if cfg.MaxOutput <= 0 {
+		cfg.MaxOutput = DefaultMaxOutput
+	}
+	tb := &Toolbox{cfg: cfg, sessions: map[string]*Session{}}
+	tb.policy = &sandbox.PolicyService{Settings: cfg.Settings, Sessions: tb}
+	return tb
+}
+
+// Config returns the toolbox's configuration.
+func (tb *Toolbox) Config() Config { return tb.cfg }
+
+// Register makes a session known, so that its mode resolves from its log.
+func (tb *Toolbox) Register(s *Session) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.sessions[s.ID] = s
+}
+
+// Unregister forgets a session.
+func (tb *Toolbox) Unregister(id string) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	delete(tb.sessions, id)
+}
+
+// SessionMode implements sandbox.ModeSource.
+func (tb *Toolbox) SessionMode(id string) (sandbox.Mode, bool) {
+	tb.mu.Lock()
+	s := tb.sessions[id]
+	tb.mu.Unlock()
+	if s == nil {
+		return "", false
+	}
+	return s.Mode()
+}
+
+// Resolve is the one place a call's policy comes from, for the shell and
+// the file tools alike. override is an approved escalation, or "".
+func (tb *Toolbox) Resolve(s *Session, override sandbox.Mode) (sandbox.ExecutionPolicy, *ToolError) {
+	req := sandbox.Request{SessionID: s.ID, Workspace: s.Workspace, Override: override}
+	if s.Tmp != nil {
+		if recreated, err := s.Tmp.Ensure(); err != nil {
+			return sandbox.ExecutionPolicy{}, errorf(sandbox.CodeUnavailable, "session tmp: %v", err)
+		} else if recreated {
+			s.warnTmpOnce(tb.cfg.Logger)
+		}
+		req.TmpDir = s.Tmp.Path
+	}
+	p, err := tb.policy.Resolve(req)
+	if err != nil {
+		return p, errorf(sandbox.CodeUnavailable, "resolving the sandbox policy: %v", err)
+	}
+	return p, nil
+}
