@@ -155,13 +155,23 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func connectHTTP(t *testing.T, url, token string, o clientOpts) *mcp.ClientSession {
 	t.Helper()
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := newClient(o).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: o.version})
+	cs, err := tryConnectHTTP(url, token, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+func tryConnectHTTP(url, token string, o clientOpts) (*mcp.ClientSession, error) {
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return newClient(o).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: o.version})
+}
+
+func tryCall(cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 }
 
 type testLogWriter struct{ t *testing.T }
@@ -215,3 +225,7 @@ func fileContent(t *testing.T, path string) string {
 }
 
 var _ = fmt.Sprint
+
+func mcpCall(name string, args map[string]any) *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: name, Arguments: args}
+}

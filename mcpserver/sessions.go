@@ -104,12 +104,19 @@ func (s *Server) parentMode(parent string) (sandbox.Mode, error) {
 		return "", fmt.Errorf("--delegated-from %s: %w", parent, err)
 	}
 	def := s.tb.Config().Settings.Mode
-	if m, _, ok := sessionlog.EffectiveSandboxMode(events); ok {
-		if pm, err := sandbox.ParseMode(m); err == nil {
-			return sandbox.Narrowest(pm, def), nil
+	m, _, ok := sessionlog.EffectiveSandboxMode(events)
+	if !ok && len(events) > 0 {
+		// No mode change yet: the parent runs with the mode it started with.
+		var st sessionlog.StartInfo
+		if events[0].Decode(&st) == nil {
+			m = st.Mode
 		}
 	}
-	return def, nil
+	pm, err := sandbox.ParseMode(m)
+	if err != nil {
+		return "", fmt.Errorf("--delegated-from %s: cannot tell the parent's mode (%q)", parent, m)
+	}
+	return sandbox.Narrowest(pm, def), nil
 }
 
 func (s *Server) closeSession(sess *tools.Session) {

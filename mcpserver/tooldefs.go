@@ -95,8 +95,9 @@ func toolDefs() map[string]mcp.Tool {
 			"offset": integer("First line to return, 1-based. Default 1.", 1, 1<<31-1),
 			"limit":  integer("How many lines to return. Default 2000.", 1, 1<<31-1),
 		}),
-		outputSchema(obj{"path": obj{"type": "string"}, "total_lines": obj{"type": "integer"}, "start_line": obj{"type": "integer"},
-			"end_line": obj{"type": "integer"}, "truncated": obj{"type": "boolean"}}),
+		outputSchema(obj{"path": obj{"type": "string"}, "total_lines": obj{"type": "integer", "description": "-1 when the file is too large to count"},
+			"start_line": obj{"type": "integer"}, "end_line": obj{"type": "integer"}, "truncated": obj{"type": "boolean"},
+			"mime_type": obj{"type": "string", "description": "images only"}, "size": obj{"type": "integer", "description": "images only"}}),
 		readOnlyTool)
 	add("write_file", "Write a file",
 		"Create or replace a file atomically (parents are created, the mode of an existing file is kept). Writes only inside the writable roots; "+
@@ -115,7 +116,7 @@ func toolDefs() map[string]mcp.Tool {
 			"new_string":  str("Replacement text."),
 			"replace_all": boolean("Replace every occurrence. Default false."),
 		}, escalationProps),
-		outputSchema(obj{"path": obj{"type": "string"}, "replacements": obj{"type": "integer"}, "diff": obj{"type": "string"}}),
+		outputSchema(obj{"path": obj{"type": "string"}, "replacements": obj{"type": "integer"}}),
 		hints{destructive: true})
 	add("list_directory", "List a directory",
 		"List a directory's entries with type and size, optionally recursively (depth 1..5). At most 1000 entries.",
@@ -123,7 +124,9 @@ func toolDefs() map[string]mcp.Tool {
 			"path":  str("Directory to list. Default: the workspace."),
 			"depth": integer("How deep to recurse. Default 1.", 1, 5),
 		}),
-		outputSchema(obj{"path": obj{"type": "string"}, "entries": obj{"type": "array", "items": obj{"type": "object"}}, "truncated": obj{"type": "boolean"}}),
+		outputSchema(obj{"path": obj{"type": "string"}, "entries": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
+			"path": obj{"type": "string"}, "type": obj{"type": "string", "enum": []string{"file", "dir", "symlink", "other"}}, "size": obj{"type": "integer"}}}},
+			"truncated": obj{"type": "boolean"}}),
 		readOnlyTool)
 	add("glob", "Find files by pattern",
 		"Find files matching a glob pattern such as **/*.go, newest first. Skips .git and what .gitignore ignores.",

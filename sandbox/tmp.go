@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // SessionTmp is a session's private tmp directory under <state-dir>/tmp,
@@ -64,4 +65,31 @@ func (t *SessionTmp) Remove() error {
 		t.lock = nil
 	}
 	return os.RemoveAll(t.Path)
+}
+
+// OrphanAge is how old an unlocked session tmp must be before start-up
+// clean-up removes it.
+const OrphanAge = 48 * time.Hour
+
+// CleanOrphanTmp removes session tmp directories under <state-dir>/tmp
+// that are older than maxAge and whose lifetime lock is free. It never
+// follows or removes a symlink, and it removes a directory only if the
+// path still names the inode it locked.
+func CleanOrphanTmp(stateDir string, maxAge time.Duration) (removed []string) {
+	base := filepath.Join(stateDir, "tmp")
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		p := filepath.Join(base, e.Name())
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < maxAge {
+			continue // symlinks and other non-directories are never touched
+		}
+		if removeIfUnlocked(p, fi) {
+			removed = append(removed, p)
+		}
+	}
+	return removed
 }

@@ -27,6 +27,9 @@ usage:
   cordon status  [--json] [--backend NAME]    backend, probe result, enforcement, policy
   cordon profile [--mode MODE] [--json]       the confined argv and rules for a mode
   cordon test                                 prove containment (exit 0 only when proved)
+  cordon log     [SESSION] [--verify] [--json]   show or verify a session log
+  cordon sessions [--json]                    list sessions and their effective modes
+  cordon mode    --session ID MODE            change a live session's mode (source: user)
   cordon version
 
 Run 'cordon COMMAND -h' for a command's flags.
@@ -44,12 +47,15 @@ func main() {
 type commandFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
 var commands = map[string]commandFunc{
-	"exec":    runExec,
-	"serve":   runServe,
-	"status":  runStatus,
-	"profile": runProfile,
-	"test":    runTest,
-	"version": runVersion,
+	"exec":     runExec,
+	"serve":    runServe,
+	"log":      runLog,
+	"sessions": runSessions,
+	"mode":     runMode,
+	"status":   runStatus,
+	"profile":  runProfile,
+	"test":     runTest,
+	"version":  runVersion,
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

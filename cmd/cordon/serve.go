@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/mcpserver"
@@ -28,6 +29,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sessionID := fs.String("session", "", "resume (or name) a session; its mode comes back from its log")
 	delegatedFrom := fs.String("delegated-from", "", "start a sub-agent's session that can never be wider than session ID's mode")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	approvalTimeout := fs.Duration("approval-timeout", 5*time.Minute, "deny an approval request nobody answers within this time")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -36,6 +38,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		return report(stderr, "serve", usagef("unexpected argument %q", fs.Arg(0)))
+	}
+	if *approvalTimeout <= 0 {
+		return report(stderr, "serve", usagef("--approval-timeout must be positive, e.g. 5m"))
 	}
 	level, err := zerolog.ParseLevel(*logLevel)
 	if err != nil || *logLevel == "" {
@@ -51,6 +56,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	d.settings.Mode = posture.Mode
 	logger := newLogger(stderr, level)
+	for _, p := range sandbox.CleanOrphanTmp(d.settings.StateDir, sandbox.OrphanAge) {
+		logger.Info().Str("path", p).Msg("removed an orphaned session tmp directory")
+	}
 
 	ex := d.executor(func(msg string) { logger.Warn().Msg(msg) })
 	if d.requirement == sandbox.Off {
@@ -65,7 +73,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Settings: d.settings, Executor: ex, Gate: approval.Gate{Policy: posture.Approval},
 		Preset: string(posture.Preset), Logger: logger,
 	})
-	srv, err := mcpserver.New(mcpserver.Config{Toolbox: tb, Version: version, Logger: logger,
+	srv, err := mcpserver.New(mcpserver.Config{Toolbox: tb, Version: version, Logger: logger, ApprovalTimeout: *approvalTimeout,
 		SessionID: *sessionID, DelegatedFrom: *delegatedFrom})
 	if err != nil {
 		return report(stderr, "serve", err)

@@ -1,0 +1,108 @@
+package tools
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/cordonhq/cordon/fsfence"
+	ignore "github.com/sabhiram/go-gitignore"
+)
+
+// maxIgnoreFile bounds how much of one .gitignore is read.
+const maxIgnoreFile = 1 << 20
+
+// ignoreRule is one line of a .gitignore. Each line is compiled on its own
+// so that negation works across files as in git: the last rule that
+// matches, in the deepest .gitignore, decides.
+type ignoreRule struct {
+	gi     *ignore.GitIgnore
+	negate bool
+}
+
+// ignoreLevel is the .gitignore of one directory.
+type ignoreLevel struct {
+	dir   string // absolute
+	rules []ignoreRule
+}
+
+// parseIgnore compiles the lines of a .gitignore.
+func parseIgnore(data []byte) []ignoreRule {
+	var rules []ignoreRule
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.Trim(strings.TrimRight(line, "\r"), " ")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		negate := strings.HasPrefix(line, "!")
+		if negate {
+			line = line[1:]
+		}
+		// git anchors a pattern with a slash before its end to the
+		// .gitignore's directory; the library only anchors a leading one.
+		if body := strings.TrimSuffix(line, "/"); strings.Contains(body, "/") && !strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "**/") {
+			line = "/" + line
+		}
+		rules = append(rules, ignoreRule{gi: ignore.CompileIgnoreLines(line), negate: negate})
+	}
+	return rules
+}
+
+// loadIgnore reads dir/.gitignore through the fence. A missing, unreadable
+// or refused file is no rules: ignoring is a convenience, not a control.
+func loadIgnore(f *fsfence.Fence, dir string) *ignoreLevel {
+	file, err := f.OpenFile(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		return nil
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxIgnoreFile))
+	if err != nil || len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	rules := parseIgnore(data)
+	if len(rules) == 0 {
+		return nil
+	}
+	return &ignoreLevel{dir: dir, rules: rules}
+}
+
+// ignoreStack holds the .gitignore files of the directories from the
+// ignore base down to the one being walked.
+type ignoreStack struct {
+	levels []*ignoreLevel
+}
+
+// push adds a directory's .gitignore, if it has rules, and reports
+// whether it did (so that the caller pops it when it leaves the directory).
+func (s *ignoreStack) push(l *ignoreLevel) bool {
+	if l == nil {
+		return false
+	}
+	s.levels = append(s.levels, l)
+	return true
+}
+
+func (s *ignoreStack) pop() { s.levels = s.levels[:len(s.levels)-1] }
+
+// ignored reports whether the levels in force ignore path.
+func (s *ignoreStack) ignored(path string, isDir bool) bool {
+	ignored := false
+	for _, l := range s.levels {
+		rel, err := filepath.Rel(l.dir, path)
+		if err != nil || rel == "." {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if isDir {
+			rel += "/" // so that "build/" rules match the directory only
+		}
+		for _, r := range l.rules {
+			if r.gi.MatchesPath(rel) {
+				ignored = !r.negate
+			}
+		}
+	}
+	return ignored
+}

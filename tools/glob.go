@@ -1,0 +1,148 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/cordonhq/cordon/fsfence"
+	"github.com/cordonhq/cordon/sandbox"
+)
+
+// GlobInput are the glob tool's arguments.
+type GlobInput struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
+}
+
+// MaxGlobMatches is how many paths glob returns, newest first.
+const MaxGlobMatches = 1000
+
+// Glob finds the files under a directory whose slash-separated path
+// relative to it matches a doublestar pattern (`**/*.go`), newest first.
+// It skips .git and what .gitignore ignores, and never lists or shows what
+// the fence refuses. Directories themselves are not matches.
+func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, *ToolError) {
+	pattern := in.Pattern
+	if strings.IndexByte(pattern, 0) >= 0 {
+		return nil, invalid("pattern contains a NUL byte")
+	}
+	if pattern == "" {
+		return nil, invalid("pattern is empty: give a glob such as **/*.go")
+	}
+	if !doublestar.ValidatePattern(pattern) {
+		return nil, invalid("pattern %q is not a valid glob: check its brackets and braces (syntax: * ? [abc] {a,b} and ** for any number of directories)", pattern)
+	}
+	pol, terr := tb.Resolve(call.Session, "")
+	if terr != nil {
+		return nil, terr
+	}
+	if path.IsAbs(pattern) && in.Path != "" {
+		return nil, invalid("pattern %q is absolute: give either an absolute pattern or a path with a relative pattern", pattern)
+	}
+	dir, terr := toolPath(pol, in.Path, true)
+	if terr != nil {
+		return nil, terr
+	}
+	f, terr := tb.fence(pol)
+	if terr != nil {
+		return nil, terr
+	}
+	if !path.IsAbs(pattern) {
+		fi, err := f.Stat(dir)
+		if err != nil {
+			return nil, fenceError("glob", pol, dir, err)
+		}
+		if !fi.IsDir() {
+			return nil, invalid("%s is a file, not a directory: give the directory to search", dir)
+		}
+	}
+	// Walk only below the pattern's literal prefix ("src/" of
+	// "src/**/*.go"): the rest of the tree cannot match.
+	base, rest := doublestar.SplitPattern(strings.TrimPrefix(pattern, "./"))
+	root := filepath.Join(dir, filepath.FromSlash(base))
+	if path.IsAbs(pattern) {
+		root = filepath.Clean(filepath.FromSlash(base))
+	}
+	var found []string
+	err := newTreeWalk(f, pol, root).run(ctx, func(p string, d fs.DirEntry) error {
+		rel, err := filepath.Rel(root, p)
+		if err == nil && doublestar.MatchUnvalidated(rest, filepath.ToSlash(rel)) {
+			found = append(found, p)
+		}
+		return nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return nil, errorf(sandbox.CodeTimeout, "glob was cancelled")
+	case err != nil && root != dir && isNotExist(err):
+		// The pattern's literal prefix does not exist: no matches.
+	case err != nil:
+		return nil, walkRootError("glob", pol, root, err)
+	}
+	matches := newestFirst(f, found)
+	total := len(matches)
+	truncated := total > MaxGlobMatches
+	if truncated {
+		matches = matches[:MaxGlobMatches]
+	}
+	out := make([]string, len(matches))
+	for i, m := range matches {
+		out[i] = displayPath(pol, m)
+	}
+	var b strings.Builder
+	for _, m := range out {
+		b.WriteString(m + "\n")
+	}
+	if total == 0 {
+		fmt.Fprintf(&b, "No files match %s under %s (.git and .gitignored paths are skipped).\n", in.Pattern, displayPath(pol, dir))
+	}
+	if truncated {
+		fmt.Fprintf(&b, "[showing the %d newest of %d matches: narrow the pattern or the path]\n", MaxGlobMatches, total)
+	}
+	return &Result{Text: b.String(), Structured: map[string]any{"matches": out, "truncated": truncated}}, nil
+}
+
+// newestFirst stats the matches through the fence, in parallel, drops
+// those it refuses (a read-deny file named by the walk), and sorts them by
+// modification time, newest first, then by path.
+func newestFirst(f *fsfence.Fence, paths []string) []string {
+	type stamped struct {
+		path string
+		mod  time.Time
+		ok   bool
+	}
+	all := make([]stamped, len(paths))
+	var wg sync.WaitGroup
+	workers := min(runtime.NumCPU(), len(paths))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(paths); i += workers {
+				if fi, err := f.Lstat(paths[i]); err == nil {
+					all[i] = stamped{path: paths[i], mod: fi.ModTime(), ok: true}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	all = slices.DeleteFunc(all, func(s stamped) bool { return !s.ok })
+	slices.SortStableFunc(all, func(a, b stamped) int {
+		if c := b.mod.Compare(a.mod); c != 0 {
+			return c
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = s.path
+	}
+	return out
+}

@@ -1,0 +1,434 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"regexp/syntax"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/cordonhq/cordon/fsfence"
+	"github.com/cordonhq/cordon/sandbox"
+)
+
+// GrepInput are the grep tool's arguments.
+type GrepInput struct {
+	Pattern    string `json:"pattern"`
+	Path       string `json:"path,omitempty"`
+	Glob       string `json:"glob,omitempty"`
+	IgnoreCase bool   `json:"ignore_case,omitempty"`
+	MaxResults int    `json:"max_results,omitempty"`
+}
+
+// Limits of grep.
+const (
+	DefaultGrepResults = 200
+	MaxGrepResults     = 10000
+	// MaxMatchChars is where a matching line is cut in the output.
+	MaxMatchChars = 500
+)
+
+// grepBuffer is the first read buffer of a file; it grows for long lines
+// up to maxGrepLine, beyond which a line is searched in its first
+// maxGrepLine bytes only.
+const (
+	grepBuffer  = 128 << 10
+	maxGrepLine = 1 << 20
+)
+
+// Grep searches files for an RE2 regular expression and returns
+// `file:line:text` matches, in path order, then line order. The tree is
+// walked through the fence (skipping .git, .gitignored and read-deny
+// paths), files are searched in parallel, and the search stops as soon as
+// the first max_results matches in that order are known.
+func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, *ToolError) {
+	if strings.IndexByte(in.Pattern, 0) >= 0 || strings.IndexByte(in.Glob, 0) >= 0 {
+		return nil, invalid("pattern and glob must not contain a NUL byte")
+	}
+	if in.Pattern == "" {
+		return nil, invalid("pattern is empty: give an RE2 regular expression")
+	}
+	maxResults := in.MaxResults
+	if maxResults == 0 {
+		maxResults = DefaultGrepResults
+	}
+	if maxResults < 1 || maxResults > MaxGrepResults {
+		return nil, invalid("max_results must be between 1 and %d", MaxGrepResults)
+	}
+	if in.Glob != "" && !doublestar.ValidatePattern(in.Glob) {
+		return nil, invalid("glob %q is not a valid glob pattern (syntax: * ? [abc] {a,b} **)", in.Glob)
+	}
+	m, terr := newLineMatcher(in.Pattern, in.IgnoreCase)
+	if terr != nil {
+		return nil, terr
+	}
+	pol, terr := tb.Resolve(call.Session, "")
+	if terr != nil {
+		return nil, terr
+	}
+	root, terr := toolPath(pol, in.Path, true)
+	if terr != nil {
+		return nil, terr
+	}
+	f, terr := tb.fence(pol)
+	if terr != nil {
+		return nil, terr
+	}
+	fi, err := f.Stat(root)
+	if err != nil {
+		return nil, fenceError("grep", pol, root, err)
+	}
+	g := &grepRun{fence: f, m: m, max: maxResults}
+	if fi.IsDir() {
+		err = g.searchTree(ctx, newTreeWalk(f, pol, root), in.Glob)
+	} else {
+		// A file named explicitly is searched whatever its name or
+		// .gitignore say.
+		err = g.searchFiles(ctx, func(ctx context.Context, send func(string) error) error { return send(root) })
+	}
+	if ctx.Err() != nil {
+		return nil, errorf(sandbox.CodeTimeout, "grep was cancelled")
+	}
+	if err != nil {
+		return nil, walkRootError("grep", pol, root, err)
+	}
+	lines := make([]string, len(g.hits))
+	for i, h := range g.hits {
+		lines[i] = fmt.Sprintf("%s:%d:%s", displayPath(pol, h.path), h.line, h.text)
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	if len(lines) == 0 {
+		fmt.Fprintf(&b, "No matches for %s in %s (.git, .gitignored and binary files are skipped).\n", in.Pattern, displayPath(pol, root))
+	}
+	if g.truncated {
+		fmt.Fprintf(&b, "[showing the first %d matches: narrow the pattern, path or glob, or raise max_results (up to %d)]\n", maxResults, MaxGrepResults)
+	}
+	return &Result{Text: b.String(), Structured: map[string]any{"matches": lines, "truncated": g.truncated}}, nil
+}
+
+// lineMatcher finds the lines that match a pattern. The whole buffer is
+// searched at once with (?m), so that ^ and $ match at line boundaries, and
+// each hit is checked against its line alone; per-line matching, which is
+// many times slower, is kept for patterns with \A or \z, whose meaning the
+// buffer search would change.
+type lineMatcher struct {
+	re      *regexp.Regexp
+	perLine bool
+}
+
+func newLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, *ToolError) {
+	if _, err := regexp.Compile(pattern); err != nil {
+		return nil, invalid("pattern is not a valid RE2 regular expression: %v", err)
+	}
+	flags := "(?m)"
+	if ignoreCase {
+		flags = "(?mi)"
+	}
+	re, err := regexp.Compile(flags + pattern)
+	if err != nil {
+		return nil, invalid("pattern is not a valid RE2 regular expression: %v", err)
+	}
+	parsed, err := syntax.Parse(flags+pattern, syntax.Perl)
+	if err != nil {
+		return nil, invalid("pattern is not a valid RE2 regular expression: %v", err)
+	}
+	return &lineMatcher{re: re, perLine: hasTextAnchor(parsed)}, nil
+}
+
+func hasTextAnchor(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpEndText {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasTextAnchor(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// grepHit is one matching line.
+type grepHit struct {
+	path string
+	line int
+	text string
+}
+
+// grepRun is one grep call's search state.
+type grepRun struct {
+	fence *fsfence.Fence
+	m     *lineMatcher
+	max   int
+
+	hits      []grepHit
+	truncated bool
+}
+
+// searchTree walks the tree and searches each kept file whose name (or,
+// for a glob with a slash, whose path below the root) matches glob.
+func (g *grepRun) searchTree(ctx context.Context, w treeWalk, glob string) error {
+	return g.searchFiles(ctx, func(ctx context.Context, send func(string) error) error {
+		return w.run(ctx, func(p string, d fs.DirEntry) error {
+			// Symlinks are not followed (like ripgrep), nor are devices
+			// and FIFOs opened.
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			if glob != "" {
+				name := d.Name()
+				if strings.Contains(glob, "/") {
+					rel, err := filepath.Rel(w.root, p)
+					if err != nil {
+						return nil
+					}
+					name = filepath.ToSlash(rel)
+				}
+				if !doublestar.MatchUnvalidated(glob, name) {
+					return nil
+				}
+			}
+			return send(p)
+		})
+	})
+}
+
+type grepJob struct {
+	idx  int
+	path string
+}
+
+type grepResult struct {
+	idx  int
+	hits []grepHit
+}
+
+// searchFiles searches, with one worker per CPU, the files that walk sends,
+// and keeps the first max matches in the order walk sent the files. Files
+// finish out of order; a match is final once every file before its own has
+// finished, and the search is cancelled as soon as more than max matches
+// are final. The answer does not depend on timing.
+func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, func(string) error) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan grepJob, 256)
+	results := make(chan grepResult, 256)
+
+	var walkErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(jobs)
+		n := 0
+		walkErr = walk(ctx, func(p string) error {
+			select {
+			case jobs <- grepJob{idx: n, path: p}:
+				n++
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	})
+	var workers sync.WaitGroup
+	for range runtime.NumCPU() {
+		workers.Go(func() {
+			s := newFileSearcher(g.fence, g.m, g.max+1)
+			for job := range jobs {
+				var hits []grepHit
+				if ctx.Err() == nil {
+					hits = s.search(ctx, job.path)
+				}
+				results <- grepResult{idx: job.idx, hits: hits}
+			}
+		})
+	}
+	go func() {
+		workers.Wait()
+		close(results)
+	}()
+
+	pending := map[int][]grepHit{}
+	next := 0
+	for r := range results {
+		pending[r.idx] = r.hits
+		for {
+			hits, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			for _, h := range hits {
+				if len(g.hits) == g.max {
+					g.truncated = true
+					cancel()
+					break
+				}
+				g.hits = append(g.hits, h)
+			}
+		}
+	}
+	wg.Wait()
+	if g.truncated {
+		return nil // the walk was stopped on purpose
+	}
+	return walkErr
+}
+
+// fileSearcher searches one file at a time with a reusable buffer.
+type fileSearcher struct {
+	fence   *fsfence.Fence
+	m       *lineMatcher
+	limit   int
+	buf     []byte
+	maxLine int // the buffer's largest size (maxGrepLine; smaller in tests)
+}
+
+func newFileSearcher(f *fsfence.Fence, m *lineMatcher, limit int) *fileSearcher {
+	return &fileSearcher{fence: f, m: m, limit: limit, buf: make([]byte, grepBuffer), maxLine: maxGrepLine}
+}
+
+// search returns up to limit matching lines of one file. A file the fence
+// refuses, that vanished, or that turns out to be binary (a NUL byte
+// anywhere) yields nothing.
+func (s *fileSearcher) search(ctx context.Context, p string) []grepHit {
+	file, err := s.fence.OpenFile(p)
+	if err != nil {
+		return nil
+	}
+	defer file.Close()
+	var hits []grepHit
+	buf := s.buf
+	end := 0          // buf[:end] holds data; buf[0] starts a line
+	line := 1         // the number of the line at buf[0]
+	skipping := false // dropping the rest of an over-long line
+	eof := false
+	for !eof {
+		if ctx.Err() != nil {
+			return nil
+		}
+		n, err := io.ReadFull(file, buf[end:])
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return hits // an I/O error: keep what was found
+			}
+			eof = true
+		}
+		if bytes.IndexByte(buf[end:end+n], 0) >= 0 {
+			return nil // binary
+		}
+		end += n
+		if skipping {
+			i := bytes.IndexByte(buf[:end], '\n')
+			if i < 0 {
+				end = 0
+				continue
+			}
+			skipping = false
+			line++
+			end = copy(buf, buf[i+1:end])
+		}
+		lim := end
+		if !eof {
+			lim = bytes.LastIndexByte(buf[:end], '\n') + 1
+			if lim == 0 {
+				if end < len(buf) {
+					continue // the tail of a skipped line left room: fill it
+				}
+				// One line fills the buffer: grow it, or search the line's
+				// head and drop the rest.
+				if len(buf) < s.maxLine {
+					buf = append(buf, make([]byte, min(len(buf), s.maxLine-len(buf)))...)
+					s.buf = buf
+					continue
+				}
+				lim, skipping = end, true
+			}
+		}
+		var done bool
+		hits, done = s.searchRegion(buf[:lim], p, line, hits)
+		if done {
+			return hits
+		}
+		line += bytes.Count(buf[:lim], []byte{'\n'})
+		end = copy(buf, buf[lim:end])
+	}
+	return hits
+}
+
+// searchRegion finds the matching lines of a region that starts at a line
+// start; first is that line's number.
+func (s *fileSearcher) searchRegion(region []byte, p string, first int, hits []grepHit) ([]grepHit, bool) {
+	line, counted := first, 0
+	for pos := 0; pos < len(region); {
+		var ls, le int
+		if s.m.perLine {
+			ls = pos
+			le = ls + bytes.IndexByte(region[ls:], '\n')
+			if le < ls {
+				le = len(region)
+			}
+			if !s.m.re.Match(region[ls:le]) {
+				pos = le + 1
+				continue
+			}
+		} else {
+			loc := s.m.re.FindIndex(region[pos:])
+			if loc == nil {
+				break
+			}
+			start := pos + loc[0]
+			ls = pos + bytes.LastIndexByte(region[pos:start], '\n') + 1
+			if ls == len(region) {
+				break // an empty match after the last newline: no line there
+			}
+			le = start + bytes.IndexByte(region[start:], '\n')
+			if le < start {
+				le = len(region)
+			}
+			// A match that runs over the end of its line (\s, [^x] match
+			// newlines) counts only if the line matches on its own.
+			if pos+loc[1] > le && !s.m.re.Match(region[ls:le]) {
+				pos = le + 1
+				continue
+			}
+		}
+		line += bytes.Count(region[counted:ls], []byte{'\n'})
+		counted = ls
+		hits = append(hits, grepHit{path: p, line: line, text: matchText(region[ls:le], s.m.re)})
+		if len(hits) >= s.limit {
+			return hits, true
+		}
+		pos = le + 1
+	}
+	return hits, false
+}
+
+// matchText is a matching line as shown: valid UTF-8, without its CR,
+// and at most MaxMatchChars characters, around the match when the line is
+// longer.
+func matchText(line []byte, re *regexp.Regexp) string {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(line) <= MaxMatchChars {
+		return strings.ToValidUTF8(string(line), "\uFFFD")
+	}
+	from := 0
+	if loc := re.FindIndex(line); loc != nil && loc[0] > MaxMatchChars/5 {
+		from = loc[0] - MaxMatchChars/5
+	}
+	text := strings.ToValidUTF8(string(line[from:min(len(line), from+MaxMatchChars*4)]), "\uFFFD")
+	if from > 0 {
+		text = "…" + strings.TrimLeft(text, "\uFFFD")
+	}
+	return cutRunes(text, MaxMatchChars)
+}

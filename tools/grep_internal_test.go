@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cordonhq/cordon/fsfence"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFileSearcherBoundaries runs the buffered search with tiny buffers, so
+// that every line meets a read boundary, a growth or the over-long-line
+// cut, and compares it with a plain per-line search of the same text.
+func TestFileSearcherBoundaries(t *testing.T) {
+	dir, err := os.MkdirTemp("/var/tmp", "cordon-grep-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	f, err := fsfence.New(fsfence.Config{})
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(7, 11))
+	words := []string{"ab", "a", "b", "\n", "\n", " ", "\r", "ba", "aab"}
+	patterns := []string{"ab", "^a", "b$", `a\s+b`, "^$", "(?i)AB", `\Aa`, `b\z`, "[^a]b", "a*"}
+	for round := range 300 {
+		var sb strings.Builder
+		for range rng.IntN(200) {
+			sb.WriteString(words[rng.IntN(len(words))])
+		}
+		text := sb.String()
+		p := filepath.Join(dir, "f.txt")
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		initial := 1 + rng.IntN(16)
+		maxLine := max(initial, 8+rng.IntN(40))
+		lines := strings.Split(text, "\n")
+		if text == "" || strings.HasSuffix(text, "\n") {
+			lines = lines[:len(lines)-1] // no line after the last newline
+		}
+		for _, pattern := range patterns {
+			m, terr := newLineMatcher(pattern, false)
+			require.Nil(t, terr)
+			naive := regexp.MustCompile(pattern)
+			var want []int
+			for i, l := range lines {
+				if len(l) > maxLine {
+					l = l[:maxLine]
+				}
+				if naive.MatchString(l) {
+					want = append(want, i+1)
+				}
+			}
+			s := &fileSearcher{fence: f, m: m, limit: 1 << 30, buf: make([]byte, initial), maxLine: maxLine}
+			var got []int
+			for _, h := range s.search(context.Background(), p) {
+				got = append(got, h.line)
+			}
+			require.Equal(t, want, got, "round %d, pattern %q, buffer %d..%d, text %q", round, pattern, initial, maxLine, text)
+		}
+	}
+}

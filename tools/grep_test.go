@@ -1,0 +1,225 @@
+package tools_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/tools"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func grepMatches(t testing.TB, w *filesWorld, in tools.GrepInput) ([]string, bool) {
+	t.Helper()
+	res, terr := w.tb.Grep(bg, w.call, in)
+	require.Nil(t, terr, "%+v", in)
+	return res.Structured["matches"].([]string), res.Structured["truncated"].(bool)
+}
+
+func TestGrep(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	w.file(t, "main.go", "package main\n\nfunc main() {\n\tprintln(\"Hello\")\n}\n")
+	w.file(t, "pkg/util.go", "package pkg\n\n// hello is lower case\nfunc hello() {}\n")
+	w.file(t, "pkg/util_test.go", "package pkg\n// hello test\n")
+	w.file(t, "README.md", "Say hello.\r\nhello again\n")
+	w.file(t, "a.b/c.txt", "hello from a dotted dir\n") // sorts after "a/" in a walk, before it as a string
+	w.file(t, "a/z.txt", "hello from a\n")
+	w.file(t, "bin/tool", "hello\x00binary")
+	w.file(t, ".git/HEAD", "hello: refs/heads/main\n")
+	w.file(t, ".gitignore", "*.log\nvendor/\n")
+	w.file(t, "debug.log", "hello log\n")
+	w.file(t, "vendor/lib.go", "// hello vendor\n")
+	w.file(t, "empty.txt", "")
+
+	tests := []struct {
+		name string
+		in   tools.GrepInput
+		want []string
+	}{
+		{"basics, in path order", tools.GrepInput{Pattern: "hello"}, []string{
+			"README.md:1:Say hello.", "README.md:2:hello again", "a/z.txt:1:hello from a", "a.b/c.txt:1:hello from a dotted dir",
+			"pkg/util.go:3:// hello is lower case", "pkg/util.go:4:func hello() {}", "pkg/util_test.go:2:// hello test"}},
+		{"ignore case", tools.GrepInput{Pattern: "HELLO\\b", IgnoreCase: true, Glob: "*.go"}, []string{
+			`main.go:4:	println("Hello")`, "pkg/util.go:3:// hello is lower case", "pkg/util.go:4:func hello() {}", "pkg/util_test.go:2:// hello test"}},
+		{"glob on names", tools.GrepInput{Pattern: "hello", Glob: "*_test.go"}, []string{"pkg/util_test.go:2:// hello test"}},
+		{"glob with a slash is on the path", tools.GrepInput{Pattern: "hello", Glob: "pkg/*.go"}, []string{
+			"pkg/util.go:3:// hello is lower case", "pkg/util.go:4:func hello() {}", "pkg/util_test.go:2:// hello test"}},
+		{"subdirectory", tools.GrepInput{Pattern: "^func", Path: "pkg"}, []string{"pkg/util.go:4:func hello() {}"}},
+		{"one file, even if ignored", tools.GrepInput{Pattern: "hello", Path: "debug.log"}, []string{"debug.log:1:hello log"}},
+		{"line anchors", tools.GrepInput{Pattern: "^hello|lower case$"}, []string{"README.md:2:hello again", "a/z.txt:1:hello from a",
+			"a.b/c.txt:1:hello from a dotted dir", "pkg/util.go:3:// hello is lower case"}},
+		{"empty lines", tools.GrepInput{Pattern: "^$", Glob: "*.go"}, []string{"main.go:2:", "pkg/util.go:2:"}},
+		{"text anchors mean the line", tools.GrepInput{Pattern: `\Apackage \w+\z`}, []string{"main.go:1:package main", "pkg/util.go:1:package pkg", "pkg/util_test.go:1:package pkg"}},
+		{"a match must fit in a line", tools.GrepInput{Pattern: `main\s+func`}, []string{}},
+		{"no match", tools.GrepInput{Pattern: "goodbye"}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, truncated := grepMatches(t, w, tt.in)
+			assert.Equal(t, tt.want, got)
+			assert.False(t, truncated)
+		})
+	}
+
+	res, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "hello", Path: "pkg/util.go"})
+	require.Nil(t, terr)
+	assert.Equal(t, "pkg/util.go:3:// hello is lower case\npkg/util.go:4:func hello() {}\n", res.Text)
+
+	got, _ := grepMatches(t, w, tools.GrepInput{Pattern: "outside", Path: w.outside})
+	assert.Equal(t, []string{filepath.Join(w.outside, "file.txt") + ":1:outside"}, got, "outside the workspace, paths are absolute")
+
+	for _, in := range []tools.GrepInput{{Pattern: ""}, {Pattern: "a(b"}, {Pattern: "a", MaxResults: -1}, {Pattern: "a", MaxResults: 10001},
+		{Pattern: "a", Glob: "[x"}, {Pattern: "a\x00"}, {Pattern: "a", Path: "x\x00"}} {
+		_, terr := w.tb.Grep(bg, w.call, in)
+		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	}
+	_, terr = w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "a(b"})
+	assert.Contains(t, terr.Message, "missing closing )")
+	_, terr = w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "a", Path: "missing"})
+	requireFileCode(t, terr, sandbox.CodeNotFound)
+
+	cancelled, cancel := context.WithCancel(bg)
+	cancel()
+	_, terr = w.tb.Grep(cancelled, w.call, tools.GrepInput{Pattern: "hello"})
+	requireFileCode(t, terr, sandbox.CodeTimeout)
+}
+
+func TestGrepMaxResults(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	var want []string
+	for i := range 50 {
+		name := fmt.Sprintf("d%02d/f.txt", i)
+		w.file(t, name, "match one\nno\nmatch two\n")
+		want = append(want, name+":1:match one", name+":3:match two")
+	}
+	for _, max := range []int{1, 2, 3, 7, 99, 100} {
+		for range 5 {
+			got, truncated := grepMatches(t, w, tools.GrepInput{Pattern: "match", MaxResults: max})
+			require.Equal(t, want[:max], got, "max %d: the first matches in path order, whatever the timing", max)
+			require.Equal(t, max < 100, truncated, "max %d", max)
+		}
+	}
+	res, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "match", MaxResults: 3})
+	require.Nil(t, terr)
+	assert.Contains(t, res.Text, "[showing the first 3 matches")
+	got, truncated := grepMatches(t, w, tools.GrepInput{Pattern: "match"})
+	assert.Len(t, got, 100)
+	assert.False(t, truncated)
+}
+
+func TestGrepLongLines(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	long := strings.Repeat("a", 5000) + "NEEDLE" + strings.Repeat("b", 5000)
+	w.file(t, "min.js", "x\n"+long+"\n")
+	got, _ := grepMatches(t, w, tools.GrepInput{Pattern: "NEEDLE"})
+	require.Len(t, got, 1)
+	assert.True(t, strings.HasPrefix(got[0], "min.js:2:…a"), got[0])
+	assert.Contains(t, got[0], "NEEDLE")
+	assert.LessOrEqual(t, len([]rune(got[0])), len("min.js:2:")+tools.MaxMatchChars+2)
+}
+
+// TestGrepAgainstNaive compares grep with a per-line search on files that
+// exercise the buffer: long lines, lines across read boundaries, a line
+// longer than the largest buffer, CRLF.
+func TestGrepAgainstNaive(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"needle", "hay", "x", "y", " ", "\t", "NEEDLE", "\r", ""}
+	var b strings.Builder
+	for i := range 30000 {
+		n := rng.IntN(12)
+		switch i {
+		case 1000:
+			n = 200000 // longer than the first buffer
+		case 2000:
+			n = 500000 // longer than the largest buffer: searched in its head
+		}
+		for range n {
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		b.WriteByte('\n')
+	}
+	content := b.String()
+	w.file(t, "big.txt", content)
+	lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	for _, pattern := range []string{"needle", "^needle", "needle$", `x\s+y`, "^$", "[^a]needle", `(?i)needle\r`, "y{3}"} {
+		t.Run(pattern, func(t *testing.T) {
+			re := regexp.MustCompile(pattern)
+			var want []string
+			for i, l := range lines {
+				if len(l) > 1<<20 {
+					l = l[:1<<20]
+				}
+				if re.MatchString(l) {
+					want = append(want, fmt.Sprintf("big.txt:%d", i+1))
+				}
+			}
+			got, _ := grepMatches(t, w, tools.GrepInput{Pattern: pattern, MaxResults: tools.MaxGrepResults})
+			for i, g := range got {
+				parts := strings.SplitN(g, ":", 3)
+				got[i] = parts[0] + ":" + parts[1]
+			}
+			if len(want) > tools.MaxGrepResults {
+				want = want[:tools.MaxGrepResults]
+			}
+			if want == nil {
+				want = []string{}
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// TestGrepReadDeny: grep never reads what the fence refuses, however the
+// walk or the path reaches it.
+func TestGrepReadDeny(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	require.NoError(t, os.WriteFile(filepath.Join(w.home, ".netrc"), []byte(fileCanary), 0o600))
+	require.NoError(t, os.Symlink(w.home, filepath.Join(w.ws, "home")))
+	require.NoError(t, os.Symlink(w.canary, filepath.Join(w.ws, "key")))
+	w.file(t, "ok.txt", fileCanary+" is quoted here\n")
+	for _, in := range []tools.GrepInput{{Path: w.home}, {Path: "home"}, {Path: w.base}, {}} {
+		in.Pattern = "SECRET"
+		got, _ := grepMatches(t, w, in)
+		for _, m := range got {
+			assert.True(t, strings.HasPrefix(m, "ok.txt:") || strings.HasPrefix(m, filepath.Join(w.ws, "ok.txt")+":"), "%+v: %s", in, m)
+		}
+	}
+	for _, p := range []string{w.canary, "key", "home/.ssh", filepath.Join(w.home, ".netrc"), filepath.Join(w.state, "http-token")} {
+		_, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "SECRET", Path: p})
+		requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+	}
+}
+
+// BenchmarkGrep searches a tree of 20,000 small files (2,000 directories,
+// a .gitignore) for a literal that is in a few of them.
+func BenchmarkGrep(b *testing.B) {
+	w := newFilesWorld(b, sandbox.WorkspaceWrite)
+	ws := filepath.Join(w.base, "tree")
+	line := "func handler(w http.ResponseWriter, r *http.Request) { return nil } // some code\n"
+	for d := range 2000 {
+		sub := filepath.Join(ws, fmt.Sprintf("pkg%03d", d/100), fmt.Sprintf("mod%04d", d))
+		require.NoError(b, os.MkdirAll(sub, 0o755))
+		for f := range 10 {
+			content := strings.Repeat(line, 40)
+			if (d*10+f)%997 == 0 {
+				content += "the needle is here\n"
+			}
+			require.NoError(b, os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d.go", f)), []byte(content), 0o644))
+		}
+	}
+	require.NoError(b, os.WriteFile(filepath.Join(ws, ".gitignore"), []byte("*.log\nbuild/\n"), 0o644))
+	for b.Loop() {
+		res, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "needle", Path: ws})
+		if terr != nil || len(res.Structured["matches"].([]string)) != 21 {
+			b.Fatalf("unexpected result: %v %v", terr, res)
+		}
+	}
+}

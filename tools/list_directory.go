@@ -1,0 +1,146 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/cordonhq/cordon/sandbox"
+)
+
+// ListDirectoryInput are the list_directory tool's arguments.
+type ListDirectoryInput struct {
+	Path  string `json:"path,omitempty"`
+	Depth int    `json:"depth,omitempty"`
+}
+
+// Limits of list_directory.
+const (
+	MaxListDepth   = 5
+	MaxListEntries = 1000
+)
+
+// ListEntry is one entry of a listing: its path relative to the listed
+// directory (slash-separated), its type (file, dir, symlink, other) and
+// its size in bytes (0 but for files).
+type ListEntry struct {
+	Path string `json:"path"`
+	Type string `json:"type"`
+	Size int64  `json:"size"`
+}
+
+// ListDirectory lists a directory, recursively up to depth levels, in
+// lexical order (a .git directory is listed, not entered). Entries the
+// fence refuses (the read-deny list) are left out without a word, so a
+// listing never reveals what it may not show.
+func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirectoryInput) (*Result, *ToolError) {
+	depth := in.Depth
+	if depth == 0 {
+		depth = 1
+	}
+	if depth < 1 || depth > MaxListDepth {
+		return nil, invalid("depth must be between 1 and %d", MaxListDepth)
+	}
+	pol, terr := tb.Resolve(call.Session, "")
+	if terr != nil {
+		return nil, terr
+	}
+	dir, terr := toolPath(pol, in.Path, true)
+	if terr != nil {
+		return nil, terr
+	}
+	f, terr := tb.fence(pol)
+	if terr != nil {
+		return nil, terr
+	}
+	fi, err := f.Stat(dir)
+	if err != nil {
+		return nil, fenceError("list_directory", pol, dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, invalid("%s is a file, not a directory: use read_file to read it", dir)
+	}
+	entries := []ListEntry{}
+	truncated := false
+	var list func(abs, rel string, level int) error
+	list = func(abs, rel string, level int) error {
+		des, err := f.ReadDir(abs)
+		if err != nil && level > 1 {
+			return nil // refused or gone since its parent was listed
+		} else if err != nil {
+			return err
+		}
+		for _, de := range des {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p := filepath.Join(abs, de.Name())
+			// The fence's own answer decides what is shown: a read-deny
+			// entry is dropped here, before its name is listed.
+			info, err := f.Lstat(p)
+			if err != nil {
+				continue
+			}
+			if len(entries) == MaxListEntries {
+				truncated = true
+				return nil
+			}
+			e := ListEntry{Path: path.Join(rel, de.Name()), Type: entryType(info.Mode())}
+			if e.Type == "file" {
+				e.Size = info.Size()
+			}
+			entries = append(entries, e)
+			// A .git directory is shown but not entered: its objects would
+			// fill the listing with nothing a model should read.
+			if e.Type == "dir" && level < depth && de.Name() != ".git" {
+				if err := list(p, e.Path, level+1); err != nil {
+					return err
+				}
+				if truncated {
+					return nil
+				}
+			}
+		}
+		return nil
+	}
+	if err := list(dir, "", 1); err != nil {
+		if ctx.Err() != nil {
+			return nil, errorf(sandbox.CodeTimeout, "list_directory %s was cancelled", dir)
+		}
+		return nil, fenceError("list_directory", pol, dir, err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		switch e.Type {
+		case "dir":
+			fmt.Fprintf(&b, "%s/\n", e.Path)
+		case "file":
+			fmt.Fprintf(&b, "%s\t%d\n", e.Path, e.Size)
+		default:
+			fmt.Fprintf(&b, "%s\t(%s)\n", e.Path, e.Type)
+		}
+	}
+	if len(entries) == 0 {
+		b.WriteString("(empty directory)\n")
+	}
+	if truncated {
+		fmt.Fprintf(&b, "[listing cut at %d entries: list a subdirectory, or use a smaller depth]\n", MaxListEntries)
+	}
+	return &Result{Text: b.String(), Structured: map[string]any{"path": dir, "entries": entries, "truncated": truncated}}, nil
+}
+
+// entryType names a file mode's type as list_directory reports it.
+func entryType(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "dir"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}

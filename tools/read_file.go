@@ -1,0 +1,350 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cordonhq/cordon/fsfence"
+	"github.com/cordonhq/cordon/sandbox"
+)
+
+// ReadFileInput are the read_file tool's arguments.
+type ReadFileInput struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// Limits of read_file.
+const (
+	// DefaultReadLimit is how many lines read_file returns when the call
+	// does not say.
+	DefaultReadLimit = 2000
+	// MaxLineChars is where read_file cuts a long line (minified code, logs).
+	MaxLineChars = 2000
+	// MaxImageSize is the largest image read_file returns as image content.
+	MaxImageSize = 10 << 20
+	// MaxReadText bounds the text of one read_file result, whatever the
+	// limit: the rest is one more call away.
+	MaxReadText = 8 << 20
+	// MaxLineCount is how much of a file read_file scans to count its
+	// lines after the requested range: beyond it, total_lines is reported
+	// as -1 (unknown), so that reading the head of a huge log stays cheap.
+	MaxLineCount = 256 << 20
+)
+
+// sniffSize is how much of a file decides text, image or binary.
+const sniffSize = 8 << 10
+
+// readChunk is the buffer of the reader and of the line counter: memory
+// stays bounded by it, whatever the size of the file.
+const readChunk = 64 << 10
+
+// ReadFile returns lines offset..offset+limit-1 of a text file, numbered
+// like `cat -n`, or an image as image content. It streams the file: memory
+// is bounded by what it returns, not by the file's size.
+func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*Result, *ToolError) {
+	if in.Offset < 0 || in.Limit < 0 {
+		return nil, invalid("offset and limit must be positive (offset is the first line, from 1; limit is a number of lines)")
+	}
+	offset, limit := in.Offset, in.Limit
+	if offset == 0 {
+		offset = 1
+	}
+	if limit == 0 {
+		limit = DefaultReadLimit
+	}
+	pol, terr := tb.Resolve(call.Session, "")
+	if terr != nil {
+		return nil, terr
+	}
+	path, terr := toolPath(pol, in.Path, false)
+	if terr != nil {
+		return nil, terr
+	}
+	f, terr := tb.fence(pol)
+	if terr != nil {
+		return nil, terr
+	}
+	file, err := f.OpenFile(path)
+	if err != nil {
+		if errors.Is(err, fsfence.ErrNotRegular) {
+			if fi, serr := f.Stat(path); serr == nil && fi.IsDir() {
+				return nil, invalid("%s is a directory: use list_directory to see its entries", path)
+			}
+		}
+		return nil, fenceError("read_file", pol, path, err)
+	}
+	defer file.Close()
+	var size int64
+	if fi, err := file.Stat(); err == nil {
+		size = fi.Size()
+	}
+	head := make([]byte, sniffSize)
+	n, err := io.ReadFull(file, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fenceError("read_file", pol, path, err)
+	}
+	head = head[:n]
+	if mime := imageType(head); mime != "" {
+		return readImage(pol, path, mime, size, io.MultiReader(bytes.NewReader(head), file))
+	}
+	if why := binaryReason(head, n == sniffSize); why != "" {
+		return nil, errorf(sandbox.CodeBinaryFile,
+			"%s is a binary file (%s; %s, detected type %s): read_file shows UTF-8 text and png/jpeg/gif/webp images only; inspect it with bash (e.g. `file`, `xxd | head`, `iconv`)",
+			path, formatSize(size), why, http.DetectContentType(head))
+	}
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), file), readChunk)
+	res, err := readLines(ctx, path, r, size, offset, limit)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, errorf(sandbox.CodeTimeout, "read_file %s was cancelled", path)
+		}
+		return nil, fenceError("read_file", pol, path, err)
+	}
+	return res, nil
+}
+
+// readLines formats the requested range and counts the file's lines.
+func readLines(ctx context.Context, path string, r *bufio.Reader, size int64, offset, limit int) (*Result, error) {
+	lr := &lineReader{r: r}
+	var b strings.Builder
+	// Lines before the range are skipped without being kept.
+	for lr.lines < offset-1 {
+		if _, _, err := lr.next(false); err != nil {
+			break
+		}
+		if lr.lines%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	start, cut := offset, 0
+	last := offset - 1 + limit
+	if last < offset-1 {
+		last = math.MaxInt // offset+limit overflowed: no limit
+	}
+	for lr.lines < last && b.Len() < MaxReadText {
+		line, wasCut, err := lr.next(true)
+		if err != nil {
+			break
+		}
+		if wasCut {
+			cut++
+		}
+		fmt.Fprintf(&b, "%6d\t%s\n", lr.lines, line)
+	}
+	end := lr.lines
+	if end < start {
+		end = start - 1 // nothing returned: an empty range
+	}
+	more := lr.more()
+	total, counted := lr.count(ctx, MaxLineCount)
+	if lr.err != nil {
+		return nil, lr.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	var notes []string
+	switch {
+	case size == 0 && total == 0:
+		notes = append(notes, "(empty file)")
+	case end < start && counted:
+		notes = append(notes, fmt.Sprintf("[offset %d is past the end of the file: it has %d lines]", offset, total))
+	case end < start:
+		notes = append(notes, fmt.Sprintf("[offset %d is past the end of the file]", offset))
+	}
+	if cut > 0 {
+		notes = append(notes, fmt.Sprintf("[%d line(s) longer than %d characters were cut; use bash (e.g. cut, fold) to see them whole]", cut, MaxLineChars))
+	}
+	if more {
+		of := fmt.Sprintf("of %d", total)
+		if !counted {
+			of = fmt.Sprintf("of more than %d (the file is %s; lines were counted in the first %s only)", lr.lines, formatSize(size), formatSize(MaxLineCount))
+		}
+		notes = append(notes, fmt.Sprintf("[showing lines %d-%d %s; call read_file with offset=%d to continue]", start, end, of, end+1))
+	}
+	for _, n := range notes {
+		b.WriteString(n + "\n")
+	}
+	reported := total
+	if !counted {
+		reported = -1
+	}
+	return &Result{Text: b.String(), Structured: map[string]any{
+		"path": path, "total_lines": reported, "start_line": start, "end_line": end, "truncated": more || cut > 0,
+	}}, nil
+}
+
+// lineReader reads lines with a bounded buffer: a line longer than the cut
+// is kept only up to the cut, the rest is read and dropped, so even a file
+// of one 10 GB line costs one buffer.
+type lineReader struct {
+	r       *bufio.Reader
+	lines   int   // lines read so far
+	scanned int64 // bytes consumed so far
+	err     error // the first read error other than EOF
+}
+
+var errNoMoreLines = errors.New("no more lines")
+
+// next reads one line; keep says whether to return its text. The text is
+// valid UTF-8 (bad bytes replaced) and cut at MaxLineChars characters.
+func (lr *lineReader) next(keep bool) (string, bool, error) {
+	var buf []byte
+	got := false
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		if len(chunk) > 0 {
+			got = true
+			lr.scanned += int64(len(chunk))
+			// Up to UTFMax bytes per character are enough to cut at
+			// MaxLineChars characters; the rest is not kept.
+			if keep && len(buf) <= MaxLineChars*utf8.UTFMax {
+				room := MaxLineChars*utf8.UTFMax + 1 - len(buf)
+				buf = append(buf, chunk[:min(room, len(chunk))]...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			lr.err = err
+			return "", false, err
+		}
+		if !got {
+			return "", false, errNoMoreLines
+		}
+		lr.lines++
+		break
+	}
+	if !keep {
+		return "", false, nil
+	}
+	buf = bytes.TrimSuffix(buf, []byte("\n"))
+	text := strings.ToValidUTF8(string(buf), "\uFFFD")
+	if utf8.RuneCountInString(text) > MaxLineChars {
+		i, count := 0, 0
+		for i = range text {
+			if count == MaxLineChars {
+				break
+			}
+			count++
+		}
+		return text[:i] + " … [line cut]", true, nil
+	}
+	return text, false, nil
+}
+
+// more reports whether a line follows.
+func (lr *lineReader) more() bool {
+	_, err := lr.r.Peek(1)
+	return err == nil
+}
+
+// count counts the remaining lines in fixed-size chunks, stopping once the
+// whole scan has reached budget bytes. It reports the total number of lines
+// and whether the count is complete.
+func (lr *lineReader) count(ctx context.Context, budget int64) (int, bool) {
+	total := lr.lines
+	pending := false // bytes after the last newline: one more line
+	buf := make([]byte, readChunk)
+	for lr.scanned < budget {
+		if ctx.Err() != nil {
+			return total, false
+		}
+		n, err := lr.r.Read(buf[:min(int64(len(buf)), budget-lr.scanned)])
+		if n > 0 {
+			lr.scanned += int64(n)
+			total += bytes.Count(buf[:n], []byte{'\n'})
+			pending = buf[n-1] != '\n'
+		}
+		if err != nil {
+			if pending {
+				total++
+			}
+			if !errors.Is(err, io.EOF) {
+				lr.err = err
+			}
+			return total, errors.Is(err, io.EOF)
+		}
+	}
+	// The budget ran out; perhaps exactly at the end of the file.
+	if _, err := lr.r.Peek(1); errors.Is(err, io.EOF) {
+		if pending {
+			total++
+		}
+		return total, true
+	}
+	return total, false
+}
+
+// imageType recognises the images MCP clients display by their magic
+// bytes: the extension says nothing about what a file holds.
+func imageType(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF}):
+		return "image/jpeg"
+	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
+		return "image/gif"
+	case len(head) >= 12 && bytes.HasPrefix(head, []byte("RIFF")) && string(head[8:12]) == "WEBP":
+		return "image/webp"
+	}
+	return ""
+}
+
+// binaryReason says why the start of a file is not text (a NUL byte, or
+// bytes that are not UTF-8), or "" for text. cut says the sample ends
+// mid-file, where a character may be split.
+func binaryReason(head []byte, cut bool) string {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "it contains NUL bytes"
+	}
+	for len(head) > 0 {
+		r, size := utf8.DecodeRune(head)
+		if r == utf8.RuneError && size == 1 {
+			if cut && !utf8.FullRune(head) {
+				return ""
+			}
+			return "it is not valid UTF-8"
+		}
+		head = head[size:]
+	}
+	return ""
+}
+
+// readImage returns an image as MCP image content, up to MaxImageSize.
+func readImage(pol sandbox.ExecutionPolicy, path, mime string, size int64, r io.Reader) (*Result, *ToolError) {
+	tooLarge := func(n int64) *ToolError {
+		return errorf(sandbox.CodeTooLarge, "%s is an image (%s) of %s; read_file returns images up to %s: scale it down with bash first",
+			path, mime, formatSize(n), formatSize(MaxImageSize))
+	}
+	if size > MaxImageSize {
+		return nil, tooLarge(size)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxImageSize+1))
+	if err != nil {
+		return nil, fenceError("read_file", pol, path, err)
+	}
+	if len(data) > MaxImageSize {
+		return nil, tooLarge(int64(len(data))) // it grew while we read it
+	}
+	return &Result{
+		Text:   fmt.Sprintf("%s: %s image, %s", path, mime, formatSize(int64(len(data)))),
+		Images: []Image{{MIMEType: mime, Data: data}},
+		Structured: map[string]any{
+			"path": path, "mime_type": mime, "size": len(data), "truncated": false,
+		},
+	}, nil
+}

@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cordonhq/cordon/fsfence"
+
+	"github.com/cordonhq/cordon/sessionlog"
+)
+
+// WriteFileInput are the write_file tool's arguments.
+type WriteFileInput struct {
+	Path               string `json:"path"`
+	Content            string `json:"content"`
+	SandboxPermissions string `json:"sandbox_permissions,omitempty"`
+	Justification      string `json:"justification,omitempty"`
+}
+
+// WriteFile creates or atomically replaces a file through the FS fence,
+// under the policy that the approval gate settled on (an approved
+// escalation included). Parents are created; an existing file keeps its
+// mode.
+func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) (*Result, *ToolError) {
+	path, terr := tb.writePath(call, "write_file", in.Path, in.SandboxPermissions)
+	if terr != nil {
+		return nil, terr
+	}
+	pol, terr := tb.authorize(ctx, call, "write_file", path, "", in.SandboxPermissions, in.Justification)
+	if terr != nil {
+		return nil, terr
+	}
+	f, terr := tb.fence(pol)
+	if terr != nil {
+		return nil, terr
+	}
+	call.Session.record(tb.cfg.Logger, sessionlog.EventToolCall, map[string]any{
+		"tool": "write_file", "path": path, "bytes": len(in.Content), "mode": pol.Mode})
+	res, err := f.WriteFile(path, []byte(in.Content))
+	if err != nil {
+		terr := fenceError("write_file", pol, path, err)
+		call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})
+		return nil, terr
+	}
+	call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{
+		"tool": "write_file", "path": path, "bytes_written": res.Bytes, "created": res.Created})
+	verb := "Updated"
+	if res.Created {
+		verb = "Created"
+	}
+	return &Result{
+		Text:       fmt.Sprintf("%s %s (%s)", verb, path, formatSize(int64(res.Bytes))),
+		Structured: map[string]any{"path": path, "bytes_written": res.Bytes, "created": res.Created},
+	}, nil
+}
+
+// writePath resolves the path of a writing tool before the approval gate,
+// so that the human is asked about the absolute path, and a call that
+// cannot run fails without asking anyone: a bad path, or, when no wider
+// mode is requested, a write that the fence refuses under the current
+// policy (the refusal is logged like any other). The check has no side
+// effects. The workspace root does not depend on the mode, so an approved
+// escalation does not move the path.
+func (tb *Toolbox) writePath(call Call, tool, p, permissions string) (string, *ToolError) {
+	if p == "" {
+		return "", invalid("path is empty: give a file path (absolute, or relative to the workspace)")
+	}
+	pol, terr := tb.Resolve(call.Session, "")
+	if terr != nil {
+		return "", terr
+	}
+	path, terr := toolPath(pol, p, false)
+	if terr != nil || permissions != "" {
+		return path, terr
+	}
+	f, terr := tb.fence(pol)
+	if terr != nil {
+		return "", terr
+	}
+	if err := f.CheckWrite(path); errors.Is(err, fsfence.ErrDenied) {
+		terr := fenceError(tool, pol, path, err)
+		call.Session.record(tb.cfg.Logger, sessionlog.EventToolCall, map[string]any{"tool": tool, "path": path, "mode": pol.Mode})
+		call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{"tool": tool, "path": path, "error": terr.Code})
+		return "", terr
+	}
+	return path, nil
+}

@@ -1,0 +1,224 @@
+package tools_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/sessionlog"
+	"github.com/cordonhq/cordon/tools"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteFile(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+
+	res, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "a/b/c.txt", Content: "hello\n"})
+	require.Nil(t, terr)
+	p := filepath.Join(w.ws, "a", "b", "c.txt")
+	assert.Equal(t, map[string]any{"path": p, "bytes_written": 6, "created": true}, res.Structured)
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(got))
+
+	res, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: p, Content: ""})
+	require.Nil(t, terr)
+	assert.Equal(t, map[string]any{"path": p, "bytes_written": 0, "created": false}, res.Structured)
+	got, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+
+	script := w.file(t, "run.sh", "#!/bin/sh\n")
+	require.NoError(t, os.Chmod(script, 0o755))
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "run.sh", Content: "#!/bin/sh\necho hi\n"})
+	require.Nil(t, terr)
+	fi, err := os.Stat(script)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "the mode of an existing file is kept")
+
+	require.NoError(t, os.Mkdir(filepath.Join(w.ws, "dir"), 0o755))
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "dir", Content: "x"})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+
+	for _, in := range []tools.WriteFileInput{{Path: "", Content: "x"}, {Path: "a\x00b", Content: "x"}} {
+		_, terr = w.tb.WriteFile(bg, w.call, in)
+		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	}
+}
+
+// deniedWrites sets up the traps of a workspace and returns the paths that
+// write_file and edit_file must refuse, each naming an existing file so
+// that edit_file meets the fence, not a missing file.
+func deniedWrites(t *testing.T, w *filesWorld) map[string]string {
+	t.Helper()
+	w.file(t, ".git/config", "[core]\n")
+	w.file(t, ".git/hooks/pre-commit.sample", "#!/bin/sh\n")
+	w.file(t, ".cordon/config.toml", "mode = \"read-only\"\n")
+	w.file(t, ".bashrc", "alias ls=ls\n")
+	w.file(t, ".vscode/tasks.json", "{}\n")
+	require.NoError(t, os.WriteFile(filepath.Join(w.config, "config.toml"), []byte("mode = \"danger-full-access\"\n"), 0o644))
+	require.NoError(t, os.Symlink(w.outside, filepath.Join(w.ws, "out")))
+	require.NoError(t, os.Symlink(filepath.Join(w.outside, "file.txt"), filepath.Join(w.ws, "outfile")))
+	require.NoError(t, os.Symlink(filepath.Join(w.home, ".ssh"), filepath.Join(w.ws, "keys")))
+	require.NoError(t, os.Symlink(filepath.Join(w.ws, ".git"), filepath.Join(w.ws, "g")))
+	return map[string]string{
+		"dot-dot escape":               "../outside/file.txt",
+		"absolute outside":             filepath.Join(w.outside, "file.txt"),
+		"symlinked dir outside":        "out/file.txt",
+		"symlinked file outside":       "outfile",
+		"symlink to the read-deny dir": "keys/id_canary",
+		"read-deny canary":             w.canary,
+		"git hook":                     ".git/hooks/pre-commit.sample",
+		"git config":                   ".git/config",
+		"git config through a symlink": "g/config",
+		"cordon dir":                   ".cordon/config.toml",
+		"bashrc":                       ".bashrc",
+		"vscode":                       ".vscode/tasks.json",
+		"state dir":                    filepath.Join(w.state, "http-token"),
+		"config dir":                   filepath.Join(w.config, "config.toml"),
+	}
+}
+
+func TestWriteFileDenied(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	cases := deniedWrites(t, w)
+	// Creating a protected path that does not exist yet is a write too.
+	cases["new git hook"] = ".git/hooks/pre-commit"
+	cases["new bash_profile"] = ".bash_profile"
+	cases["new file in the cordon dir"] = ".cordon/x"
+	cases["new file outside"] = filepath.Join(w.outside, "new.txt")
+	cases["new file in the state dir"] = filepath.Join(w.state, "new.jsonl")
+	cases["new dir through an escape"] = "../outside/sub/new.txt"
+	before := snapshotTree(t, w.base)
+	for name, p := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: p, Content: "pwned\n"})
+			require.Nil(t, res)
+			requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+			assert.Contains(t, terr.Message, "write_file refused ")
+			assert.Contains(t, terr.Message, `call write_file again with sandbox_permissions="danger-full-access"`)
+		})
+	}
+	assert.Equal(t, before, snapshotTree(t, w.base), "a refused write changes nothing")
+}
+
+func TestWriteFileReadOnly(t *testing.T) {
+	w := newFilesWorld(t, sandbox.ReadOnly)
+	before := snapshotTree(t, w.base)
+	_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "new.txt", Content: "x"})
+	requireFileDenied(t, terr, sandbox.ReadOnly)
+	assert.True(t, strings.HasPrefix(terr.Message, "[sandbox: file access denied under read-only mode]\n"), terr.Message)
+	assert.Contains(t, terr.Message, `[sandbox: to retry with wider access, call write_file again with sandbox_permissions="workspace-write" and a one-sentence justification]`)
+	assert.Equal(t, before, snapshotTree(t, w.base))
+
+	// Escalation without anyone to ask fails closed.
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "new.txt", Content: "x",
+		SandboxPermissions: "workspace-write", Justification: "the user asked for the file"})
+	require.NotNil(t, terr)
+	assert.Equal(t, sandbox.CodeNoApprover, terr.Code)
+	assert.Equal(t, before, snapshotTree(t, w.base))
+
+	// An approved escalation writes, for this one call.
+	call := w.call
+	call.Asker = askerFunc(func(context.Context, tools.Question) (sandbox.Decision, error) { return sandbox.AllowOnce, nil })
+	res, terr := w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: "new.txt", Content: "x",
+		SandboxPermissions: "workspace-write", Justification: "the user asked for the file"})
+	require.Nil(t, terr)
+	assert.Equal(t, true, res.Structured["created"])
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "new2.txt", Content: "x"})
+	requireFileDenied(t, terr, sandbox.ReadOnly)
+}
+
+type askerFunc func(context.Context, tools.Question) (sandbox.Decision, error)
+
+func (f askerFunc) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+	return f(ctx, q)
+}
+
+// TestWriteFileDanger: danger-full-access writes anywhere through the same
+// fence (its writable root is "/").
+func TestWriteFileDanger(t *testing.T) {
+	w := newFilesWorld(t, sandbox.DangerFullAccess)
+	p := filepath.Join(w.outside, "sub", "new.txt")
+	res, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: p, Content: "ok\n"})
+	require.Nil(t, terr)
+	assert.Equal(t, true, res.Structured["created"])
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", string(got))
+}
+
+// TestFileToolsLogged: write_file and edit_file leave a tool/call and a
+// tool/result line in the session log, refusals included; reads leave none.
+func TestFileToolsLogged(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	dir := filepath.Join(w.base, "sessions")
+	log, err := sessionlog.Create(dir, "logged", sessionlog.StartInfo{Workspace: w.ws})
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	s := &tools.Session{ID: "logged", Log: log}
+	w.tb.Register(s)
+	call := tools.Call{Session: s}
+
+	_, terr := w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: "a.txt", Content: "one\n"})
+	require.Nil(t, terr)
+	_, terr = w.tb.EditFile(bg, call, tools.EditFileInput{Path: "a.txt", OldString: "two", NewString: "three"})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	_, terr = w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: ".git/hooks/post-checkout", Content: "x"})
+	requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+	_, terr = w.tb.ReadFile(bg, call, tools.ReadFileInput{Path: "a.txt"})
+	require.Nil(t, terr)
+
+	events, err := sessionlog.Read(dir, "logged")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range events[1:] {
+		var data map[string]any
+		require.NoError(t, e.Decode(&data))
+		line := e.Type + " " + data["tool"].(string)
+		if code, ok := data["error"]; ok {
+			line += " error=" + code.(string)
+		}
+		if created, ok := data["created"]; ok {
+			line += fmt.Sprintf(" created=%v", created)
+		}
+		got = append(got, line)
+	}
+	assert.Equal(t, []string{
+		"tool/call write_file", "tool/result write_file created=true",
+		"tool/call edit_file", "tool/result edit_file error=INVALID_ARGUMENT",
+		"tool/call write_file", "tool/result write_file error=SANDBOX_DENIED",
+	}, got)
+}
+
+// TestWriteFileNotAskedWhenRefused: under approval "always", a write that
+// the fence refuses anyway fails without asking the human; an allowed one
+// asks once.
+func TestWriteFileNotAskedWhenRefused(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	cfg := w.tb.Config()
+	cfg.Gate = approval.Gate{Policy: approval.Always}
+	tb := tools.New(cfg)
+	s := &tools.Session{ID: "always"}
+	tb.Register(s)
+	var asked []string
+	call := tools.Call{Session: s, Asker: askerFunc(func(_ context.Context, q tools.Question) (sandbox.Decision, error) {
+		asked = append(asked, q.Tool+" "+q.Subject)
+		return sandbox.AllowOnce, nil
+	})}
+	_, terr := tb.WriteFile(bg, call, tools.WriteFileInput{Path: ".git/hooks/pre-push", Content: "x"})
+	requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+	_, terr = tb.EditFile(bg, call, tools.EditFileInput{Path: filepath.Join(w.outside, "file.txt"), OldString: "outside", NewString: "x"})
+	requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+	assert.Empty(t, asked)
+
+	_, terr = tb.WriteFile(bg, call, tools.WriteFileInput{Path: "ok.txt", Content: "x"})
+	require.Nil(t, terr)
+	assert.Equal(t, []string{"write_file " + filepath.Join(w.ws, "ok.txt")}, asked)
+}
