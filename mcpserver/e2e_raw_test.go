@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 // rawStdio talks to `cordon serve` line by line, for what a well-behaved
 // client would never send.
 type rawStdio struct {
+	cmd   *exec.Cmd
 	in    io.WriteCloser
 	lines chan string
 }
@@ -27,7 +29,7 @@ func newRawStdio(t *testing.T, w *world, extra ...string) *rawStdio {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	r := &rawStdio{in: in, lines: make(chan string, 16)}
+	r := &rawStdio{cmd: cmd, in: in, lines: make(chan string, 16)}
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -53,4 +55,9 @@ func (r *rawStdio) recv(t *testing.T) string {
 		t.Fatal("no answer from cordon")
 	}
 	return ""
+}
+
+func (r *rawStdio) kill() {
+	r.cmd.Process.Signal(syscall.SIGKILL)
+	r.cmd.Wait()
 }
