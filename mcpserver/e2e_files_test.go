@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"image"
 	"image/png"
 	"os"
@@ -149,12 +150,15 @@ func TestWriteSurvivesKill(t *testing.T) {
 	old := strings.Repeat("old content\n", 1000)
 	require.NoError(t, os.WriteFile(target, []byte(old), 0o644))
 	big := strings.Repeat("N", 48<<20)
-	for round := 0; round < 3; round++ {
+	request := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":%q,"content":%q}}}`+"\n", target, big)
+	// Kill at different moments: while the request arrives, while the
+	// server decodes it, while it writes and fsyncs.
+	for round, delay := range []time.Duration{200, 500, 900, 1400} {
 		raw := newRawStdio(t, w)
 		raw.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 		raw.recv(t)
-		go raw.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":%q,"content":%q}}}`, target, big))
-		time.Sleep(time.Duration(150+round*150) * time.Millisecond)
+		go io.WriteString(raw.in, request) // fails with EPIPE once the server is killed
+		time.Sleep(delay * time.Millisecond)
 		raw.kill()
 		got := fileContent(t, target)
 		assert.True(t, got == old || got == big, "round %d: the target holds a torn write (%d bytes)", round, len(got))
@@ -227,7 +231,7 @@ func TestLargeOutputKeepsMemoryBounded(t *testing.T) {
 }
 
 // serverPID finds the cordon serving this world (the only one).
-func serverPID(t *testing.T, w *world) int {
+func serverPID(t testing.TB, w *world) int {
 	t.Helper()
 	out, err := exec.Command("pgrep", "-f", "--", "--state-dir "+w.state).Output()
 	require.NoError(t, err)
@@ -238,7 +242,7 @@ func serverPID(t *testing.T, w *world) int {
 	return pid
 }
 
-func statusField(t *testing.T, pid int, field string) int {
+func statusField(t testing.TB, pid int, field string) int {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(data), "\n") {
@@ -251,8 +255,8 @@ func statusField(t *testing.T, pid int, field string) int {
 	return 0
 }
 
-func rssKB(t *testing.T, pid int) int     { return statusField(t, pid, "VmRSS") }
-func peakRSSKB(t *testing.T, pid int) int { return statusField(t, pid, "VmHWM") }
+func rssKB(t testing.TB, pid int) int     { return statusField(t, pid, "VmRSS") }
+func peakRSSKB(t testing.TB, pid int) int { return statusField(t, pid, "VmHWM") }
 
 // snapshotTree records every entry beneath dir without following links.
 func snapshotTree(t *testing.T, dir string) map[string]string {

@@ -44,7 +44,7 @@ type world struct {
 	outsideFile, secret            string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	base, err := os.MkdirTemp("/var/tmp", "cordon-e2e-")
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func newClient(o clientOpts) *mcp.Client {
 }
 
 // stdio starts `cordon serve` and connects to it.
-func (w *world) stdio(t *testing.T, o clientOpts, extra ...string) *mcp.ClientSession {
+func (w *world) stdio(t testing.TB, o clientOpts, extra ...string) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(cordonBin, w.serveArgs(extra...)...)
 	cmd.Env = w.env()
@@ -109,7 +109,7 @@ func (w *world) stdio(t *testing.T, o clientOpts, extra ...string) *mcp.ClientSe
 }
 
 // httpServer starts `cordon serve --http` and returns its URL and token.
-func (w *world) httpServer(t *testing.T, extra ...string) (url, token string, cmd *exec.Cmd) {
+func (w *world) httpServer(t testing.TB, extra ...string) (url, token string, cmd *exec.Cmd) {
 	t.Helper()
 	cmd = exec.Command(cordonBin, w.serveArgs(append([]string{"--http", "127.0.0.1:0"}, extra...)...)...)
 	cmd.Env = w.env()
@@ -174,7 +174,7 @@ func tryCall(cs *mcp.ClientSession, name string, args map[string]any) (*mcp.Call
 	return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 }
 
-type testLogWriter struct{ t *testing.T }
+type testLogWriter struct{ t testing.TB }
 
 func (w *testLogWriter) Write(p []byte) (int, error) {
 	w.t.Log("cordon: " + strings.TrimRight(string(p), "\n"))

@@ -1,17 +1,17 @@
-//go:build !linux
+//go:build !linux && !darwin && !windows
 
 package sandbox
 
 import "runtime"
 
-// candidates are this platform's backends, strongest first. Seatbelt
-// (macOS) and windows-acl are not there yet, so confined modes fail closed.
+// candidates are this platform's backends, strongest first: none, so
+// confined modes fail closed.
 func candidates() []Provider { return nil }
 
 func byName(name string) Provider {
 	switch name {
-	case "bwrap", "landlock":
-		return Unavailable(name + " is only available on Linux, not " + runtime.GOOS)
+	case "bwrap", "landlock", "seatbelt":
+		return Unavailable(name + " is not available on " + runtime.GOOS)
 	}
 	return nil
 }

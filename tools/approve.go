@@ -75,7 +75,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 				Denied:  true}
 		}
 	}
-	d := tb.cfg.Gate.Decide(approval.Call{Tool: tool, Command: command, Escalate: target})
+	d := tb.conf().Gate.Decide(approval.Call{Tool: tool, Command: command, Escalate: target})
 	switch d.Action {
 	case approval.Allow:
 		return pol, nil
@@ -87,7 +87,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	}
 	q := Question{Tool: tool, Subject: subject, Current: pol.Mode, Target: target, Justification: justification,
 		Reason: d.Reason, AllowSession: target != "" && call.Session.AllowSession}
-	call.Session.record(tb.cfg.Logger, sessionlog.EventApprovalRequest, map[string]any{
+	call.Session.record(tb.conf().Logger, sessionlog.EventApprovalRequest, map[string]any{
 		"tool": tool, "subject": subject, "current": pol.Mode, "target": target, "justification": justification, "reason": d.Reason})
 	decision, err := call.Asker.Ask(ctx, q)
 	switch {
@@ -96,7 +96,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	case errors.Is(err, sandbox.ErrEscalationNoApprover):
 		return pol, tb.noApprover(call.Session, pol.Mode, target, "the client cannot show approval requests")
 	case err != nil:
-		tb.cfg.Logger.Info().Err(err).Str("tool", tool).Msg("approval not obtained")
+		tb.logger().Info().Err(err).Str("tool", tool).Msg("approval not obtained")
 		decision = sandbox.Deny
 	}
 	outcome := map[string]any{"tool": tool, "subject": subject, "target": target, "decision": decision}

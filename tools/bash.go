@@ -41,7 +41,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	if strings.IndexByte(in.Command, 0) >= 0 {
 		return nil, invalid("command contains a NUL byte")
 	}
-	timeout := tb.cfg.BashTimeout
+	timeout := tb.conf().BashTimeout
 	switch {
 	case in.TimeoutMs < 0 || time.Duration(in.TimeoutMs)*time.Millisecond > MaxBashTimeout:
 		return nil, invalid("timeout_ms must be between 1 and %d", MaxBashTimeout.Milliseconds())
@@ -56,7 +56,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	call.Session.record(tb.cfg.Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode})
+	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode})
 	res, terr := tb.runBash(ctx, call, pol, in.Command, cwd, timeout)
 	summary := map[string]any{"tool": "bash"}
 	if terr != nil {
@@ -64,7 +64,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	} else {
 		summary["exit_code"] = res.Structured["exit_code"]
 	}
-	call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, summary)
+	call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, summary)
 	return res, terr
 }
 
@@ -89,7 +89,7 @@ func resolveCwd(workspace, cwd string) (string, *ToolError) {
 }
 
 func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, command, cwd string, timeout time.Duration) (*Result, *ToolError) {
-	confined, err := tb.cfg.Executor.Prepare([]string{"bash", "-c", command}, pol)
+	confined, err := tb.conf().Executor.Prepare([]string{"bash", "-c", command}, pol)
 	if err != nil {
 		return nil, unavailable(pol.Mode, err)
 	}
@@ -98,10 +98,10 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		confined.Cleanup()
 		return nil, errorf(sandbox.CodeRunnerFailed, "%v", err)
 	}
-	out := NewOutputBuffer(tb.cfg.MaxOutput)
+	out := NewOutputBuffer(tb.conf().MaxOutput)
 	cmd := launch.Cmd
 	cmd.Stdout, cmd.Stderr, cmd.Dir = out, out, cwd
-	cmd.Env = sandbox.Environ(os.Environ(), tb.cfg.EnvPassthrough)
+	cmd.Env = sandbox.Environ(os.Environ(), tb.conf().EnvPassthrough)
 	// The command leads its own process group, so a timeout or a
 	// cancellation kills it and everything it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -53,7 +53,7 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	if terr != nil {
 		return nil, terr
 	}
-	call.Session.record(tb.cfg.Logger, sessionlog.EventToolCall, map[string]any{
+	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{
 		"tool": "edit_file", "path": path, "replace_all": in.ReplaceAll, "mode": pol.Mode})
 	var before, after []byte
 	var replacements int
@@ -80,12 +80,12 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 		if !errors.As(err, &refusal) {
 			refusal = &editRefusal{fenceError("edit_file", pol, path, err)}
 		}
-		call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "error": refusal.terr.Code})
+		call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "error": refusal.terr.Code})
 		return nil, refusal.terr
 	}
-	call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "replacements": replacements})
+	call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "replacements": replacements})
 	diff := unifiedDiff(displayPath(pol, path), before, after)
-	if limit := tb.cfg.MaxOutput; limit > 0 && len(diff) > limit {
+	if limit := tb.conf().MaxOutput; limit > 0 && len(diff) > limit {
 		diff = diff[:limit] + fmt.Sprintf("\n[diff cut at %d of %d bytes; the edit was applied in full: read_file shows the result]\n", limit, len(diff))
 	}
 	return &Result{Text: diff, Structured: map[string]any{"path": path, "replacements": replacements}}, nil

@@ -12,7 +12,7 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 	if terr != nil {
 		return nil, terr
 	}
-	st := tb.cfg.Executor.Status()
+	st := tb.conf().Executor.Status()
 	enforcement := st.Enforcement
 	if pol.IsDanger() {
 		enforcement = "none"
@@ -21,7 +21,7 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 		"mode": pol.Mode, "workspace_root": pol.WorkspaceRoot, "writable_roots": nonNil(pol.WritableRoots),
 		"protected_paths": nonNil(pol.Protected), "read_deny": nonNil(pol.ReadDeny), "network": pol.Network,
 		"backend": st.Backend, "enforcement": enforcement, "status": st.State,
-		"approval": tb.cfg.Gate.Policy, "preset": tb.cfg.Preset,
+		"approval": tb.conf().Gate.Policy, "preset": tb.conf().Preset,
 	}
 	if len(st.Unenforced) > 0 {
 		fields["unenforced"] = st.Unenforced
@@ -30,7 +30,7 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 		fields["reason"] = st.Reason
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, tb.cfg.Preset, tb.cfg.Gate.Policy)
+	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, tb.conf().Preset, tb.conf().Gate.Policy)
 	fmt.Fprintf(&b, "sandbox: %s, backend %s, enforcement %s\n", st.State, st.Backend, enforcement)
 	for _, u := range st.Unenforced {
 		fmt.Fprintf(&b, "  not enforced by the OS: %s\n", u)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cordonhq/cordon/approval"
@@ -37,28 +38,42 @@ type Config struct {
 // sandbox.ModeSource of its own policy service, so a session's mode comes
 // from that session's log.
 type Toolbox struct {
-	cfg    Config
-	policy *sandbox.PolicyService
+	// state is swapped whole by Reload (SIGHUP), so a call sees one
+	// consistent configuration from start to end.
+	state atomic.Pointer[toolboxState]
 
 	mu       sync.Mutex
 	sessions map[string]*Session
 }
 
+type toolboxState struct {
+	cfg    Config
+	policy *sandbox.PolicyService
+}
+
 // New returns a toolbox for cfg.
 func New(cfg Config) *Toolbox {
+	tb := &Toolbox{sessions: map[string]*Session{}}
+	tb.Reload(cfg)
+	return tb
+}
+
+// Reload replaces the configuration: calls that start afterwards use the
+// new one, calls in flight finish with the old. Sessions are kept.
+func (tb *Toolbox) Reload(cfg Config) {
 	if cfg.BashTimeout <= 0 {
 		cfg.BashTimeout = DefaultBashTimeout
 	}
 	if cfg.MaxOutput <= 0 {
 		cfg.MaxOutput = DefaultMaxOutput
 	}
-	tb := &Toolbox{cfg: cfg, sessions: map[string]*Session{}}
-	tb.policy = &sandbox.PolicyService{Settings: cfg.Settings, Sessions: tb}
-	return tb
+	tb.state.Store(&toolboxState{cfg: cfg, policy: &sandbox.PolicyService{Settings: cfg.Settings, Sessions: tb}})
 }
 
 // Config returns the toolbox's configuration.
-func (tb *Toolbox) Config() Config { return tb.cfg }
+func (tb *Toolbox) Config() Config { return tb.conf() }
+
+func (tb *Toolbox) conf() Config { return tb.state.Load().cfg }
 
 // Register makes a session known, so that its mode resolves from its log.
 func (tb *Toolbox) Register(s *Session) {
@@ -93,13 +108,18 @@ func (tb *Toolbox) Resolve(s *Session, override sandbox.Mode) (sandbox.Execution
 		if recreated, err := s.Tmp.Ensure(); err != nil {
 			return sandbox.ExecutionPolicy{}, errorf(sandbox.CodeUnavailable, "session tmp: %v", err)
 		} else if recreated {
-			s.warnTmpOnce(tb.cfg.Logger)
+			s.warnTmpOnce(tb.conf().Logger)
 		}
 		req.TmpDir = s.Tmp.Path
 	}
-	p, err := tb.policy.Resolve(req)
+	p, err := tb.state.Load().policy.Resolve(req)
 	if err != nil {
 		return p, errorf(sandbox.CodeUnavailable, "resolving the sandbox policy: %v", err)
 	}
 	return p, nil
+}
+
+func (tb *Toolbox) logger() *zerolog.Logger {
+	l := tb.conf().Logger
+	return &l
 }

@@ -35,15 +35,15 @@ func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) 
 	if terr != nil {
 		return nil, terr
 	}
-	call.Session.record(tb.cfg.Logger, sessionlog.EventToolCall, map[string]any{
+	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{
 		"tool": "write_file", "path": path, "bytes": len(in.Content), "mode": pol.Mode})
 	res, err := f.WriteFile(path, []byte(in.Content))
 	if err != nil {
 		terr := fenceError("write_file", pol, path, err)
-		call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})
+		call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})
 		return nil, terr
 	}
-	call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{
+	call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{
 		"tool": "write_file", "path": path, "bytes_written": res.Bytes, "created": res.Created})
 	verb := "Updated"
 	if res.Created {
@@ -80,8 +80,8 @@ func (tb *Toolbox) writePath(call Call, tool, p, permissions string) (string, *T
 	}
 	if err := f.CheckWrite(path); errors.Is(err, fsfence.ErrDenied) {
 		terr := fenceError(tool, pol, path, err)
-		call.Session.record(tb.cfg.Logger, sessionlog.EventToolCall, map[string]any{"tool": tool, "path": path, "mode": pol.Mode})
-		call.Session.record(tb.cfg.Logger, sessionlog.EventToolResult, map[string]any{"tool": tool, "path": path, "error": terr.Code})
+		call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": tool, "path": path, "mode": pol.Mode})
+		call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": tool, "path": path, "error": terr.Code})
 		return "", terr
 	}
 	return path, nil
