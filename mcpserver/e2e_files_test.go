@@ -3,9 +3,9 @@ package mcpserver_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
