@@ -75,6 +75,7 @@ func (w *world) serveArgs(extra ...string) []string {
 
 type clientOpts struct {
 	version string
+	roots   []string // file paths the client declares as its roots
 	elicit  func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	noMRTR  bool
 }
@@ -88,7 +89,14 @@ func newClient(o clientOpts) *mcp.Client {
 	if o.noMRTR {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
-	return mcp.NewClient(&mcp.Implementation{Name: "cordon-e2e", Version: "1"}, opts)
+	if o.roots != nil {
+		opts.Capabilities = nil // the default declares roots
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "cordon-e2e", Version: "1"}, opts)
+	for _, r := range o.roots {
+		c.AddRoots(&mcp.Root{URI: "file://" + r})
+	}
+	return c
 }
 
 // stdio starts `cordon serve` and connects to it.

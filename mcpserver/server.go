@@ -59,6 +59,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	)
+	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationRootsListChanged), s.rootsChanged)
 	defs := toolDefs()
 	for name, run := range s.runners() {
 		s.mcp.AddTool(defs[name], s.handler(name, run))
@@ -123,6 +124,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 			}
 			a.answer = ans
 		}
+		s.ensureRoots(ctx, sess)
 		call := tools.Call{Session: sess, Progress: s.progress(ctx, req)}
 		if clientCanElicit(ctx) {
 			call.Asker = a

@@ -73,8 +73,8 @@ func (s *stateSigner) redeem(raw, session, tool, argsDigest string) (requestStat
 	if !ok {
 		return st, errStateInvalid
 	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(payloadB64)
-	got, err2 := base64.RawURLEncoding.DecodeString(macB64)
+	payload, err1 := base64.RawURLEncoding.Strict().DecodeString(payloadB64)
+	got, err2 := base64.RawURLEncoding.Strict().DecodeString(macB64)
 	if err1 != nil || err2 != nil {
 		return st, errStateInvalid
 	}

@@ -54,6 +54,9 @@ type ExecutionPolicy struct {
 	// TmpDir is the session's private tmp directory on the host.
 	TmpDir          string
 	ExtraWriteAllow []string
+	// ClientRoots, when set, are the MCP client's roots: they may only
+	// narrow the writable roots, never widen or replace them.
+	ClientRoots []string
 	// WritableRoots is WritableRoots(policy), computed once by Resolve.
 	WritableRoots []string
 	// ReadDeny and Protected are absolute paths (canonical where they exist).
@@ -124,6 +127,8 @@ type Request struct {
 	// Override is the mode of an approved escalation for this one call.
 	Override Mode
 	TmpDir   string
+	// ClientRoots are the client's declared roots (absolute paths).
+	ClientRoots []string
 }
 
 // Resolve applies the three layers, highest first: the explicit override
@@ -169,6 +174,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		ProtectedNames:  append(slices.Clone(DefaultProtectedNames), set.ProtectedNames...),
 		StateDir:        set.StateDir,
 		ConfigDir:       set.ConfigDir,
+		ClientRoots:     req.ClientRoots,
 	}
 	if p.TmpDir != "" {
 		if p.TmpDir, err = CanonicalPath(p.TmpDir); err != nil {

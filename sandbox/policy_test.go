@@ -241,3 +241,22 @@ func TestEnviron(t *testing.T) {
 	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "GOPATH=/g"}, Environ(host, []string{"GOPATH", "DOCKER_HOST"}))
 	assert.Equal(t, []string{"A=1", "B=3"}, MergeEnv([]string{"A=1", "B=2"}, []string{"B=3"}))
 }
+
+func TestClientRootsOnlyNarrow(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	ws, sub, other, tmp, outside := filepath.Join(base, "ws"), filepath.Join(base, "ws", "sub"), filepath.Join(base, "ws", "other"),
+		filepath.Join(base, "tmp"), filepath.Join(base, "outside")
+	for _, d := range []string{sub, other, tmp, outside} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	p := ExecutionPolicy{Mode: WorkspaceWrite, WorkspaceRoot: ws, TmpDir: tmp}
+	p.ClientRoots = []string{sub, outside}
+	assert.Equal(t, []string{sub, tmp}, WritableRoots(p), "a root inside the workspace narrows it; one outside adds nothing")
+	p.ClientRoots = []string{base}
+	assert.Equal(t, []string{ws, tmp}, WritableRoots(p), "a wider client root does not widen")
+	p.ClientRoots = []string{outside}
+	assert.Equal(t, []string{tmp}, WritableRoots(p), "a client root elsewhere leaves only the session tmp")
+	p.Mode = ReadOnly
+	p.ClientRoots = []string{ws}
+	assert.Equal(t, []string{tmp}, WritableRoots(p))
+}

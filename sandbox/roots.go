@@ -92,7 +92,45 @@ func WritableRoots(p ExecutionPolicy) []string {
 			roots = append(roots, canon)
 		}
 	}
+	if len(p.ClientRoots) > 0 {
+		roots = narrowRoots(roots, p.ClientRoots, p.TmpDir)
+	}
 	return roots
+}
+
+// narrowRoots intersects the writable roots with the client's roots: a
+// writable root inside a client root stays, a client root inside a
+// writable root takes its place, anything else goes. The session tmp is
+// cordon's own and stays. A client root can therefore never add a place
+// that was not writable already.
+func narrowRoots(roots, clientRoots []string, tmp string) []string {
+	var canonClient []string
+	for _, c := range clientRoots {
+		if canon, err := CanonicalPath(c); err == nil {
+			canonClient = append(canonClient, canon)
+		}
+	}
+	var out []string
+	add := func(r string) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	for _, r := range roots {
+		if tmp != "" && r == tmp {
+			add(r)
+			continue
+		}
+		for _, c := range canonClient {
+			switch {
+			case Within(r, c):
+				add(r)
+			case Within(c, r):
+				add(c)
+			}
+		}
+	}
+	return out
 }
 
 // linkedWorktreeDirs returns the gitdir and commondir of a linked worktree

@@ -24,9 +24,33 @@ type Session struct {
 	// that can be named; see SPEC §9).
 	AllowSession bool
 
-	mu        sync.Mutex
-	mode      sandbox.Mode // from the last sandbox/mode event; "" if none
-	tmpWarned bool
+	mu          sync.Mutex
+	mode        sandbox.Mode // from the last sandbox/mode event; "" if none
+	tmpWarned   bool
+	clientRoots []string
+	rootsKnown  bool
+}
+
+// SetClientRoots records the client's roots, which narrow the session's
+// writable roots from the next call on.
+func (s *Session) SetClientRoots(roots []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clientRoots, s.rootsKnown = roots, true
+}
+
+// ClientRoots returns the client's roots and whether they were fetched.
+func (s *Session) ClientRoots() ([]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientRoots, s.rootsKnown
+}
+
+// InvalidateRoots makes the next call fetch the client's roots again.
+func (s *Session) InvalidateRoots() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rootsKnown = false
 }
 
 // Mode returns the session's mode from its log, re-read cheaply so that a

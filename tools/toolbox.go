@@ -104,6 +104,7 @@ func (tb *Toolbox) SessionMode(id string) (sandbox.Mode, bool) {
 // the file tools alike. override is an approved escalation, or "".
 func (tb *Toolbox) Resolve(s *Session, override sandbox.Mode) (sandbox.ExecutionPolicy, *ToolError) {
 	req := sandbox.Request{SessionID: s.ID, Workspace: s.Workspace, Override: override}
+	req.ClientRoots, _ = s.ClientRoots()
 	if s.Tmp != nil {
 		if recreated, err := s.Tmp.Ensure(); err != nil {
 			return sandbox.ExecutionPolicy{}, errorf(sandbox.CodeUnavailable, "session tmp: %v", err)
