@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,4 +203,30 @@ func TestInvalidJSONOnStdin(t *testing.T) {
 	cmd.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo ok"}}}`)
 	assert.Contains(t, cmd.recv(t), `ok\n`)
 	_ = os.Stdout
+}
+
+func TestBashProgress(t *testing.T) {
+	w := newWorld(t)
+	var got atomic.Int32
+	cs := w.stdio(t, clientOpts{version: "2025-11-25", progress: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		if req.Params.ProgressToken == "tok" {
+			got.Add(1)
+		}
+	}})
+	p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 4.5; echo done"}}
+	p.SetProgressToken("tok")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, p)
+	require.NoError(t, err)
+	assert.Equal(t, "done\n", structured(t, res)["output"])
+	deadline := time.Now().Add(2 * time.Second)
+	for got.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.GreaterOrEqual(t, got.Load(), int32(2), "a long command reports progress when asked")
+
+	quiet := w.stdio(t, clientOpts{version: "2025-11-25"})
+	res = call(t, quiet, "bash", map[string]any{"command": "sleep 2.5; echo quiet"})
+	assert.Equal(t, "quiet\n", structured(t, res)["output"], "no progress token, no notifications, same result")
 }

@@ -74,10 +74,11 @@ func (w *world) serveArgs(extra ...string) []string {
 }
 
 type clientOpts struct {
-	version string
-	roots   []string // file paths the client declares as its roots
-	elicit  func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	noMRTR  bool
+	version  string
+	roots    []string // file paths the client declares as its roots
+	progress func(context.Context, *mcp.ProgressNotificationClientRequest)
+	elicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	noMRTR   bool
 }
 
 func newClient(o clientOpts) *mcp.Client {
@@ -85,6 +86,9 @@ func newClient(o clientOpts) *mcp.Client {
 	if o.elicit != nil {
 		opts.ElicitationHandler = o.elicit
 		opts.Capabilities = nil
+	}
+	if o.progress != nil {
+		opts.ProgressNotificationHandler = o.progress
 	}
 	if o.noMRTR {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}

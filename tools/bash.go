@@ -28,7 +28,7 @@ type BashInput struct {
 const maxCommandBytes = 128*1024 - 1
 
 // progressEvery is how often a long command reports that it is alive.
-const progressEvery = 5 * time.Second
+const progressEvery = 2 * time.Second
 
 // Bash runs `bash -c COMMAND` under the call's policy.
 func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, *ToolError) {
