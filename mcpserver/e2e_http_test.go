@@ -84,6 +84,16 @@ func TestHTTPConcurrentSessions(t *testing.T) {
 			if st, _ := res.StructuredContent.(map[string]any); st["output"] != want {
 				errs <- fmt.Errorf("session %d: got %q, want %q", i, st["output"], want)
 			}
+			res, err = tryCall(cs, "write_file", map[string]any{"path": fmt.Sprintf("w%d.txt", i), "content": fmt.Sprint("written by ", i)})
+			if err != nil || res.IsError {
+				errs <- fmt.Errorf("session %d: write_file: %v", i, err)
+				return
+			}
+			res, err = tryCall(cs, "read_file", map[string]any{"path": fmt.Sprintf("w%d.txt", i)})
+			if st, _ := res.StructuredContent.(map[string]any); err != nil || res.IsError || st["total_lines"] != 1.0 {
+				errs <- fmt.Errorf("session %d: read_file: %v %v", i, err, st)
+				return
+			}
 			res, err = tryCall(cs, "sandbox_status", nil)
 			if err != nil {
 				errs <- fmt.Errorf("session %d: status: %v", i, err)

@@ -84,7 +84,9 @@ func (b *bwrapProvider) Available() error {
 
 // bwrapDenialSignatures are what tools print when a bind is read-only or a
 // path is hidden.
-var bwrapDenialSignatures = []string{"Read-only file system", "Permission denied", "Operation not permitted"}
+// "Invalid cross-device link" is a hard link or rename across the
+// boundary between a writable bind and the read-only root.
+var bwrapDenialSignatures = []string{"Read-only file system", "Permission denied", "Operation not permitted", "Invalid cross-device link"}
 
 var bwrapRunnerRules = []RunnerFailureRule{
 	{AllowedExitCodes: []int{1}, FatalSignatures: []string{"bwrap: "}},
@@ -189,7 +191,11 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 		a = append(a, "--ro-bind", prot, prot)
 	}
 	for _, missing := range plan.ProtectMissing {
-		a = append(a, "--ro-bind", "/dev/null", missing)
+		if plan.MissingDirs[missing] {
+			a = append(a, "--tmpfs", missing, "--remount-ro", missing)
+		} else {
+			a = append(a, "--ro-bind", "/dev/null", missing)
+		}
 	}
 	for _, d := range plan.HideDirs {
 		a = append(a, "--tmpfs", d, "--remount-ro", d)
