@@ -3,7 +3,11 @@
 //
 // A [Fence] is built once from a [Config] — the writable roots, the
 // protected paths and the read-deny list of the session's execution policy —
-// and is then immutable and safe for concurrent use. Every operation takes an
+// and is then immutable and safe for concurrent use. (It keeps the entries
+// as the file system resolved them between calls, but every call first
+// looks again, with one lstat per path on the entries' way, and resolves
+// them afresh when anything there changed: a call sees the entries as they
+// are when it runs.) Every operation takes an
 // absolute path (the caller joins relative tool arguments with the workspace
 // root first; a relative path is an [ErrInvalidPath] error), and every
 // refusal by the fence is a [*DeniedError] that matches [ErrDenied].

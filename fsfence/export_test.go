@@ -23,3 +23,9 @@ func SetWalkHook(h func()) (restore func()) {
 	testHookAfterWalk = h
 	return func() { testHookAfterWalk = old }
 }
+
+// EntriesCached reports whether the fence holds resolved read and write
+// entries from an earlier call. Tests only.
+func EntriesCached(f *Fence) (reads, writes bool) {
+	return f.reads.snap.Load() != nil, f.writes.snap.Load() != nil
+}

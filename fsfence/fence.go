@@ -8,10 +8,14 @@ import (
 	"slices"
 )
 
-// Fence checks and performs the file tools' file-system operations. It is
-// immutable after [New] and safe for concurrent use.
+// Fence checks and performs the file tools' file-system operations. Its
+// configuration is immutable after [New]; it is safe for concurrent use.
 type Fence struct {
 	cfg Config
+	// The entries as the file system resolves them, validated at every
+	// call (see entries.go): read-deny for reads, protected and read-deny
+	// together for writes.
+	reads, writes entryCache
 }
 
 // New builds a fence. Every entry of cfg must be an absolute path (an
@@ -26,7 +30,10 @@ func New(cfg Config) (*Fence, error) {
 	if err := platformInit(); err != nil {
 		return nil, err
 	}
-	return &Fence{cfg: c}, nil
+	f := &Fence{cfg: c}
+	f.reads.lists = [][]string{c.ReadDeny}
+	f.writes.lists = [][]string{c.Protected, c.ReadDeny}
+	return f, nil
 }
 
 // Config returns the cleaned configuration the fence enforces (a copy).

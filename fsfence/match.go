@@ -70,9 +70,12 @@ type matchID struct {
 	entry string
 }
 
-// newMatcher snapshots the entries. It is built per call, not in New,
-// because entries and the symlinks on their way may appear or change during
-// a session (a ~/.aws created later must still be denied).
+// newMatcher resolves the entries now, with [filepath.EvalSymlinks] and
+// stat(2). It serves the platforms where [resolveEntry] does not mirror
+// EvalSymlinks (Windows: volumes, junctions, short names); elsewhere the
+// fence builds its matchers with [buildMatcher] and keeps them in an
+// [entryCache] (see there for why that is as strong as resolving at every
+// call).
 func newMatcher(lists ...[]string) *matcher {
 	m := &matcher{}
 	for _, list := range lists {

@@ -20,7 +20,7 @@ func (f *Fence) checkRead(op, path string) (*readTarget, error) {
 	if err != nil {
 		return nil, pathErr(op, path, err)
 	}
-	return f.checkReadClean(op, path, p, newMatcher(f.cfg.ReadDeny))
+	return f.checkReadClean(op, path, p, f.reads.matcher())
 }
 
 func (f *Fence) checkReadClean(op, path, p string, m *matcher) (*readTarget, error) {
@@ -177,7 +177,7 @@ func (f *Fence) checkParent(op, path string) (*readTarget, string, *matcher, err
 	if err != nil {
 		return nil, "", nil, pathErr(op, path, err)
 	}
-	m := newMatcher(f.cfg.ReadDeny)
+	m := f.reads.matcher()
 	if e, ok := m.pathHit(p); ok {
 		return nil, "", nil, denied(op, path, ReasonReadDeny, e)
 	}

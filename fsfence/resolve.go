@@ -38,7 +38,7 @@ func (f *Fence) resolveWrite(op, path string, mode resolveMode) (*resolved, erro
 	if err != nil {
 		return nil, pathErr(op, path, err)
 	}
-	m := newMatcher(f.cfg.Protected, f.cfg.ReadDeny)
+	m := f.writes.matcher()
 	outside := ReasonOutsideRoots
 	for range maxSymlinkHops + 1 {
 		r, next, err := f.resolveOnce(op, path, p, m, mode, outside)

@@ -40,6 +40,33 @@ func statID(p string) (fileID, bool) {
 	return idOf(&st), true
 }
 
+// lookPath looks at p without following it, for [resolveEntry] and the
+// validation of cached entries. A symlink's target is read by name right
+// after the lstat; if the link is swapped in between, the device and inode
+// recorded are the old link's and the next validation sees the new one.
+func lookPath(p string) pathState {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return pathState{kind: kindMissing}
+	}
+	s := pathState{id: idOf(&st)}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		s.kind = kindDir
+	case unix.S_IFLNK:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return pathState{kind: kindMissing}
+		}
+		s.kind, s.target = kindSymlink, target
+	case unix.S_IFREG:
+		s.kind = kindFile
+	default:
+		s.kind = kindOther
+	}
+	return s
+}
+
 // platformInit proves, once per fence, that the two kernel facilities the
 // fence stands on exist. Without them every call would fail anyway; failing
 // in New says why once and clearly.

@@ -26,6 +26,31 @@ func statID(p string) (fileID, bool) {
 	return fileID{fi}, true
 }
 
+// lookPath looks at p without following it, for [resolveEntry] and the
+// validation of cached entries.
+func lookPath(p string) pathState {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return pathState{kind: kindMissing}
+	}
+	s := pathState{id: fileID{fi}}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return pathState{kind: kindMissing}
+		}
+		s.kind, s.target = kindSymlink, target
+	case fi.IsDir():
+		s.kind = kindDir
+	case fi.Mode().IsRegular():
+		s.kind = kindFile
+	default:
+		s.kind = kindOther
+	}
+	return s
+}
+
 // platformInit has nothing to prove: os.Root is always available.
 func platformInit() error { return nil }
 
