@@ -16,8 +16,10 @@ deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq bubblewrap; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq bubblewrap; fi; }
 
+# build makes bin/cordon and, beside it, the lean bin/cordon-helper that
+# confines each command (cordon falls back to re-executing itself).
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/cordon
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/cordon ./cmd/cordon-helper
 
 # run builds cordon, shows the sandbox it found, proves containment and
 # prints the line to paste into an MCP client.
@@ -49,7 +51,7 @@ bench: build
 	./bench/exec.sh
 
 install:
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/cordon
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/cordon ./cmd/cordon-helper
 
 clean:
 	rm -rf bin

@@ -1,14 +1,28 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
 // BenchmarkExecTrue compares a confined `true` with its floor: a plain
 // fork+exec, and bwrap running the same argv without cordon's helper. The
 // differences are cordon's own cost per command.
+//
+// As in production, the lean cordon-helper is built beside the executable
+// (here the test binary), so the helper does not pay for a test binary's
+// start-up.
 func BenchmarkExecTrue(b *testing.B) {
+	self, _ := os.Executable()
+	lean := filepath.Join(filepath.Dir(self), HelperBinary)
+	if out, err := exec.Command("go", "build", "-o", lean, "../cmd/cordon-helper").CombinedOutput(); err != nil {
+		b.Fatalf("building the helper: %v\n%s", err, out)
+	}
+	if p, _ := helperPath(); p != lean {
+		b.Fatalf("the benchmark must use the lean helper, got %s", p)
+	}
 	truePath, _ := exec.LookPath("true")
 	b.Run("plain", func(b *testing.B) {
 		for b.Loop() {
