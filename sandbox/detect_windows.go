@@ -1,11 +1,13 @@
 package sandbox
 
-// candidates are the Windows backends, strongest first. windows-acl is
-// not there yet: confined modes fail closed.
-func candidates() []Provider { return nil }
+// candidates are the Windows backends, strongest first.
+func candidates() []Provider { return []Provider{WindowsACL()} }
 
+// byName returns a backend that can be forced with --backend.
 func byName(name string) Provider {
 	switch name {
+	case windowsACLName:
+		return WindowsACL()
 	case "bwrap", "landlock", "seatbelt":
 		return Unavailable(name + " is not available on Windows")
 	}

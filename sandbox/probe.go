@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -59,20 +59,16 @@ func probe(prov Provider) ProbeResult {
 	if err != nil {
 		return ProbeResult{Reason: "probe: " + err.Error()}
 	}
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		truePath = "/bin/true"
-	}
-	if out, err := probeRun(prov, cp, ws, truePath); err != nil {
+	marker := filepath.Join(ws, "probe-ok")
+	permissive, write := probeCommands(marker, canary)
+	if out, err := probeRun(prov, cp, ws, permissive...); err != nil {
 		return ProbeResult{Reason: fmt.Sprintf("a permissive run failed: %v%s", err, explainOutput(prov, out))}
 	}
-	marker := filepath.Join(ws, "probe-ok")
-	script := `printf ok > "$1"; printf breach >> "$2"`
-	out, err := probeRun(prov, cp, ws, "/bin/sh", "-c", script, "sh", marker, canary)
+	out, err := probeRun(prov, cp, ws, write...)
 	if data, _ := os.ReadFile(canary); string(data) != canaryContent {
 		return ProbeResult{Reason: "a write outside the writable roots was NOT denied: the backend does not confine"}
 	}
-	if data, _ := os.ReadFile(marker); string(data) != "ok" {
+	if data, _ := os.ReadFile(marker); strings.TrimSpace(string(data)) != "ok" {
 		return ProbeResult{Reason: fmt.Sprintf("a write inside the workspace failed (%v)%s", err, explainOutput(prov, out))}
 	}
 	if err == nil {

@@ -37,7 +37,7 @@ const (
 )
 
 // Backend names accepted by --backend and the config.
-var BackendNames = []string{"auto", "bwrap", "landlock", "seatbelt"}
+var BackendNames = []string{"auto", "bwrap", "landlock", "seatbelt", "windows-acl"}
 
 // ValidBackend reports whether name may be given to --backend.
 func ValidBackend(name string) error {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cordonhq/cordon/sandbox"
@@ -104,7 +103,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	cmd.Env = sandbox.Environ(os.Environ(), tb.conf().EnvPassthrough)
 	// The command leads its own process group, so a timeout or a
 	// cancellation kills it and everything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	newProcessGroup(cmd)
 	// A grandchild that keeps the output pipe open must not hold the call.
 	cmd.WaitDelay = 2 * time.Second
 
@@ -123,7 +122,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 			case <-done:
 				return
 			case <-runCtx.Done():
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				killGroup(cmd)
 				return
 			case <-ticker.C:
 				if call.Progress != nil {
@@ -135,7 +134,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	outcome, waitErr := launch.Wait()
 	close(done)
 	// Whatever the command left behind in its group goes with it.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(cmd)
 
 	out.Close()
 	text, truncated, _ := out.String()

@@ -1,0 +1,5 @@
+package sandbox
+
+func probeCommands(marker, canary string) (permissive, write []string) {
+	return windowsACLProbeArgv(marker, canary)
+}
