@@ -1,15 +1,15 @@
 package sandbox
 
-// candidates are the macOS backends, strongest first. The Seatbelt
-// backend is not there yet: confined modes fail closed.
-func candidates() []Provider { return nil }
+// candidates are the macOS backends, strongest first.
+func candidates() []Provider { return []Provider{Seatbelt()} }
 
+// byName returns a backend that can be forced with --backend.
 func byName(name string) Provider {
 	switch name {
+	case "seatbelt":
+		return Seatbelt()
 	case "bwrap", "landlock":
 		return Unavailable(name + " is only available on Linux")
-	case "seatbelt":
-		return Unavailable("the seatbelt backend is not built yet")
 	}
 	return nil
 }
