@@ -407,3 +407,31 @@ func processesWith(token string) []int {
 	}
 	return pids
 }
+
+// TestRuntimeDirSocketsUnreachable: a socket in $XDG_RUNTIME_DIR (the D-Bus
+// session bus lives there, and it can start unconfined processes through
+// systemd-run --user) must not be reachable from a bwrap sandbox.
+func TestRuntimeDirSocketsUnreachable(t *testing.T) {
+	prov := Bwrap()
+	f := newFixture(t, prov)
+	rt := filepath.Join(f.base, "run-user")
+	require.NoError(t, os.Mkdir(rt, 0o700))
+	sock := filepath.Join(rt, "bus")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	out, code := f.sh(f.policy(WorkspaceWrite, NetworkAllow), `ls -A "$1"; test -S "$1/bus" && echo REACHABLE; true`, rt)
+	assert.Equal(t, 0, code, out)
+	assert.NotContains(t, out, "REACHABLE")
+	assert.NotContains(t, out, "bus")
+}

@@ -206,7 +206,30 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	for _, s := range dockerSockets() {
 		a = append(a, "--ro-bind", "/dev/null", s)
 	}
+	for _, d := range runtimeDirs() {
+		a = append(a, "--tmpfs", d)
+	}
 	return a
+}
+
+// runtimeDirs are the user's runtime directories ($XDG_RUNTIME_DIR,
+// /run/user/UID). They hold sockets of programs that act for the user
+// outside any sandbox — the D-Bus session bus (systemd-run --user), ssh-
+// and gpg-agents, keyrings — and a read-only bind does not stop connect(),
+// so they are replaced by an empty tmpfs.
+func runtimeDirs() []string {
+	var dirs []string
+	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), fmt.Sprintf("/run/user/%d", os.Geteuid())} {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		if c, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(dirs, c) {
+			if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+				dirs = append(dirs, c)
+			}
+		}
+	}
+	return dirs
 }
 
 // Limits reports what bwrap enforces: everything in the policy.

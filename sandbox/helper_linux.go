@@ -98,12 +98,10 @@ func applyLandlock(cfg helperConfig) error {
 		ll.HandledAccessNet = base.HandledAccessNet // no port rules: all TCP bind/connect denied
 	}
 	if use >= 6 {
-		// Signals only reach processes inside the sandbox; with network
-		// deny, abstract unix sockets outside are unreachable too.
-		ll.Scoped = landlock.ScopedSet(llsyscall.ScopeSignal)
-		if cfg.netDeny {
-			ll.Scoped |= landlock.ScopedSet(llsyscall.ScopeAbstractUnixSocket)
-		}
+		// Signals and abstract unix sockets only reach processes inside
+		// the sandbox: a D-Bus bus or agent listening on an abstract
+		// address outside would otherwise act for the command.
+		ll.Scoped = landlock.ScopedSet(llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket)
 	}
 	readExec := landlock.AccessFSSet(llsyscall.AccessFSExecute | llsyscall.AccessFSReadFile | llsyscall.AccessFSReadDir)
 	rules := []landlock.Rule{

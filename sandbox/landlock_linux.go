@@ -80,8 +80,9 @@ func (l *landlockProvider) Limits() (Enforcement, []string) {
 		un = append(un, "device ioctl: not restricted (ABI < 5)")
 	}
 	if l.abi < 6 {
-		un = append(un, "signals to processes outside the sandbox: not restricted (ABI < 6)")
+		un = append(un, "signals and abstract unix sockets outside the sandbox: not restricted (ABI < 6)")
 	}
+	un = append(un, "unix sockets on the file system ($XDG_RUNTIME_DIR: D-Bus session bus, agents) stay reachable with network allow: Landlock cannot hide them")
 	return EnforcementPartial, un
 }
 

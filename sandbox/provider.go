@@ -39,6 +39,11 @@ type ConfinedArgv struct {
 	cleanup func()
 }
 
+// ReportsRunnerStatus says whether a launch tells runner failures apart by
+// itself (cordon's helper reports through a status pipe). Without it, the
+// caller applies RunnerFailureRules to the output.
+func (c *ConfinedArgv) ReportsRunnerStatus() bool { return c.statusFD > 0 }
+
 // Provider is an OS confinement backend.
 type Provider interface {
 	// Name is the backend's config name: bwrap, landlock, seatbelt, …

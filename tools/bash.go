@@ -139,6 +139,13 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	out.Close()
 	text, truncated, _ := out.String()
 	timedOut := runCtx.Err() != nil
+	if outcome.RunnerFailure == "" && confined.Backend != "none" && !confined.ReportsRunnerStatus() {
+		// A backend without cordon's helper (Seatbelt) is judged by its
+		// runner-failure rules, before any denial signature.
+		if sig, ok := sandbox.MatchAny(confined.RunnerFailureRules, outcome.ExitCode, text); ok {
+			outcome.RunnerFailure = "the runner reported: " + sig
+		}
+	}
 	fields := map[string]any{
 		"exit_code": outcome.ExitCode, "output": text, "timed_out": timedOut, "truncated": truncated,
 		"mode": pol.Mode, "backend": confined.Backend, "enforcement": confined.Enforcement, "denied": false,
