@@ -38,7 +38,7 @@ type Executor struct {
 func (e *Executor) Status() Status {
 	if e.Requirement == Off {
 		return Status{State: StateBypassed, Backend: "none", Enforcement: EnforcementNone,
-			Reason: "the sandbox is off (--no-sandbox): commands run unconfined"}
+			Reason: "the sandbox is off (--no-sandbox or sandbox = \"off\"): commands run unconfined"}
 	}
 	_, st := e.Provider.Select()
 	return st

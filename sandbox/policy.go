@@ -23,7 +23,7 @@ var DefaultReadDeny = []string{
 var DefaultProtectedNames = []string{
 	".git/hooks", ".git/config", ".cordon",
 	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile",
-	".vscode", ".idea", ".mcp.json",
+	".vscode", ".idea", ".mcp.json", "cordon.toml",
 }
 
 // Settings are the deployment's defaults: the config files, then the flags.

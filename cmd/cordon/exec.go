@@ -17,7 +17,7 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("exec", stderr)
 	var f sandboxFlags
 	f.register(fs, true)
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -35,9 +35,10 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, "exec", err)
 	}
 	warn := func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) }
+	d.warnings(warn)
 	ex := d.executor(warn)
 	if d.requirement == sandbox.Off {
-		warn("the sandbox is off (--no-sandbox): the command runs unconfined")
+		warn("the sandbox is off (" + d.cfg.Sandbox.Origin.String() + "): the command runs unconfined")
 	}
 
 	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
@@ -64,7 +65,7 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	launch.Cmd.Stdin, launch.Cmd.Stdout, launch.Cmd.Stderr = stdin, stdout, stderr
 	launch.Cmd.Dir = pol.WorkspaceRoot
-	launch.Cmd.Env = sandbox.Environ(os.Environ(), nil)
+	launch.Cmd.Env = sandbox.Environ(os.Environ(), d.passthrough)
 	if err := launch.Start(); err != nil {
 		if confined.Backend == "none" && errors.Is(err, exec.ErrNotFound) {
 			fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])

@@ -24,13 +24,19 @@ const usage = `cordon: a sandboxed shell and file system for AI agents, over MCP
 usage:
   cordon serve   [--http ADDR] [--workspace DIR] [--mode MODE] [flags]   run the MCP server
   cordon exec    [--mode MODE] [--workspace DIR] [flags] -- CMD [ARGS...] run one command confined
-  cordon status  [--json] [--backend NAME]    backend, probe result, enforcement, policy
+  cordon status  [--json] [--config FILE]     backend, probe, enforcement, policy and its origins
   cordon profile [--mode MODE] [--json]       the confined argv and rules for a mode
   cordon test                                 prove containment (exit 0 only when proved)
   cordon log     [SESSION] [--verify] [--json]   show or verify a session log
   cordon sessions [--json]                    list sessions and their effective modes
   cordon mode    --session ID MODE            change a live session's mode (source: user)
   cordon version
+
+Configuration (TOML), later overriding earlier: $XDG_CONFIG_HOME/cordon/config.toml
+(else ~/.config/cordon/config.toml), then the workspace's cordon.toml and
+.cordon/config.toml (these may only tighten), then --config FILE, then flags.
+'cordon status' shows where every value came from. 'cordon serve --http config'
+serves HTTP at the config's [http] addr; SIGHUP makes serve re-read the files.
 
 Run 'cordon COMMAND -h' for a command's flags.
 `

@@ -29,7 +29,7 @@ func runProfile(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f sandboxFlags
 	f.register(fs, false)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -43,6 +43,7 @@ func runProfile(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, "profile", err)
 	}
+	d.warnings(func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) })
 	svc := sandbox.PolicyService{Settings: d.settings}
 	pol, err := svc.Resolve(sandbox.Request{TmpDir: ""})
 	if err != nil {

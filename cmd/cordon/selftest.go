@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/sandbox"
-	"golang.org/x/sys/unix"
 )
 
 // runTest proves containment now: a file outside the boundary that this
@@ -21,7 +20,7 @@ func runTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("test", stderr)
 	var f sandboxFlags
 	f.register(fs, false)
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -31,6 +30,7 @@ func runTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, "test", err)
 	}
+	d.warnings(func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) })
 	if d.settings.Mode == sandbox.DangerFullAccess {
 		fmt.Fprintln(stdout, "not proved: danger-full-access runs commands unconfined by definition")
 		return exitFailure
@@ -106,7 +106,7 @@ func containmentTarget(p sandbox.ExecutionPolicy) (string, error) {
 		if err != nil || !fi.Mode().IsRegular() || outsideAll(real, p) == false {
 			continue
 		}
-		if unix.Faccessat(unix.AT_FDCWD, real, unix.W_OK, unix.AT_EACCESS) == nil {
+		if writableByMe(real) {
 			return real, nil
 		}
 	}

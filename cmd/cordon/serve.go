@@ -9,9 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/mcpserver"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/tools"
@@ -23,14 +21,12 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", stderr)
 	var f sandboxFlags
 	f.register(fs, true)
-	httpAddr := fs.String("http", "", "serve Streamable HTTP at ADDR (e.g. 127.0.0.1:8765) instead of stdio")
-	preset := fs.String("preset", "", "posture in one word: safe, review (default) or danger")
-	approvalFlag := fs.String("approval", "", "when to ask the human: never, on-request, ask-dangerous or always")
+	f.registerPosture(fs)
+	httpAddr := fs.String("http", "", `serve Streamable HTTP at ADDR (e.g. 127.0.0.1:8765) instead of stdio; "config" takes ADDR from [http] addr`)
 	sessionID := fs.String("session", "", "resume (or name) a session; its mode comes back from its log")
 	delegatedFrom := fs.String("delegated-from", "", "start a sub-agent's session that can never be wider than session ID's mode")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	approvalTimeout := fs.Duration("approval-timeout", 5*time.Minute, "deny an approval request nobody answers within this time")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -39,52 +35,53 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return report(stderr, "serve", usagef("unexpected argument %q", fs.Arg(0)))
 	}
-	if *approvalTimeout <= 0 {
-		return report(stderr, "serve", usagef("--approval-timeout must be positive, e.g. 5m"))
-	}
 	level, err := zerolog.ParseLevel(*logLevel)
 	if err != nil || *logLevel == "" {
 		return report(stderr, "serve", usagef("--log-level %q: use debug, info, warn or error", *logLevel))
 	}
+	// SIGHUP asks for a reload; it must never kill the server, so it is
+	// caught before the config is even read.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
 	d, err := f.resolve()
 	if err != nil {
 		return report(stderr, "serve", err)
 	}
-	posture, err := derivePosture(*preset, f.mode, *approvalFlag)
-	if err != nil {
-		return report(stderr, "serve", err)
+	addr := *httpAddr
+	if addr == httpFromConfig {
+		if d.httpAddr == "" {
+			return report(stderr, "serve", usagef("--http config: no config file sets [http] addr; add it, or give --http ADDR"))
+		}
+		addr = d.httpAddr
 	}
-	d.settings.Mode = posture.Mode
 	logger := newLogger(stderr, level)
+	for _, file := range d.cfg.Files {
+		logger.Info().Str("file", file.Path).Str("layer", file.Layer).Msg("read config")
+	}
+	d.warnings(func(msg string) { logger.Warn().Msg(msg) })
 	for _, p := range sandbox.CleanOrphanTmp(d.settings.StateDir, sandbox.OrphanAge) {
 		logger.Info().Str("path", p).Msg("removed an orphaned session tmp directory")
 	}
 
 	ex := d.executor(func(msg string) { logger.Warn().Msg(msg) })
-	if d.requirement == sandbox.Off {
-		logger.Warn().Msg("the sandbox is off (--no-sandbox): commands run unconfined")
-	} else if st := ex.Status(); st.State != sandbox.StateActive {
-		logger.Error().Str("reason", st.Reason).Msg("no sandbox backend works: confined calls will fail with SANDBOX_UNAVAILABLE")
-	} else {
-		logger.Info().Str("backend", st.Backend).Str("version", st.Version).Str("enforcement", string(st.Enforcement)).
-			Dur("probe", st.Probe).Msg("sandbox active")
-	}
-	tb := tools.New(tools.Config{
-		Settings: d.settings, Executor: ex, Gate: approval.Gate{Policy: posture.Approval},
-		Preset: string(posture.Preset), Logger: logger,
-	})
-	srv, err := mcpserver.New(mcpserver.Config{Toolbox: tb, Version: version, Logger: logger, ApprovalTimeout: *approvalTimeout,
+	logSandbox(logger, d, ex)
+	tb := tools.New(d.toolsConfig(ex, logger))
+	srv, err := mcpserver.New(mcpserver.Config{Toolbox: tb, Version: version, Logger: logger, ApprovalTimeout: d.approvalTimeout,
 		SessionID: *sessionID, DelegatedFrom: *delegatedFrom})
 	if err != nil {
 		return report(stderr, "serve", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if *httpAddr != "" {
-		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: *httpAddr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
-			StateDir: d.settings.StateDir})
+	rl := &reloader{cur: d, ex: ex, tb: tb, log: logger}
+	go rl.run(ctx, hup)
+	if addr != "" {
+		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
+			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir})
 	} else {
-		logger.Info().Str("session", srv.ProcessSession().ID).Str("mode", string(posture.Mode)).Msg("serving MCP on stdio")
+		logger.Info().Str("session", srv.ProcessSession().ID).Str("mode", string(d.posture.Mode)).Msg("serving MCP on stdio")
 		err = srv.ServeStdio(ctx, stdin, stdout)
 		srv.Close()
 	}
@@ -95,26 +92,29 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func derivePosture(preset, mode, policy string) (approval.DerivedState, error) {
-	var s approval.Settings
-	if preset != "" {
-		p, err := approval.ParsePreset(preset)
-		if err != nil {
-			return approval.DerivedState{}, usagef("--preset: %v", err)
-		}
-		s.Preset = p
+// httpFromConfig is the --http value that takes the address from the
+// config's [http] addr. Without --http, serve speaks stdio whatever the
+// config says: an MCP client that spawns cordon expects stdio.
+const httpFromConfig = "config"
+
+// toolsConfig is the tools' part of the deployment.
+func (d deployment) toolsConfig(ex *sandbox.Executor, logger zerolog.Logger) tools.Config {
+	return tools.Config{
+		Settings: d.settings, Executor: ex, Gate: d.gate, Preset: string(d.posture.Preset),
+		EnvPassthrough: d.passthrough, BashTimeout: d.bashTimeout, MaxOutput: d.maxOutput, Logger: logger,
 	}
-	if mode != "" {
-		s.Mode = sandbox.Mode(mode) // validated by resolve
+}
+
+// logSandbox says whether the sandbox works, and how.
+func logSandbox(logger zerolog.Logger, d deployment, ex *sandbox.Executor) {
+	if d.requirement == sandbox.Off {
+		logger.Warn().Str("origin", d.cfg.Sandbox.Origin.String()).Msg("the sandbox is off: commands run unconfined")
+	} else if st := ex.Status(); st.State != sandbox.StateActive {
+		logger.Error().Str("reason", st.Reason).Msg("no sandbox backend works: confined calls will fail with SANDBOX_UNAVAILABLE")
+	} else {
+		logger.Info().Str("backend", st.Backend).Str("version", st.Version).Str("enforcement", string(st.Enforcement)).
+			Dur("probe", st.Probe).Msg("sandbox active")
 	}
-	if policy != "" {
-		p, err := approval.ParsePolicy(policy)
-		if err != nil {
-			return approval.DerivedState{}, usagef("--approval: %v", err)
-		}
-		s.Approval = p
-	}
-	return approval.Derive(s)
 }
 
 // newLogger logs to stderr: JSON, or readable text when stderr is a

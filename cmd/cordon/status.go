@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
+	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -16,6 +18,11 @@ type statusReport struct {
 	sandbox.Status
 	Requirement sandbox.Requirement `json:"sandbox"`
 	Policy      policyReport        `json:"policy"`
+	Approval    approval.Policy     `json:"approval"`
+	Preset      approval.Preset     `json:"preset"`
+	// Rules says, rule by rule, who enforces the policy for commands.
+	Rules  []ruleReport `json:"rules"`
+	Config configReport `json:"config"`
 }
 
 type policyReport struct {
@@ -27,9 +34,109 @@ type policyReport struct {
 	Network        sandbox.Network `json:"network"`
 }
 
+// configReport is where every value came from: the files read, each
+// setting with its origin, and the workspace widenings that were dropped.
+type configReport struct {
+	Files    []configFile             `json:"files"`
+	Settings map[string]settingReport `json:"settings"`
+	Warnings []configWarning          `json:"warnings"`
+	ordered  []settingReport
+}
+
+// ruleReport is one rule of the policy and who enforces it for commands:
+// os (the backend, and the FS fence for the file tools), fence (the file
+// tools only), partial (the OS enforces part of it; Detail says which),
+// none (commands run unconfined) or fail-closed (no backend: confined
+// commands are refused).
+type ruleReport struct {
+	Rule     string `json:"rule"`
+	Enforced string `json:"enforced"`
+	Detail   string `json:"detail,omitempty"`
+}
+
 func newPolicyReport(p sandbox.ExecutionPolicy) policyReport {
 	return policyReport{Mode: p.Mode, WorkspaceRoot: p.WorkspaceRoot, WritableRoots: p.WritableRoots,
 		ProtectedPaths: p.Protected, ReadDeny: p.ReadDeny, Network: p.Network}
+}
+
+func newConfigReport(c *config) configReport {
+	r := configReport{Files: c.Files, Settings: map[string]settingReport{}, Warnings: c.Warnings, ordered: c.settings()}
+	for _, s := range r.ordered {
+		r.Settings[s.Key] = s
+	}
+	if r.Files == nil {
+		r.Files = []configFile{}
+	}
+	if r.Warnings == nil {
+		r.Warnings = []configWarning{}
+	}
+	return r
+}
+
+// enforcementRules maps the backend's Unenforced list onto the policy's
+// rules, so that a partial backend says which rule it leaves to whom.
+func enforcementRules(st sandbox.Status, pol sandbox.ExecutionPolicy) []ruleReport {
+	names := []string{"writes outside the writable roots", "protected paths", "read-deny list", "private /tmp"}
+	if pol.Network == sandbox.NetworkDeny {
+		names = append(names, "network deny")
+	}
+	var rules []ruleReport
+	all := func(enforced, detail string) []ruleReport {
+		for _, n := range names {
+			rules = append(rules, ruleReport{Rule: n, Enforced: enforced, Detail: detail})
+		}
+		return rules
+	}
+	switch {
+	case pol.IsDanger():
+		return all("none", "danger-full-access runs commands unconfined")
+	case st.State == sandbox.StateBypassed:
+		return all("none", "the sandbox is off: commands run unconfined")
+	case st.State != sandbox.StateActive:
+		return all("fail-closed", "no backend works: confined commands are refused with SANDBOX_UNAVAILABLE")
+	}
+	used := make([]bool, len(st.Unenforced))
+	for _, n := range names {
+		r := ruleReport{Rule: n, Enforced: "os"}
+		for i, u := range st.Unenforced {
+			if strings.HasPrefix(u, n+":") {
+				used[i] = true
+				r.Enforced, r.Detail = unenforcedKind(u), strings.TrimSpace(strings.TrimPrefix(u, n+":"))
+			}
+		}
+		rules = append(rules, r)
+	}
+	for i, u := range st.Unenforced {
+		if !used[i] {
+			name, detail := splitRule(u)
+			rules = append(rules, ruleReport{Rule: name, Enforced: unenforcedKind(u), Detail: detail})
+		}
+	}
+	return rules
+}
+
+// splitRule splits an Unenforced entry, "RULE: DETAIL", at the first colon
+// outside parentheses.
+func splitRule(u string) (rule, detail string) {
+	depth := 0
+	for i, r := range u {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case r == ':' && depth == 0:
+			return u[:i], strings.TrimSpace(u[i+1:])
+		}
+	}
+	return u, ""
+}
+
+func unenforcedKind(u string) string {
+	if strings.Contains(u, "FS fence") {
+		return "fence"
+	}
+	return "partial"
 }
 
 func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -37,7 +144,7 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f sandboxFlags
 	f.register(fs, true)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -56,7 +163,9 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, "status", err)
 	}
 	st := d.executor(nil).Status()
-	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol)}
+	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol),
+		Approval: d.posture.Approval, Preset: d.posture.Preset,
+		Rules: enforcementRules(st, pol), Config: newConfigReport(d.cfg)}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -95,9 +204,46 @@ func printStatus(w io.Writer, r statusReport) {
 	fmt.Fprintf(w, "sandbox:      %s\n", r.Requirement)
 	p := r.Policy
 	fmt.Fprintf(w, "mode:         %s\n", p.Mode)
+	fmt.Fprintf(w, "approval:     %s (preset %s)\n", r.Approval, r.Preset)
 	fmt.Fprintf(w, "workspace:    %s\n", p.WorkspaceRoot)
 	fmt.Fprintf(w, "network:      %s\n", p.Network)
 	fmt.Fprintf(w, "writable:     %s\n", strings.Join(p.WritableRoots, ", "))
 	fmt.Fprintf(w, "protected:    %d paths (see --json)\n", len(p.ProtectedPaths))
 	fmt.Fprintf(w, "read-deny:    %s\n", strings.Join(p.ReadDeny, ", "))
+
+	fmt.Fprintf(w, "\nrules (who enforces them for commands):\n")
+	for _, rule := range r.Rules {
+		fmt.Fprintf(w, "  %s: %s", rule.Rule, rule.Enforced)
+		if rule.Detail != "" {
+			fmt.Fprintf(w, " (%s)", rule.Detail)
+		}
+		fmt.Fprintln(w)
+	}
+
+	c := r.Config
+	fmt.Fprintf(w, "\nconfig files:")
+	if len(c.Files) == 0 {
+		fmt.Fprintf(w, " none")
+	}
+	fmt.Fprintln(w)
+	for _, f := range c.Files {
+		fmt.Fprintf(w, "  %s (%s)\n", f.Path, f.Layer)
+	}
+	fmt.Fprintf(w, "\nsettings (value, origin):\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, s := range c.ordered {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Key, s.Text, s.Origin)
+		for _, e := range s.Entries {
+			if e.Origin != s.Origin {
+				fmt.Fprintf(tw, "  \t  %s\t%s\n", e.Value, e.Origin)
+			}
+		}
+	}
+	tw.Flush()
+	if len(c.Warnings) > 0 {
+		fmt.Fprintf(w, "\nwarnings (dropped from workspace files):\n")
+		for _, warn := range c.Warnings {
+			fmt.Fprintf(w, "  %s\n", warn)
+		}
+	}
 }
