@@ -191,11 +191,7 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 		a = append(a, "--ro-bind", prot, prot)
 	}
 	for _, missing := range plan.ProtectMissing {
-		if plan.MissingDirs[missing] {
-			a = append(a, "--tmpfs", missing, "--remount-ro", missing)
-		} else {
-			a = append(a, "--ro-bind", "/dev/null", missing)
-		}
+		a = append(a, "--tmpfs", missing, "--remount-ro", missing)
 	}
 	for _, d := range plan.HideDirs {
 		a = append(a, "--tmpfs", d, "--remount-ro", d)

@@ -20,15 +20,14 @@ type mountPlan struct {
 	// ProtectExisting are protected paths that exist: re-bound read-only.
 	ProtectExisting []string
 	// ProtectMissing are the first missing components of protected paths
-	// inside writable roots: covered so that nothing can be created there.
-	// The mount leaves an empty stub on the host, which the stub registry
-	// removes afterwards.
+	// inside writable roots. Each is covered by an empty read-only
+	// directory, so nothing can be created there: writing inside fails with
+	// "Read-only file system", creating a file of that name with "Is a
+	// directory". A directory, not /dev/null: tools that list the
+	// workspace (git add -A) skip an empty directory but choke on a device
+	// node. The mount leaves an empty directory on the host, which the stub
+	// registry removes afterwards.
 	ProtectMissing []string
-	// MissingDirs are the ProtectMissing entries that stand for a
-	// directory: an empty read-only tmpfs covers them, so that writing
-	// into them fails with "Read-only file system" like any other denial
-	// (rather than "File exists" or "Not a directory" from /dev/null).
-	MissingDirs map[string]bool
 	// HideDirs and HideFiles are existing read-deny entries.
 	HideDirs  []string
 	HideFiles []string
@@ -56,12 +55,6 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 			if !slices.Contains(plan.ProtectMissing, missing) {
 				plan.ProtectMissing = append(plan.ProtectMissing, missing)
 			}
-			if missing != prot || looksLikeDir(prot, p.ProtectedNames) {
-				if plan.MissingDirs == nil {
-					plan.MissingDirs = map[string]bool{}
-				}
-				plan.MissingDirs[missing] = true
-			}
 			continue
 		}
 		plan.ProtectExisting = append(plan.ProtectExisting, existing)
@@ -77,22 +70,6 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 		}
 	}
 	return plan, nil
-}
-
-// dirNames are the default protected names that are directories.
-var dirNames = map[string]bool{".git/hooks": true, ".cordon": true, ".vscode": true, ".idea": true}
-
-// looksLikeDir says whether a missing protected path stands for a
-// directory: a default directory name, or a configured name written with
-// a trailing slash.
-func looksLikeDir(prot string, names []string) bool {
-	for _, n := range names {
-		clean := strings.TrimSuffix(n, "/")
-		if strings.HasSuffix(prot, string(filepath.Separator)+filepath.FromSlash(clean)) && (dirNames[clean] || strings.HasSuffix(n, "/")) {
-			return true
-		}
-	}
-	return false
 }
 
 func containingRoot(path string, roots []string) string {

@@ -164,7 +164,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		}
 		return nil, &ToolError{Code: sandbox.CodeTimeout,
 			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text), Fields: fields}
-	case outcome.ExitCode != 0 && pol.Mode.Confined() && confined.Backend != "none" && sandbox.LooksDenied(confined.DenialSignatures, text):
+	case outcome.ExitCode != 0 && pol.Mode.Confined() && confined.Backend != "none" && looksDenied(confined, pol, text):
 		fields["denied"] = true
 		e := denial("bash", pol.Mode,
 			fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", outcome.ExitCode, text))
@@ -179,6 +179,24 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		msg += fmt.Sprintf("[exit code %d]", outcome.ExitCode)
 	}
 	return &Result{Text: msg, Structured: fields}, nil
+}
+
+// looksDenied tells a sandbox refusal from an ordinary failure: one of the
+// backend's denial signatures, or "Is a directory" naming a protected path
+// (a missing protected path is covered by an empty read-only directory).
+func looksDenied(c *sandbox.ConfinedArgv, pol sandbox.ExecutionPolicy, output string) bool {
+	if sandbox.LooksDenied(c.DenialSignatures, output) {
+		return true
+	}
+	if !strings.Contains(output, "Is a directory") {
+		return false
+	}
+	for _, p := range pol.Protected {
+		if strings.Contains(output, filepath.Base(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // unavailable reports a command that no backend could confine: it did not
