@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -113,7 +114,31 @@ func TestBashDenial(t *testing.T) {
 		assert.NotContains(t, text(res), "SECRET-CANARY")
 		res = call(t, cs, "bash", map[string]any{"command": "ls -a " + filepath.Dir(w.secret)})
 		assert.Equal(t, ".\n..\n", structured(t, res)["output"], "the credential directory looks empty")
+		require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".aws"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(w.home, ".aws", "credentials"), []byte("aws-canary"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(w.state, "http-token"), []byte("token-canary"), 0o600))
+		res = call(t, cs, "bash", map[string]any{"command": "ls -A ~/.aws; cat ~/.aws/credentials " + filepath.Join(w.state, "http-token")})
+		assert.NotContains(t, text(res), "aws-canary")
+		assert.NotContains(t, text(res), "token-canary")
+		assert.NotContains(t, structured(t, res)["output"], "credentials\n")
 	})
+}
+
+func TestGitThroughBash(t *testing.T) {
+	w := newWorld(t)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = w.ws
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"})
+	res := call(t, cs, "bash", map[string]any{"command": "echo hi > a.txt && git add -A && git -c user.name=agent -c user.email=a@e commit -qm 'by the agent' && git log --format=%s -1"})
+	assert.False(t, res.IsError, text(res))
+	assert.Equal(t, "by the agent\n", structured(t, res)["output"])
+	res = call(t, cs, "bash", map[string]any{"command": "echo evil > .git/hooks/pre-commit"})
+	assert.True(t, res.IsError)
+	assert.NoFileExists(t, filepath.Join(w.ws, ".git", "hooks", "pre-commit"))
 }
 
 func TestBashTimeoutKillsTheGroup(t *testing.T) {
