@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// BenchmarkExecTrue compares a confined `true` with its floor: a plain
+// BenchmarkConfineExecTrue compares a confined `true` with its floor: a plain
 // fork+exec, and bwrap running the same argv without cordon's helper. The
 // differences are cordon's own cost per command.
 //
 // As in production, the lean cordon-helper is built beside the executable
 // (here the test binary), so the helper does not pay for a test binary's
 // start-up.
-func BenchmarkExecTrue(b *testing.B) {
+func BenchmarkConfineExecTrue(b *testing.B) {
 	self, _ := os.Executable()
 	lean := filepath.Join(filepath.Dir(self), HelperBinary)
 	if out, err := exec.Command("go", "build", "-o", lean, "../cmd/cordon-helper").CombinedOutput(); err != nil {
@@ -88,3 +88,21 @@ func BenchmarkProbe(b *testing.B) {
 }
 
 func benchFixture(b *testing.B, prov Provider) *fixture { return newFixture(b, prov) }
+
+// BenchmarkConfine is the cost of building a confined argv (policy to
+// argv, mount plan, stub registry), without running anything.
+func BenchmarkConfine(b *testing.B) {
+	for _, prov := range []Provider{Bwrap(), Landlock()} {
+		f := benchFixture(b, prov)
+		cp, _ := f.policy(WorkspaceWrite, NetworkDeny).ToConfined()
+		b.Run(prov.Name(), func(b *testing.B) {
+			for b.Loop() {
+				c, err := prov.Confine([]string{"true"}, cp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Cleanup()
+			}
+		})
+	}
+}
