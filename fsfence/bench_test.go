@@ -86,3 +86,39 @@ func BenchmarkCheckWrite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDirOpenFile is the cost of one open beneath a checked
+// directory, what a walk pays per file instead of BenchmarkOpenFile.
+func BenchmarkDirOpenFile(b *testing.B) {
+	f, file := benchFence(b)
+	d, err := f.OpenDir(filepath.Dir(file))
+	require.NoError(b, err)
+	defer d.Close()
+	name := filepath.Base(file)
+	b.ReportAllocs()
+	for b.Loop() {
+		fh, err := d.OpenFile(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fh.Close()
+	}
+}
+
+// BenchmarkDirOpenDir is the cost of entering a directory beneath a
+// checked one (the entries are looked at again).
+func BenchmarkDirOpenDir(b *testing.B) {
+	f, file := benchFence(b)
+	mod := filepath.Dir(file)
+	d, err := f.OpenDir(filepath.Dir(mod))
+	require.NoError(b, err)
+	defer d.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		sub, err := d.OpenDir(filepath.Base(mod))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub.Close()
+	}
+}

@@ -61,9 +61,23 @@
 // entries. Only then is the same inode reopened for reading through
 // /proc/self/fd, so what was checked is what is read. Per-process /proc
 // files (/proc/PID/..., which include the server's own environ and memory)
-// and /proc/kcore are refused as well. [Fence.WalkDir] and [Fence.FS] give
-// glob and grep a walker in which every directory listing and every open
-// goes through the same check.
+// and /proc/kcore are refused as well.
+//
+// # Walks
+//
+// Checking every file of a large tree from "/" costs far more than reading
+// it, so tree walks (glob, grep, [Fence.WalkDir]) go through [Dir] handles
+// instead: [Fence.OpenDir] checks one directory in full, and a [Dir] then
+// opens one name at a time beneath its own handle (on Linux openat2 with
+// RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS and RESOLVE_NO_MAGICLINKS, and
+// O_NOFOLLOW), so a child is never a symlink and never elsewhere. Each
+// child is compared with the entries by its path and the kernel's view
+// (its directory's plus its name) and by its own device and inode; its
+// ancestors are its directory's, already compared. Each directory entered
+// looks at the entries and at its own kernel view again. Names that are
+// read-deny entries are left out of a Dir's listings. [Dir] explains in
+// full why this is as strong as the path check. [Fence.FS] serves the
+// [io/fs] functions by path, each call with the full check.
 //
 // # Limits
 //
@@ -90,6 +104,12 @@
 //     particular, moving an already resolved directory into a protected
 //     place is not detected. Every step still resolves beneath a root, so a
 //     write never lands outside the roots because of a symlink swap.
+//   - A [Dir] is the directory that was checked, wherever it is later
+//     moved: one moved into a read-deny directory after it was opened (which
+//     needs write access there) still serves its files through the open
+//     handle, though no directory below it can be entered any more. Files
+//     reached through a Dir are checked against the entries as of its
+//     opening; each directory entered looks at them again.
 //   - Entries are compared as they are at the time of each call, case
 //     insensitively (fail closed on case-insensitive file systems);
 //     Unicode normalisation differences (macOS NFD) are not folded.

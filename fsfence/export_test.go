@@ -1,5 +1,7 @@
 package fsfence
 
+import "io/fs"
+
 // SetCommitHook installs a hook that runs after a write's temporary file is
 // complete and before it replaces the target, and returns a function that
 // removes it. Tests only; not safe to call while writes run.
@@ -29,3 +31,7 @@ func SetWalkHook(h func()) (restore func()) {
 func EntriesCached(f *Fence) (reads, writes bool) {
 	return f.reads.snap.Load() != nil, f.writes.snap.Load() != nil
 }
+
+// ListAll lists d like [Dir.ReadDir] but with the read-deny names too, as
+// [Fence.WalkDir] does. Tests only.
+func ListAll(d *Dir) ([]fs.DirEntry, error) { return d.readDir(false) }

@@ -177,10 +177,13 @@ func (t *readTarget) close() {
 // /proc/self resolves to /proc/PID, so the kernel's path always shows the
 // number. /proc/kcore is kernel memory.
 func (t *readTarget) procDenied() bool {
-	if !t.procfs {
-		return false
-	}
-	_, parts := components(t.realPath)
+	return t.procfs && procPathDenied(t.realPath)
+}
+
+// procPathDenied reports whether the kernel's path of an object on procfs
+// names a per-process file or /proc/kcore.
+func procPathDenied(real string) bool {
+	_, parts := components(real)
 	for _, c := range parts {
 		if c == "kcore" || isDigits(c) {
 			return true

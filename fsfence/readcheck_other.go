@@ -77,3 +77,6 @@ func (t *readTarget) close() {}
 
 // procDenied: there is no procfs to refuse outside Linux.
 func (t *readTarget) procDenied() bool { return false }
+
+// procPathDenied: there is no procfs outside Linux.
+func procPathDenied(string) bool { return false }

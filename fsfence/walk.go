@@ -68,19 +68,70 @@ func (s fenceFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 // WalkDir walks the tree at the absolute path root like
-// [path/filepath.WalkDir], with absolute paths, through [Fence.FS]. A
-// directory the fence refuses to list reaches fn a second time with an
-// error matching [ErrDenied]; return nil to skip it and go on (what glob
-// and grep want), or the error to stop.
+// [path/filepath.WalkDir], with absolute paths, in lexical order. The root
+// is checked as a path (a symlink there is followed); below it the walk
+// goes through [Dir] handles, so every directory is checked in full when
+// it is entered, every name is looked up beneath its checked parent, and
+// symlinks are reported, never followed. A directory the fence refuses to
+// list reaches fn a second time with an error matching [ErrDenied]; return
+// nil to skip it and go on (what glob and grep want), or the error to
+// stop. Unlike [Dir.ReadDir], the walk shows read-deny names (as the shell
+// would); an entry's Info is [Dir.Lstat], valid during the call to fn.
 func (f *Fence) WalkDir(root string, fn fs.WalkDirFunc) error {
-	fsys, err := f.FS(root)
+	p, err := cleanAbs(root)
 	if err != nil {
-		return fn(root, nil, err)
+		return fn(root, nil, pathErr("walk", root, err))
 	}
-	base := filepath.Clean(root)
-	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		return fn(filepath.Join(base, filepath.FromSlash(name)), d, err)
-	})
+	info, err := f.Stat(p)
+	if err != nil {
+		err = fn(p, nil, err)
+	} else {
+		err = f.walkDir(nil, p, fs.FileInfoToDirEntry(info), fn)
+	}
+	if err == fs.SkipDir || err == fs.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkDir is fs.WalkDir's step: parent is nil for the root.
+func (f *Fence) walkDir(parent *Dir, p string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(p, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	var dir *Dir
+	var err error
+	if parent == nil {
+		dir, err = f.OpenDir(p)
+	} else {
+		dir, err = parent.OpenDir(d.Name())
+	}
+	var entries []fs.DirEntry
+	if err == nil {
+		defer dir.Close()
+		entries, err = dir.readDir(false)
+	}
+	if err != nil {
+		// Second call, to report the error.
+		if err = fn(p, d, err); err != nil {
+			if err == fs.SkipDir {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, e := range entries {
+		if err := f.walkDir(dir, filepath.Join(p, e.Name()), e, fn); err != nil {
+			if err == fs.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 func (s fenceFS) Lstat(name string) (fs.FileInfo, error) {

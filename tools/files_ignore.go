@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -56,6 +57,11 @@ func loadIgnore(f *fsfence.Fence, dir string) *ignoreLevel {
 	if err != nil {
 		return nil
 	}
+	return readIgnore(file, dir)
+}
+
+// readIgnore reads the opened .gitignore of dir and closes it.
+func readIgnore(file *os.File, dir string) *ignoreLevel {
 	defer file.Close()
 	data, err := io.ReadAll(io.LimitReader(file, maxIgnoreFile))
 	if err != nil || len(bytes.TrimSpace(data)) == 0 {
@@ -90,11 +96,10 @@ func (s *ignoreStack) pop() { s.levels = s.levels[:len(s.levels)-1] }
 func (s *ignoreStack) ignored(path string, isDir bool) bool {
 	ignored := false
 	for _, l := range s.levels {
-		rel, err := filepath.Rel(l.dir, path)
-		if err != nil || rel == "." {
+		rel, ok := relBelow(l.dir, path)
+		if !ok {
 			continue
 		}
-		rel = filepath.ToSlash(rel)
 		if isDir {
 			rel += "/" // so that "build/" rules match the directory only
 		}
@@ -105,4 +110,23 @@ func (s *ignoreStack) ignored(path string, isDir bool) bool {
 		}
 	}
 	return ignored
+}
+
+// relBelow is path relative to dir, slash-separated, and false when they
+// are the same; both are clean. It is [filepath.Rel] without its work in
+// the case the walk always has: dir is an ancestor of path.
+func relBelow(dir, path string) (string, bool) {
+	if rest, ok := strings.CutPrefix(path, dir); ok {
+		switch {
+		case strings.HasSuffix(dir, string(filepath.Separator)) && rest != "":
+			return filepath.ToSlash(rest), true
+		case len(rest) > 1 && rest[0] == filepath.Separator:
+			return filepath.ToSlash(rest[1:]), true
+		}
+	}
+	rel, err := filepath.Rel(dir, path) // as before the fast path
+	if err != nil || rel == "." {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

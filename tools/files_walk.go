@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cordonhq/cordon/fsfence"
 	"github.com/cordonhq/cordon/sandbox"
@@ -32,16 +33,47 @@ func newTreeWalk(f *fsfence.Fence, pol sandbox.ExecutionPolicy, root string) tre
 	return treeWalk{fence: f, root: root, ignoreBase: base}
 }
 
+// walkDir is a directory of the walk, open and checked by the fence. The
+// walk holds one reference while it lists and descends; visit may take
+// more (grep's workers open the file later) with retain, and whoever drops
+// the last one closes it.
+type walkDir struct {
+	*fsfence.Dir
+	refs atomic.Int32
+}
+
+func newWalkDir(d *fsfence.Dir) *walkDir {
+	w := &walkDir{Dir: d}
+	w.refs.Store(1)
+	return w
+}
+
+func (d *walkDir) retain() { d.refs.Add(1) }
+
+func (d *walkDir) release() {
+	if d.refs.Add(-1) == 0 {
+		d.Close()
+	}
+}
+
+// visitFunc is called for every non-directory the walk keeps: its path,
+// its entry, and the directory it is in (nil when root itself is a file),
+// valid until visit returns unless visit retains it.
+type visitFunc func(path string, d fs.DirEntry, dir *walkDir) error
+
 // run calls visit for every file, symlink or other non-directory the walk
 // keeps, in lexical order (depth first, like [fs.WalkDir]; symlinks are not
-// followed). Every listing goes through the fence, as in
-// [fsfence.Fence.WalkDir]; the walk is written out so that a directory's
-// .gitignore is found in its listing instead of by an open that fails in
-// almost every directory. Directories the fence refuses to list (the
-// read-deny list) are skipped without a word: their contents are not the
-// model's business. An error of visit, or the context's, stops the walk and
-// is returned; so is an error on root itself.
-func (w treeWalk) run(ctx context.Context, visit func(path string, d fs.DirEntry) error) error {
+// followed). The root is opened by path through the fence; below it every
+// directory is entered and every file reached through the handle of its
+// checked parent ([fsfence.Dir]), one name at a time, so a name swapped for
+// a symlink is never followed. The walk is written out so that a
+// directory's .gitignore is found in its listing instead of by an open
+// that fails in almost every directory. What the fence refuses (the
+// read-deny list) is not listed, or is skipped without a word: its
+// contents are not the model's business. An error of visit, or the
+// context's, stops the walk and is returned; so is an error on root
+// itself.
+func (w treeWalk) run(ctx context.Context, visit visitFunc) error {
 	var stack ignoreStack
 	// The .gitignore files above root, from the base down, apply too.
 	if w.root != w.ignoreBase {
@@ -61,22 +93,37 @@ func (w treeWalk) run(ctx context.Context, visit func(path string, d fs.DirEntry
 		return err
 	}
 	if !fi.IsDir() {
-		return visit(w.root, fs.FileInfoToDirEntry(fi))
+		return visit(w.root, fs.FileInfoToDirEntry(fi), nil)
 	}
-	return w.walk(ctx, &stack, w.root, visit)
+	d, err := w.fence.OpenDir(w.root)
+	if err != nil {
+		return err
+	}
+	return w.walk(ctx, &stack, newWalkDir(d), w.root, visit)
 }
 
-func (w treeWalk) walk(ctx context.Context, stack *ignoreStack, dir string, visit func(string, fs.DirEntry) error) error {
-	entries, err := w.fence.ReadDir(dir)
+// walk lists dir, whose path is p, and goes through it; it drops the
+// walk's reference to dir.
+func (w treeWalk) walk(ctx context.Context, stack *ignoreStack, dir *walkDir, p string, visit visitFunc) error {
+	defer dir.release()
+	entries, err := dir.ReadDir()
 	if err != nil {
-		if dir == w.root {
+		if p == w.root {
 			return err
 		}
 		return nil // refused, or gone since its parent was listed
 	}
 	for _, e := range entries {
 		if e.Name() == ".gitignore" && !e.IsDir() {
-			if stack.push(loadIgnore(w.fence, dir)) {
+			var l *ignoreLevel
+			if e.Type().IsRegular() {
+				if file, err := dir.OpenFile(".gitignore"); err == nil {
+					l = readIgnore(file, p)
+				}
+			} else {
+				l = loadIgnore(w.fence, p) // a symlink: followed through the full check, as ever
+			}
+			if stack.push(l) {
 				defer stack.pop()
 			}
 			break
@@ -86,24 +133,38 @@ func (w treeWalk) walk(ctx context.Context, stack *ignoreStack, dir string, visi
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := filepath.Join(dir, e.Name())
+		name := e.Name()
+		child := joinName(p, name)
 		if e.IsDir() {
-			if e.Name() == ".git" || stack.ignored(p, true) {
+			if name == ".git" || stack.ignored(child, true) {
 				continue
 			}
-			if err := w.walk(ctx, stack, p, visit); err != nil {
+			sub, err := dir.OpenDir(name)
+			if err != nil {
+				continue // refused, gone, or no longer a directory
+			}
+			if err := w.walk(ctx, stack, newWalkDir(sub), child, visit); err != nil {
 				return err
 			}
 			continue
 		}
-		if stack.ignored(p, false) {
+		if stack.ignored(child, false) {
 			continue
 		}
-		if err := visit(p, e); err != nil {
+		if err := visit(child, e, dir); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// joinName is filepath.Join for a clean path and one name of its listing,
+// which needs no cleaning.
+func joinName(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // walkRootError turns an error on the walk's root into a tool error.

@@ -6,14 +6,11 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/cordonhq/cordon/fsfence"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -72,11 +69,23 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if path.IsAbs(pattern) {
 		root = filepath.Clean(filepath.FromSlash(base))
 	}
-	var found []string
-	err := newTreeWalk(f, pol, root).run(ctx, func(p string, d fs.DirEntry) error {
+	var found []stamped
+	err := newTreeWalk(f, pol, root).run(ctx, func(p string, d fs.DirEntry, dir *walkDir) error {
 		rel, err := filepath.Rel(root, p)
-		if err == nil && doublestar.MatchUnvalidated(rest, filepath.ToSlash(rel)) {
-			found = append(found, p)
+		if err != nil || !doublestar.MatchUnvalidated(rest, filepath.ToSlash(rel)) {
+			return nil
+		}
+		// The match's own modification time (a symlink's is its own),
+		// looked at beneath its checked directory; what the fence refuses
+		// (a read-deny file known by identity) is dropped.
+		var fi fs.FileInfo
+		if dir != nil {
+			fi, err = dir.Lstat(d.Name())
+		} else {
+			fi, err = f.Lstat(p)
+		}
+		if err == nil {
+			found = append(found, stamped{path: p, mod: fi.ModTime()})
 		}
 		return nil
 	})
@@ -88,7 +97,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	case err != nil:
 		return nil, walkRootError("glob", pol, root, err)
 	}
-	matches := newestFirst(f, found)
+	matches := newestFirst(found)
 	total := len(matches)
 	truncated := total > MaxGlobMatches
 	if truncated {
@@ -111,29 +120,15 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	return &Result{Text: b.String(), Structured: map[string]any{"matches": out, "truncated": truncated}}, nil
 }
 
-// newestFirst stats the matches through the fence, in parallel, drops
-// those it refuses (a read-deny file named by the walk), and sorts them by
-// modification time, newest first, then by path.
-func newestFirst(f *fsfence.Fence, paths []string) []string {
-	type stamped struct {
-		path string
-		mod  time.Time
-		ok   bool
-	}
-	all := make([]stamped, len(paths))
-	var wg sync.WaitGroup
-	workers := min(runtime.NumCPU(), len(paths))
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(paths); i += workers {
-				if fi, err := f.Lstat(paths[i]); err == nil {
-					all[i] = stamped{path: paths[i], mod: fi.ModTime(), ok: true}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	all = slices.DeleteFunc(all, func(s stamped) bool { return !s.ok })
+// stamped is a match and its modification time.
+type stamped struct {
+	path string
+	mod  time.Time
+}
+
+// newestFirst sorts the matches by modification time, newest first, then
+// by path.
+func newestFirst(all []stamped) []string {
 	slices.SortStableFunc(all, func(a, b stamped) int {
 		if c := b.mod.Compare(a.mod); c != 0 {
 			return c

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -92,7 +93,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	} else {
 		// A file named explicitly is searched whatever its name or
 		// .gitignore say.
-		err = g.searchFiles(ctx, func(ctx context.Context, send func(string) error) error { return send(root) })
+		err = g.searchFiles(ctx, func(ctx context.Context, send func(grepJob) error) error { return send(grepJob{path: root}) })
 	}
 	if ctx.Err() != nil {
 		return nil, errorf(sandbox.CodeTimeout, "grep was cancelled")
@@ -178,8 +179,8 @@ type grepRun struct {
 // searchTree walks the tree and searches each kept file whose name (or,
 // for a glob with a slash, whose path below the root) matches glob.
 func (g *grepRun) searchTree(ctx context.Context, w treeWalk, glob string) error {
-	return g.searchFiles(ctx, func(ctx context.Context, send func(string) error) error {
-		return w.run(ctx, func(p string, d fs.DirEntry) error {
+	return g.searchFiles(ctx, func(ctx context.Context, send func(grepJob) error) error {
+		return w.run(ctx, func(p string, d fs.DirEntry, dir *walkDir) error {
 			// Symlinks are not followed (like ripgrep), nor are devices
 			// and FIFOs opened.
 			if !d.Type().IsRegular() {
@@ -198,14 +199,35 @@ func (g *grepRun) searchTree(ctx context.Context, w treeWalk, glob string) error
 					return nil
 				}
 			}
-			return send(p)
+			// The worker opens the file beneath its checked directory,
+			// which stays open until then.
+			job := grepJob{path: p, dir: dir, name: d.Name()}
+			if dir != nil {
+				dir.retain()
+			}
+			if err := send(job); err != nil {
+				job.release()
+				return err
+			}
+			return nil
 		})
 	})
 }
 
+// grepJob is one file to search: by name in a directory of the walk, whose
+// reference the job holds, or by path when dir is nil (a file named by the
+// caller).
 type grepJob struct {
 	idx  int
 	path string
+	dir  *walkDir
+	name string
+}
+
+func (j grepJob) release() {
+	if j.dir != nil {
+		j.dir.release()
+	}
 }
 
 type grepResult struct {
@@ -218,7 +240,7 @@ type grepResult struct {
 // finish out of order; a match is final once every file before its own has
 // finished, and the search is cancelled as soon as more than max matches
 // are final. The answer does not depend on timing.
-func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, func(string) error) error) error {
+func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, func(grepJob) error) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan grepJob, 256)
@@ -229,9 +251,10 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 	wg.Go(func() {
 		defer close(jobs)
 		n := 0
-		walkErr = walk(ctx, func(p string) error {
+		walkErr = walk(ctx, func(job grepJob) error {
+			job.idx = n
 			select {
-			case jobs <- grepJob{idx: n, path: p}:
+			case jobs <- job:
 				n++
 				return nil
 			case <-ctx.Done():
@@ -246,8 +269,9 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 			for job := range jobs {
 				var hits []grepHit
 				if ctx.Err() == nil {
-					hits = s.search(ctx, job.path)
+					hits = s.searchJob(ctx, job)
 				}
+				job.release()
 				results <- grepResult{idx: job.idx, hits: hits}
 			}
 		})
@@ -298,14 +322,32 @@ func newFileSearcher(f *fsfence.Fence, m *lineMatcher, limit int) *fileSearcher 
 	return &fileSearcher{fence: f, m: m, limit: limit, buf: make([]byte, grepBuffer), maxLine: maxGrepLine}
 }
 
-// search returns up to limit matching lines of one file. A file the fence
-// refuses, that vanished, or that turns out to be binary (a NUL byte
-// anywhere) yields nothing.
+// search returns up to limit matching lines of the file at path p. A file
+// the fence refuses, that vanished, or that turns out to be binary (a NUL
+// byte anywhere) yields nothing.
 func (s *fileSearcher) search(ctx context.Context, p string) []grepHit {
 	file, err := s.fence.OpenFile(p)
 	if err != nil {
 		return nil
 	}
+	return s.scan(ctx, file, p)
+}
+
+// searchJob is search for a job of the walk: the file is opened beneath
+// its directory's handle.
+func (s *fileSearcher) searchJob(ctx context.Context, job grepJob) []grepHit {
+	if job.dir == nil {
+		return s.search(ctx, job.path)
+	}
+	file, err := job.dir.OpenFile(job.name)
+	if err != nil {
+		return nil
+	}
+	return s.scan(ctx, file, job.path)
+}
+
+// scan searches an open file, named p in the hits, and closes it.
+func (s *fileSearcher) scan(ctx context.Context, file *os.File, p string) []grepHit {
 	defer file.Close()
 	var hits []grepHit
 	buf := s.buf

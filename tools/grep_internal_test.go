@@ -61,3 +61,19 @@ func TestFileSearcherBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// TestRelBelow: the walk's fast relative path agrees with filepath.Rel.
+func TestRelBelow(t *testing.T) {
+	for _, c := range [][2]string{
+		{"/a/b", "/a/b/c"}, {"/a/b", "/a/b/c/d.go"}, {"/", "/x"}, {"/", "/x/y"}, {"/a/b", "/a/b"},
+		{"/a/b", "/a/bc/d"}, {"/a/b", "/a"}, {"/a/b", "/x/y"}, {"/", "/"},
+	} {
+		rel, err := filepath.Rel(c[0], c[1])
+		want, wantOK := filepath.ToSlash(rel), err == nil && rel != "."
+		got, ok := relBelow(c[0], c[1])
+		require.Equal(t, wantOK, ok, "%v", c)
+		if ok {
+			require.Equal(t, want, got, "%v", c)
+		}
+	}
+}

@@ -223,3 +223,36 @@ func BenchmarkGrep(b *testing.B) {
 		}
 	}
 }
+
+// TestGrepReleasesDirectories: the walk holds each directory open until
+// the last of its files is searched, however the search ends (all found,
+// cut short by max_results, cancelled): no handle outlives the call.
+func TestGrepReleasesDirectories(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd")
+	}
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	for d := range 60 {
+		for f := range 8 {
+			w.file(t, fmt.Sprintf("d%02d/e/f%d.txt", d, f), "match\n")
+		}
+	}
+	openFDs := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		require.NoError(t, err)
+		return len(entries)
+	}
+	before := openFDs()
+	for _, max := range []int{1, 7, 100, tools.MaxGrepResults} {
+		got, _ := grepMatches(t, w, tools.GrepInput{Pattern: "match", MaxResults: max})
+		require.Len(t, got, min(max, 480))
+	}
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, terr := w.tb.Grep(ctx, w.call, tools.GrepInput{Pattern: "match"})
+	requireFileCode(t, terr, sandbox.CodeTimeout)
+	res, terr := w.tb.Glob(bg, w.call, tools.GlobInput{Pattern: "**/*.txt"})
+	require.Nil(t, terr)
+	require.Len(t, res.Structured["matches"], 480)
+	require.Equal(t, before, openFDs(), "directory handles left open")
+}
