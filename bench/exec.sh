@@ -2,7 +2,7 @@
 # Added latency of `cordon exec -- true` over a bare `true`, per backend.
 # cordon exec is a fresh process each time, so its figure includes the
 # start-up probe; the per-command cost inside a running server is
-# BenchmarkExecTrue in sandbox/.
+# BenchmarkConfineExecTrue in sandbox/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=bin/cordon
