@@ -45,6 +45,10 @@ type answer struct {
 	decision sandbox.Decision
 }
 
+// Answered says whether this call carries the human's answer (a verified
+// multi round-trip retry), so the question is not logged twice.
+func (a *asker) Answered() bool { return a.answer != nil }
+
 // Ask asks the human. Legacy clients get a server-initiated
 // elicitation/create, bounded by approval_timeout; modern (2026-07-28)
 // clients get the question back as an input_required result, and the call

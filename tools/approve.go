@@ -87,8 +87,12 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	}
 	q := Question{Tool: tool, Subject: subject, Current: pol.Mode, Target: target, Justification: justification,
 		Reason: d.Reason, AllowSession: target != "" && call.Session.AllowSession}
-	call.Session.record(tb.conf().Logger, sessionlog.EventApprovalRequest, map[string]any{
-		"tool": tool, "subject": subject, "current": pol.Mode, "target": target, "justification": justification, "reason": d.Reason})
+	if a, ok := call.Asker.(interface{ Answered() bool }); !ok || !a.Answered() {
+		// A multi round-trip retry brings the answer to a question that
+		// was already logged when it was asked.
+		call.Session.record(tb.conf().Logger, sessionlog.EventApprovalRequest, map[string]any{
+			"tool": tool, "subject": subject, "current": pol.Mode, "target": target, "justification": justification, "reason": d.Reason})
+	}
 	decision, err := call.Asker.Ask(ctx, q)
 	switch {
 	case errors.Is(err, ErrPending):
