@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -120,16 +118,17 @@ func walkProtected(root, prot string) (existing, missing string, err error) {
 // mount point on the host detaches the mount in every other namespace,
 // which would unprotect a sandbox still running.
 //
-// Each stub is also journaled under <state-dir>/stubs while it lives, so
-// that stubs of a cordon that was killed before it could clean up are
-// removed by the next one (CleanStaleStubs).
+// Every run that relies on stubs also journals them under
+// <state-dir>/stubs (one file per run, removed when the run ends), so that
+// the stubs of a cordon killed before it could clean up are removed by the
+// next one (CleanStaleStubs).
 type stubRegistry struct {
-	mu      sync.Mutex
-	refs    map[string]int
-	journal map[string]string // stub path → journal entry
+	mu   sync.Mutex
+	refs map[string]int
+	runs int
 }
 
-var stubs = &stubRegistry{refs: map[string]int{}, journal: map[string]string{}}
+var stubs = &stubRegistry{refs: map[string]int{}}
 
 // claim takes a reference on each stub path. A path that exists but is a
 // live stub of ours is still treated as a stub, not as a user's file.
@@ -138,9 +137,6 @@ func (r *stubRegistry) claim(plan *mountPlan, stateDir string) func() {
 	defer r.mu.Unlock()
 	var claimed []string
 	for _, p := range plan.ProtectMissing {
-		if r.refs[p] == 0 && stateDir != "" {
-			r.journal[p] = journalStub(stateDir, p)
-		}
 		r.refs[p]++
 		claimed = append(claimed, p)
 	}
@@ -152,7 +148,17 @@ func (r *stubRegistry) claim(plan *mountPlan, stateDir string) func() {
 			claimed = append(claimed, p)
 		}
 	}
-	return func() { r.release(claimed) }
+	journal := ""
+	if stateDir != "" && len(claimed) > 0 {
+		r.runs++
+		journal = journalStubs(stateDir, r.runs, claimed)
+	}
+	return func() {
+		r.release(claimed)
+		if journal != "" {
+			os.Remove(journal)
+		}
+	}
 }
 
 func (r *stubRegistry) release(paths []string) {
@@ -165,39 +171,27 @@ func (r *stubRegistry) release(paths []string) {
 		}
 		delete(r.refs, p)
 		removeStub(p)
-		if j := r.journal[p]; j != "" {
-			os.Remove(j)
-			delete(r.journal, p)
-		}
 	}
 }
 
-// removeStub deletes p only if it still looks like what bwrap created: an
-// empty regular file or an empty directory. Anything else is the user's.
+// removeStub deletes p only if it still looks like what bwrap created, an
+// empty directory; anything else is the user's.
 func removeStub(p string) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return
-	}
-	switch {
-	case fi.Mode().IsRegular() && fi.Size() == 0:
-		os.Remove(p)
-	case fi.IsDir():
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 		os.Remove(p) // fails, as it should, when not empty
 	}
 }
 
 func stubJournalDir(stateDir string) string { return filepath.Join(stateDir, "stubs") }
 
-// journalStub records a live stub as <pid>-<sha256(path)> holding the path.
-func journalStub(stateDir, path string) string {
+// journalStubs records one run's stubs as <pid>-<run>, a path a line.
+func journalStubs(stateDir string, run int, paths []string) string {
 	dir := stubJournalDir(stateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(path))
-	entry := filepath.Join(dir, fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(sum[:8])))
-	if err := os.WriteFile(entry, []byte(path), 0o600); err != nil {
+	entry := filepath.Join(dir, fmt.Sprintf("%d-%d", os.Getpid(), run))
+	if err := os.WriteFile(entry, []byte(strings.Join(paths, "\n")), 0o600); err != nil {
 		return ""
 	}
 	return entry
@@ -205,8 +199,7 @@ func journalStub(stateDir, path string) string {
 
 // CleanStaleStubs removes the mount stubs journaled by cordon processes
 // that no longer run (killed before they could clean up), as long as each
-// still looks exactly like a stub: bwrap's empty, read-only file, or an
-// empty directory.
+// still looks exactly like a stub: an empty directory.
 func CleanStaleStubs(stateDir string) {
 	dir := stubJournalDir(stateDir)
 	entries, err := os.ReadDir(dir)
@@ -221,12 +214,11 @@ func CleanStaleStubs(stateDir string) {
 		}
 		entry := filepath.Join(dir, e.Name())
 		if data, err := os.ReadFile(entry); err == nil {
-			p := string(data)
-			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o444 {
-				os.Remove(entry) // not bwrap's stub: the user's file
-				continue
+			for _, p := range strings.Split(string(data), "\n") {
+				if filepath.IsAbs(p) {
+					removeStub(p)
+				}
 			}
-			removeStub(p)
 		}
 		os.Remove(entry)
 	}
