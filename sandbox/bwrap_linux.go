@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // bwrapProvider confines with bubblewrap: namespaces and a read-only view
@@ -128,6 +130,23 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 	args := b.args(p, plan)
 	const exeFD, statusFD = 3, 4
 	helper := helperConfig{netDeny: p.Network == NetworkDeny, statusFD: statusFD, argv: argv}
+	// Landlock inside bwrap as a second wall where the kernel has it: it
+	// refuses writes to FIFOs and devices outside the writable roots, which
+	// a read-only bind lets through, and (ABI 6) abstract unix sockets and
+	// signals outside the sandbox.
+	if abi, err := llsyscall.LandlockGetABIVersion(); err == nil && abi >= 1 {
+		helper.landlockABI = abi
+		helper.metadataDeny = p.Mode == ReadOnly
+		for _, r := range p.WritableRoots {
+			if r == p.TmpDir {
+				r = "/tmp"
+			}
+			helper.writable = append(helper.writable, r)
+		}
+		if p.TmpDir == "" {
+			helper.writable = append(helper.writable, "/tmp")
+		}
+	}
 	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), HelperArg)
 	args = append(args, helper.args()...)
 	c := &ConfinedArgv{
@@ -165,6 +184,9 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
+		// Global sysctls: uid 0 mapped to 0 could write them through the
+		// owner bits (kernel.core_pattern runs a program as host root).
+		"--ro-bind", "/proc/sys", "/proc/sys",
 	)
 	if p.TmpDir != "" {
 		a = append(a, "--bind", p.TmpDir, "/tmp")
@@ -186,6 +208,11 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	slices.SortFunc(paths, func(x, y string) int { return len(x) - len(y) })
 	for _, path := range paths {
 		a = append(a, binds[path], path, path)
+	}
+	// Parents of protected paths become mount points of their own, so
+	// they cannot be renamed away with the protection inside them (EBUSY).
+	for _, pin := range plan.PinDirs {
+		a = append(a, "--bind", pin, pin)
 	}
 	for _, prot := range plan.ProtectExisting {
 		a = append(a, "--ro-bind", prot, prot)

@@ -22,7 +22,9 @@ var DefaultReadDeny = []string{
 // human will later run outside the sandbox.
 var DefaultProtectedNames = []string{
 	".git/hooks", ".git/config", ".cordon",
-	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile",
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin",
+	".gitconfig", ".config/git", ".config/systemd",
 	".vscode", ".idea", ".mcp.json", "cordon.toml",
 }
 

@@ -26,6 +26,10 @@ type mountPlan struct {
 	// node. The mount leaves an empty directory on the host, which the stub
 	// registry removes afterwards.
 	ProtectMissing []string
+	// PinDirs are the existing directories between a writable root and a
+	// protected path: bound onto themselves so that renaming one (mv .git
+	// .git-old, mv ~/.config …) cannot carry the protection away.
+	PinDirs []string
 	// HideDirs and HideFiles are existing read-deny entries.
 	HideDirs  []string
 	HideFiles []string
@@ -49,6 +53,11 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 		if err != nil {
 			return mountPlan{}, err
 		}
+		for dir := filepath.Dir(prot); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
+			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
+				plan.PinDirs = append(plan.PinDirs, dir)
+			}
+		}
 		if missing != "" {
 			if !slices.Contains(plan.ProtectMissing, missing) {
 				plan.ProtectMissing = append(plan.ProtectMissing, missing)
@@ -57,6 +66,7 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 		}
 		plan.ProtectExisting = append(plan.ProtectExisting, existing)
 	}
+	slices.SortFunc(plan.PinDirs, func(a, b string) int { return len(a) - len(b) })
 	for _, d := range p.ReadDeny {
 		fi, err := os.Stat(d)
 		switch {

@@ -248,3 +248,14 @@ func TestVersion(t *testing.T) {
 	assert.Equal(t, 0, r.code)
 	assert.True(t, strings.HasPrefix(r.stdout, "cordon "))
 }
+
+// TestHTTPTokenFileRefusedOnLandlock: Landlock cannot hide a generated
+// token file from confined commands (which could then approve their own
+// escalations), so serve --http needs CORDON_HTTP_TOKEN there.
+func TestHTTPTokenFileRefusedOnLandlock(t *testing.T) {
+	ws, state := workspace(t)
+	r := cordon(t, []string{"CORDON_HTTP_TOKEN="}, ws, "serve", "--http", "127.0.0.1:0", "--backend", "landlock", "--state-dir", state)
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "CORDON_HTTP_TOKEN")
+	assert.NoFileExists(t, filepath.Join(state, "http-token"))
+}

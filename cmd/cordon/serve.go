@@ -77,6 +77,17 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	rl := &reloader{cur: d, ex: ex, tb: tb, log: logger}
 	go rl.run(ctx, hup)
+	if addr != "" && os.Getenv("CORDON_HTTP_TOKEN") == "" {
+		// A generated token lives in a file under the state directory. A
+		// backend that cannot hide the read-deny list (Landlock) would let
+		// a confined command read it, open its own session and approve its
+		// own escalation. The environment is never passed to commands.
+		if st := ex.Status(); st.State == sandbox.StateActive && st.Enforcement != sandbox.EnforcementFull {
+			srv.Close()
+			return report(stderr, "serve", fmt.Errorf("the %s backend cannot hide the HTTP token file from confined commands "+
+				"(its enforcement is %s): set CORDON_HTTP_TOKEN to a secret of your own (it never reaches a command), or install bubblewrap", st.Backend, st.Enforcement))
+		}
+	}
 	if addr != "" {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
 			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir})
