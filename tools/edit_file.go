@@ -41,20 +41,11 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	if in.OldString == in.NewString {
 		return nil, invalid("old_string and new_string are the same: there is nothing to change")
 	}
-	path, terr := tb.writePath(call, "edit_file", in.Path, in.SandboxPermissions)
+	path, pol, f, terr := tb.prepareWrite(ctx, call, "edit_file", in.Path, in.SandboxPermissions, in.Justification,
+		map[string]any{"replace_all": in.ReplaceAll})
 	if terr != nil {
 		return nil, terr
 	}
-	pol, terr := tb.authorize(ctx, call, "edit_file", path, "", in.SandboxPermissions, in.Justification)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(pol)
-	if terr != nil {
-		return nil, terr
-	}
-	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{
-		"tool": "edit_file", "path": path, "replace_all": in.ReplaceAll, "mode": pol.Mode})
 	var before, after []byte
 	var replacements int
 	old := []byte(in.OldString)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cordonhq/cordon/fsfence"
-
+	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 )
 
@@ -23,20 +23,11 @@ type WriteFileInput struct {
 // escalation included). Parents are created; an existing file keeps its
 // mode.
 func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) (*Result, *ToolError) {
-	path, terr := tb.writePath(call, "write_file", in.Path, in.SandboxPermissions)
+	path, pol, f, terr := tb.prepareWrite(ctx, call, "write_file", in.Path, in.SandboxPermissions, in.Justification,
+		map[string]any{"bytes": len(in.Content)})
 	if terr != nil {
 		return nil, terr
 	}
-	pol, terr := tb.authorize(ctx, call, "write_file", path, "", in.SandboxPermissions, in.Justification)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(pol)
-	if terr != nil {
-		return nil, terr
-	}
-	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{
-		"tool": "write_file", "path": path, "bytes": len(in.Content), "mode": pol.Mode})
 	res, err := f.WriteFile(path, []byte(in.Content))
 	if err != nil {
 		terr := fenceError("write_file", pol, path, err)
@@ -85,4 +76,28 @@ func (tb *Toolbox) writePath(call Call, tool, p, permissions string) (string, *T
 		return "", terr
 	}
 	return path, nil
+}
+
+// prepareWrite is what write_file and edit_file do before touching the
+// file: resolve the path, pass the escalation ladder and the approval gate,
+// build the fence from the resulting policy and log the call.
+func (tb *Toolbox) prepareWrite(ctx context.Context, call Call, tool, rawPath, permissions, justification string, logFields map[string]any) (string, sandbox.ExecutionPolicy, *fsfence.Fence, *ToolError) {
+	path, terr := tb.writePath(call, tool, rawPath, permissions)
+	if terr != nil {
+		return "", sandbox.ExecutionPolicy{}, nil, terr
+	}
+	pol, terr := tb.authorize(ctx, call, tool, path, "", permissions, justification)
+	if terr != nil {
+		return "", pol, nil, terr
+	}
+	f, terr := tb.fence(pol)
+	if terr != nil {
+		return "", pol, nil, terr
+	}
+	fields := map[string]any{"tool": tool, "path": path, "mode": pol.Mode}
+	for k, v := range logFields {
+		fields[k] = v
+	}
+	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, fields)
+	return path, pol, f, nil
 }
