@@ -233,7 +233,7 @@ func protectedList(p ExecutionPolicy) []string {
 		}
 		// A linked worktree's gitdir and commondir are writable roots of
 		// their own: their hooks and config stay protected.
-		for _, dir := range linkedWorktreeDirs(p.WorkspaceRoot) {
+		for _, dir := range linkedWorktreeDirs(p) {
 			if canon, err := CanonicalPath(dir); err == nil {
 				add(filepath.Join(canon, "hooks"))
 				add(filepath.Join(canon, "config"))

@@ -95,6 +95,7 @@ func TestLinkedWorktreeRoots(t *testing.T) {
 	require.NoError(t, os.MkdirAll(gitdir, 0o755))
 	require.NoError(t, os.MkdirAll(ws, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "gitdir"), []byte(filepath.Join(ws, ".git")+"\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
 	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws}}
 	p, err := svc.Resolve(Request{})

@@ -68,7 +68,7 @@ func WritableRoots(p ExecutionPolicy) []string {
 	case WorkspaceWrite:
 		candidates = append(candidates, p.WorkspaceRoot)
 		candidates = append(candidates, p.ExtraWriteAllow...)
-		candidates = append(candidates, linkedWorktreeDirs(p.WorkspaceRoot)...)
+		candidates = append(candidates, linkedWorktreeDirs(p)...)
 	case ReadOnly:
 	default:
 		return nil
@@ -131,41 +131,6 @@ func narrowRoots(roots, clientRoots []string, tmp string) []string {
 		}
 	}
 	return out
-}
-
-// linkedWorktreeDirs returns the gitdir and commondir of a linked worktree
-// whose .git is a "gitdir: …" file, so that git can commit from it. A .git
-// that is a symlink is not followed here; protection refuses it.
-func linkedWorktreeDirs(workspace string) []string {
-	if workspace == "" {
-		return nil
-	}
-	dotgit := filepath.Join(workspace, ".git")
-	fi, err := os.Lstat(dotgit)
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	data, err := os.ReadFile(dotgit)
-	if err != nil {
-		return nil
-	}
-	line, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return nil
-	}
-	gitdir := strings.TrimSpace(line)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(workspace, gitdir)
-	}
-	dirs := []string{gitdir}
-	if common, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(common))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitdir, c)
-		}
-		dirs = append(dirs, filepath.Clean(c))
-	}
-	return dirs
 }
 
 // Within reports whether path lies at or beneath dir, comparing whole path

@@ -142,6 +142,7 @@ func seatbeltCases() []seatbeltCase {
 			tr.dirs("main/.git/hooks", "main/.git/worktrees/feature", "feature")
 			tr.file("main/.git/config", "[core]\n")
 			tr.file("main/.git/worktrees/feature/commondir", "../..\n")
+			tr.file("main/.git/worktrees/feature/gitdir", tr.path("feature/.git")+"\n")
 			tr.file("feature/.git", "gitdir: "+tr.path("main/.git/worktrees/feature")+"\n")
 			return tr.resolve(tr.settings(WorkspaceWrite, NetworkAllow, "feature")), tr.base
 		}},

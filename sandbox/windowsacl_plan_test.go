@@ -171,9 +171,12 @@ func TestWindowsACLPlanPinsTheExistingPartOfAMissingPath(t *testing.T) {
 
 func TestWindowsACLPlanKeepsAGitFileReadOnly(t *testing.T) {
 	// A linked worktree: .git is a file naming a gitdir elsewhere.
-	gitdir := t.TempDir()
+	gitdir := filepath.Join(t.TempDir(), "worktrees", "ws")
+	require.NoError(t, os.MkdirAll(gitdir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644))
 	p := winTestPolicy(t, WorkspaceWrite, func(ws string) {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(gitdir, "gitdir"), []byte(filepath.Join(ws, ".git")+"\n"), 0o644))
 	})
 	ws := p.WorkspaceRoot
 	plan, err := planWindowsACL(p)

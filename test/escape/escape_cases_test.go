@@ -613,6 +613,26 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Expect: map[string]outcome{"bwrap/workspace-write": gap(commonDir), "landlock/workspace-write": gap(commonDir)},
 	},
 	{
+		Name:  "git-worktree-forged",
+		Doc:   "write a .git file naming an outside directory as a linked worktree's gitdir, so that the next call makes it writable",
+		Modes: ww,
+		Script: func(r *run) string {
+			return fmt.Sprintf(`rm -rf .git 2>/dev/null; printf 'gitdir: %[1]s/dir\n' > .git; printf '%[2]s/.git\n' > %[1]s/dir/gitdir; printf '..\n' > %[1]s/dir/commondir; cat .git`, r.out(), r.ws)
+		},
+		Check: func(r *run) []string {
+			// The widening would show at the next call of the same channel.
+			r.again(fmt.Sprintf(`echo %[1]s > %[2]s/dir/wt-%[1]s; echo %[1]s > %[2]s/wt-%[1]s`, r.pwn(), r.out()))
+			var ev []string
+			for _, f := range []string{filepath.Join(r.out(), "dir", "wt-"+r.pwn()), filepath.Join(r.out(), "wt-"+r.pwn())} {
+				if _, err := os.Lstat(f); err == nil {
+					ev = append(ev, "the next call wrote "+f)
+					os.Remove(f)
+				}
+			}
+			return ev
+		},
+	},
+	{
 		Name: "cordon-user-config",
 		Doc:  "rewrite ~/.config/cordon/config.toml (mode = danger-full-access, sandbox = off) for the next start",
 		Setup: func(r *run) {

@@ -318,6 +318,22 @@ func (r *run) execCordon(script string, mode string) {
 	}
 }
 
+// again runs a second command through the run's channel (a fresh `cordon
+// exec`, or the same server's bash tool), for cases whose effect shows only
+// at the next call. Its output is added to the run's.
+func (r *run) again(script string) {
+	first := r.output
+	switch {
+	case r.channel == "bash":
+		r.bashTool(script, r.c.BashArgs)
+	case r.backend == "none": // the positive control runs unconfined
+		r.execCordon(script, "danger-full-access")
+	default:
+		r.execCordon(script, r.mode)
+	}
+	r.output = first + "\n" + r.output
+}
+
 // bashTool runs the script through the MCP bash tool.
 func (r *run) bashTool(script string, extra map[string]any) {
 	args := map[string]any{"command": script, "timeout_ms": 60000}

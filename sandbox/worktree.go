@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// linkedWorktreeDirs returns the gitdir and commondir of a linked worktree
+// whose .git is a "gitdir: …" file, so that git can commit from it. A .git
+// that is a symlink is not followed here; protection refuses it.
+//
+// The .git file lies in the workspace, where a confined command may write
+// it (Landlock cannot keep one file of a writable directory read-only), so
+// its word alone would let a command name any directory and have the next
+// call make it writable. cordon therefore believes it only for a worktree
+// that git itself set up, which nothing inside the sandbox can forge:
+//
+//   - the gitdir is <commondir>/worktrees/<name>, and its "commondir" file
+//     names that commondir;
+//   - its "gitdir" file points back at this workspace's .git;
+//   - neither lies in a place the policy can already write (the workspace,
+//     an extra root, the session tmp): a command could have made those.
+func linkedWorktreeDirs(p ExecutionPolicy) []string {
+	if p.WorkspaceRoot == "" {
+		return nil
+	}
+	dotgit := filepath.Join(p.WorkspaceRoot, ".git")
+	target, ok := gitPointer(dotgit, "gitdir:")
+	if !ok {
+		return nil
+	}
+	gitdir, err := CanonicalPath(relativeTo(p.WorkspaceRoot, target))
+	if err != nil || writableBeforeWorktree(p, gitdir) {
+		return nil
+	}
+	back, ok := gitPointer(filepath.Join(gitdir, "gitdir"), "")
+	if !ok || canonicalOrClean(relativeTo(gitdir, back)) != canonicalOrClean(dotgit) {
+		return nil
+	}
+	common, ok := gitPointer(filepath.Join(gitdir, "commondir"), "")
+	if !ok {
+		return nil
+	}
+	commondir, err := CanonicalPath(relativeTo(gitdir, common))
+	if err != nil || filepath.Dir(gitdir) != filepath.Join(commondir, "worktrees") {
+		return nil
+	}
+	for _, dir := range []string{gitdir, commondir} {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || writableBeforeWorktree(p, dir) {
+			return nil
+		}
+	}
+	return []string{gitdir, commondir}
+}
+
+// writableBeforeWorktree reports whether dir lies in a place the policy
+// makes writable without the worktree, canonical paths compared.
+func writableBeforeWorktree(p ExecutionPolicy, dir string) bool {
+	for _, root := range append([]string{p.WorkspaceRoot, p.TmpDir}, p.ExtraWriteAllow...) {
+		if root != "" && Within(dir, canonicalOrClean(root)) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitPointer reads one of git's one-line pointer files (".git",
+// "gitdir", "commondir"), with its prefix when one is given. Git writes
+// them as small regular files; anything else (a symlink, a FIFO that
+// would block the server, over 4 KiB) is not one.
+func gitPointer(path, prefix string) (string, bool) {
+	before, err := os.Lstat(path)
+	if err != nil || !before.Mode().IsRegular() {
+		return "", false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
+		return "", false
+	}
+	buf := make([]byte, 4097)
+	n, _ := f.Read(buf)
+	if n == 0 || n > 4096 {
+		return "", false
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(buf[:n])), prefix)
+	line = strings.TrimSpace(line)
+	return line, ok && line != "" && !strings.ContainsAny(line, "\n\x00")
+}
+
+func relativeTo(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
