@@ -5,6 +5,7 @@ package fsfence_test
 import (
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,13 +22,7 @@ import (
 // refused by the warm fence exactly as by a fence built afterwards, and
 // what stopped being an entry is no longer refused either.
 func TestWarmFenceRefusesLaterAliases(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(t *testing.T, tr *tree)
-		read   []string // now refused for reading (they exist)
-		write  []string // now refused for writing
-		probe  []string // decided as a fresh fence decides
-	}{
+	tests := []warmFenceCase{
 		{
 			name: "symlink in a writable root to a read-deny directory",
 			change: func(t *testing.T, tr *tree) {
@@ -94,6 +89,25 @@ func TestWarmFenceRefusesLaterAliases(t *testing.T) {
 			probe: []string{"ws/config-hardlink"}, // a link to the old config: no longer an entry
 		},
 	}
+	for _, validation := range []string{"watched", "looked-again"} {
+		t.Run(validation, func(t *testing.T) {
+			if validation == "looked-again" {
+				t.Cleanup(fsfence.LookAgain())
+			}
+			warmFenceCases(t, tests, validation == "watched" && runtime.GOOS == "linux")
+		})
+	}
+}
+
+type warmFenceCase struct {
+	name   string
+	change func(t *testing.T, tr *tree)
+	read   []string // now refused for reading (they exist)
+	write  []string // now refused for writing
+	probe  []string // decided as a fresh fence decides
+}
+
+func warmFenceCases(t *testing.T, tests []warmFenceCase, watched bool) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTree(t)
@@ -110,6 +124,7 @@ func TestWarmFenceRefusesLaterAliases(t *testing.T) {
 			}
 			reads, writes := fsfence.EntriesCached(f)
 			require.True(t, reads && writes, "the entries must be cached before the change")
+			require.Equal(t, watched, fsfence.EntriesWatched(f), "how the cache is validated")
 
 			tc.change(t, tr)
 			fresh, err := fsfence.New(cfg)

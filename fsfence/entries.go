@@ -173,13 +173,19 @@ func pushTarget(pending []string, target string) []string {
 // together with every observation it was derived from. ok is false when
 // one path looked different at two moments of the same build (something is
 // changing it right now): the matcher is then good for this call only.
-func buildMatcher(lists ...[]string) (m *matcher, obs []observation, ok bool) {
+//
+// With pw set, every path is watched (see watch.go) before it is looked at.
+func buildMatcher(pw *pathWatch, lists ...[]string) (m *matcher, obs []observation, ok bool) {
 	m = &matcher{}
 	seen := map[string]int{} // path -> index in obs
 	ok = true
 	look := func(p string) pathState {
+		i, dup := seen[p]
+		if !dup && pw != nil {
+			pw.add(p, false)
+		}
 		st := lookPath(p)
-		if i, dup := seen[p]; dup {
+		if dup {
 			ok = ok && obs[i].state.same(st)
 		} else {
 			seen[p] = len(obs)
@@ -214,11 +220,15 @@ type entryCache struct {
 type entrySnapshot struct {
 	m   *matcher
 	obs []observation
+	pw  *pathWatch // nil: validate by looking again
 }
 
 // current reports whether every path the snapshot was resolved from still
-// looks the same.
+// looks the same: by the watch where there is one, else by looking again.
 func (s *entrySnapshot) current() bool {
+	if s.pw != nil {
+		return s.pw.current()
+	}
 	for _, o := range s.obs {
 		if !lookPath(o.path).same(o.state) {
 			return false
@@ -235,9 +245,13 @@ func (c *entryCache) matcher() *matcher {
 	if s := c.snap.Load(); s != nil && s.current() {
 		return s.m
 	}
-	m, obs, ok := buildMatcher(c.lists...)
+	pw := beginWatch()
+	m, obs, ok := buildMatcher(pw, c.lists...)
+	if !pw.usable() {
+		pw = nil
+	}
 	if ok {
-		c.snap.Store(&entrySnapshot{m: m, obs: obs})
+		c.snap.Store(&entrySnapshot{m: m, obs: obs, pw: pw})
 	} else {
 		c.snap.Store(nil)
 	}

@@ -120,7 +120,7 @@ func TestEntrySnapshotNoticesChanges(t *testing.T) {
 		require.Same(t, m, c.matcher(), "an unchanged tree must reuse the snapshot (%s)", ch.name)
 		ch.change()
 		require.False(t, s.current(), "stale after: %s", ch.name)
-		fresh, _, ok := buildMatcher(entries)
+		fresh, _, ok := buildMatcher(nil, entries)
 		require.True(t, ok)
 		requireSameMatcher(t, fresh, c.matcher(), "rebuilt after: %s", ch.name)
 	}

@@ -35,3 +35,17 @@ func EntriesCached(f *Fence) (reads, writes bool) {
 // ListAll lists d like [Dir.ReadDir] but with the read-deny names too, as
 // [Fence.WalkDir] does. Tests only.
 func ListAll(d *Dir) ([]fs.DirEntry, error) { return d.readDir(false) }
+
+// LookAgain makes fences validate cached entries by looking at every path
+// again instead of by inotify, until restore is called. Tests only.
+func LookAgain() (restore func()) {
+	testNoWatcher = true
+	return func() { testNoWatcher = false }
+}
+
+// EntriesWatched reports whether the fence's cached write entries are
+// validated by a watch. Tests only.
+func EntriesWatched(f *Fence) bool {
+	s := f.writes.snap.Load()
+	return s != nil && s.pw != nil
+}
