@@ -69,6 +69,9 @@ type ExecutionPolicy struct {
 	ProtectedNames []string
 	StateDir       string
 	ConfigDir      string
+	// Inputs are the paths Resolve derived this policy from: a caller may
+	// keep the policy while none of them changes (see PolicyInputs).
+	Inputs PolicyInputs
 }
 
 // IsDanger reports whether the policy runs commands unconfined.
@@ -139,15 +142,7 @@ type Request struct {
 // else the fallback root.
 func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 	set := s.Settings
-	mode := set.Mode
-	if s.Sessions != nil && req.SessionID != "" {
-		if m, ok := s.Sessions.SessionMode(req.SessionID); ok {
-			mode = m
-		}
-	}
-	if req.Override != "" {
-		mode = req.Override
-	}
+	mode := s.ModeFor(req)
 	if !mode.Valid() {
 		return ExecutionPolicy{}, fmt.Errorf("invalid sandbox mode %q", mode)
 	}
@@ -155,7 +150,8 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 	if workspace == "" {
 		return ExecutionPolicy{}, errors.New("no workspace: give --workspace or configure fallback_root")
 	}
-	root, err := CanonicalPath(workspace)
+	var in PolicyInputs
+	root, err := in.canonical(workspace)
 	if err != nil {
 		return ExecutionPolicy{}, fmt.Errorf("workspace %q: %w", workspace, err)
 	}
@@ -179,23 +175,38 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		ClientRoots:     req.ClientRoots,
 	}
 	if p.TmpDir != "" {
-		if p.TmpDir, err = CanonicalPath(p.TmpDir); err != nil {
+		if p.TmpDir, err = in.canonical(p.TmpDir); err != nil {
 			return ExecutionPolicy{}, fmt.Errorf("session tmp: %w", err)
 		}
 	}
-	p.WritableRoots = WritableRoots(p)
-	p.ReadDeny = readDenyList(set)
-	p.Protected = protectedList(p)
+	p.WritableRoots = writableRoots(p, &in)
+	p.ReadDeny = readDenyList(set, &in)
+	p.Protected = protectedList(p, &in)
+	p.Inputs = in
 	return p, nil
 }
 
-func readDenyList(set Settings) []string {
+// ModeFor is the mode a request resolves to: its override, else the
+// session's, else the deployment's.
+func (s *PolicyService) ModeFor(req Request) Mode {
+	if req.Override != "" {
+		return req.Override
+	}
+	if s.Sessions != nil && req.SessionID != "" {
+		if m, ok := s.Sessions.SessionMode(req.SessionID); ok {
+			return m
+		}
+	}
+	return s.Settings.Mode
+}
+
+func readDenyList(set Settings, in *PolicyInputs) []string {
 	var list []string
 	add := func(p string) {
 		if p == "" {
 			return
 		}
-		c := canonicalOrClean(p)
+		c := in.canonicalOrClean(p)
 		if !slices.Contains(list, c) {
 			list = append(list, c)
 		}
@@ -215,7 +226,7 @@ func readDenyList(set Settings) []string {
 // protectedList names every protected path as an absolute path: each
 // protected name under each writable root but the session tmp, plus
 // cordon's own config and state directories.
-func protectedList(p ExecutionPolicy) []string {
+func protectedList(p ExecutionPolicy, in *PolicyInputs) []string {
 	var list []string
 	add := func(path string) {
 		if path != "" && !slices.Contains(list, path) {
@@ -233,18 +244,18 @@ func protectedList(p ExecutionPolicy) []string {
 		}
 		// A linked worktree's gitdir and commondir are writable roots of
 		// their own: their hooks and config stay protected.
-		for _, dir := range linkedWorktreeDirs(p) {
-			if canon, err := CanonicalPath(dir); err == nil {
+		for _, dir := range linkedWorktreeDirs(p, in) {
+			if canon, err := in.canonical(dir); err == nil {
 				add(filepath.Join(canon, "hooks"))
 				add(filepath.Join(canon, "config"))
 			}
 		}
 	}
 	if p.ConfigDir != "" {
-		add(canonicalOrClean(p.ConfigDir))
+		add(in.canonicalOrClean(p.ConfigDir))
 	}
 	if p.StateDir != "" {
-		add(canonicalOrClean(p.StateDir))
+		add(in.canonicalOrClean(p.StateDir))
 	}
 	return list
 }

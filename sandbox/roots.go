@@ -60,7 +60,9 @@ func canonicalOrClean(p string) string {
 //   - danger-full-access: "/".
 //
 // A root that does not exist yet matches nothing until it exists.
-func WritableRoots(p ExecutionPolicy) []string {
+func WritableRoots(p ExecutionPolicy) []string { return writableRoots(p, nil) }
+
+func writableRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 	var candidates []string
 	switch p.Mode {
 	case DangerFullAccess:
@@ -68,7 +70,7 @@ func WritableRoots(p ExecutionPolicy) []string {
 	case WorkspaceWrite:
 		candidates = append(candidates, p.WorkspaceRoot)
 		candidates = append(candidates, p.ExtraWriteAllow...)
-		candidates = append(candidates, linkedWorktreeDirs(p)...)
+		candidates = append(candidates, linkedWorktreeDirs(p, in)...)
 	case ReadOnly:
 	default:
 		return nil
@@ -81,7 +83,7 @@ func WritableRoots(p ExecutionPolicy) []string {
 		if c == "" {
 			continue
 		}
-		canon, err := CanonicalPath(c)
+		canon, err := in.canonical(c)
 		if err != nil {
 			continue
 		}
@@ -93,7 +95,7 @@ func WritableRoots(p ExecutionPolicy) []string {
 		}
 	}
 	if len(p.ClientRoots) > 0 {
-		roots = narrowRoots(roots, p.ClientRoots, p.TmpDir)
+		roots = narrowRoots(roots, p.ClientRoots, p.TmpDir, in)
 	}
 	return roots
 }
@@ -103,10 +105,10 @@ func WritableRoots(p ExecutionPolicy) []string {
 // writable root takes its place, anything else goes. The session tmp is
 // cordon's own and stays. A client root can therefore never add a place
 // that was not writable already.
-func narrowRoots(roots, clientRoots []string, tmp string) []string {
+func narrowRoots(roots, clientRoots []string, tmp string, in *PolicyInputs) []string {
 	var canonClient []string
 	for _, c := range clientRoots {
-		if canon, err := CanonicalPath(c); err == nil {
+		if canon, err := in.canonical(c); err == nil {
 			canonClient = append(canonClient, canon)
 		}
 	}

@@ -22,33 +22,33 @@ import (
 //   - its "gitdir" file points back at this workspace's .git;
 //   - neither lies in a place the policy can already write (the workspace,
 //     an extra root, the session tmp): a command could have made those.
-func linkedWorktreeDirs(p ExecutionPolicy) []string {
+func linkedWorktreeDirs(p ExecutionPolicy, in *PolicyInputs) []string {
 	if p.WorkspaceRoot == "" {
 		return nil
 	}
 	dotgit := filepath.Join(p.WorkspaceRoot, ".git")
-	target, ok := gitPointer(dotgit, "gitdir:")
+	target, ok := gitPointer(dotgit, "gitdir:", in)
 	if !ok {
 		return nil
 	}
-	gitdir, err := CanonicalPath(relativeTo(p.WorkspaceRoot, target))
-	if err != nil || writableBeforeWorktree(p, gitdir) {
+	gitdir, err := in.canonical(relativeTo(p.WorkspaceRoot, target))
+	if err != nil || writableBeforeWorktree(p, gitdir, in) {
 		return nil
 	}
-	back, ok := gitPointer(filepath.Join(gitdir, "gitdir"), "")
-	if !ok || canonicalOrClean(relativeTo(gitdir, back)) != canonicalOrClean(dotgit) {
+	back, ok := gitPointer(filepath.Join(gitdir, "gitdir"), "", in)
+	if !ok || in.canonicalOrClean(relativeTo(gitdir, back)) != in.canonicalOrClean(dotgit) {
 		return nil
 	}
-	common, ok := gitPointer(filepath.Join(gitdir, "commondir"), "")
+	common, ok := gitPointer(filepath.Join(gitdir, "commondir"), "", in)
 	if !ok {
 		return nil
 	}
-	commondir, err := CanonicalPath(relativeTo(gitdir, common))
+	commondir, err := in.canonical(relativeTo(gitdir, common))
 	if err != nil || filepath.Dir(gitdir) != filepath.Join(commondir, "worktrees") {
 		return nil
 	}
 	for _, dir := range []string{gitdir, commondir} {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || writableBeforeWorktree(p, dir) {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || writableBeforeWorktree(p, dir, in) {
 			return nil
 		}
 	}
@@ -57,9 +57,9 @@ func linkedWorktreeDirs(p ExecutionPolicy) []string {
 
 // writableBeforeWorktree reports whether dir lies in a place the policy
 // makes writable without the worktree, canonical paths compared.
-func writableBeforeWorktree(p ExecutionPolicy, dir string) bool {
+func writableBeforeWorktree(p ExecutionPolicy, dir string, in *PolicyInputs) bool {
 	for _, root := range append([]string{p.WorkspaceRoot, p.TmpDir}, p.ExtraWriteAllow...) {
-		if root != "" && Within(dir, canonicalOrClean(root)) {
+		if root != "" && Within(dir, in.canonicalOrClean(root)) {
 			return true
 		}
 	}
@@ -70,7 +70,8 @@ func writableBeforeWorktree(p ExecutionPolicy, dir string) bool {
 // "gitdir", "commondir"), with its prefix when one is given. Git writes
 // them as small regular files; anything else (a symlink, a FIFO that
 // would block the server, over 4 KiB) is not one.
-func gitPointer(path, prefix string) (string, bool) {
+func gitPointer(path, prefix string, in *PolicyInputs) (string, bool) {
+	in.content(path)
 	before, err := os.Lstat(path)
 	if err != nil || !before.Mode().IsRegular() {
 		return "", false

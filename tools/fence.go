@@ -17,17 +17,17 @@ import (
 // read or write. A danger-full-access policy needs no special case: its
 // writable root is "/", and cordon's own config and state stay protected.
 func (tb *Toolbox) fence(pol sandbox.ExecutionPolicy) (*fsfence.Fence, *ToolError) {
-	f, err := fsfence.New(fsfence.Config{
-		WritableRoots: pol.WritableRoots,
-		Protected:     pol.Protected,
-		ReadDeny:      pol.ReadDeny,
-	})
+	f, err := tb.state.Load().cache.fence(fenceConfig(pol))
 	if err != nil {
 		// Fail closed: without a fence no file tool may touch anything.
 		return nil, &ToolError{Code: sandbox.CodeUnavailable, Denied: true, Message: fmt.Sprintf(
 			"%s\nthe file fence is unavailable: %v\nNothing was read or written.", sandbox.DenialMarker(pol.Mode), err)}
 	}
 	return f, nil
+}
+
+func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
+	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: pol.Protected, ReadDeny: pol.ReadDeny}
 }
 
 // toolPath turns a tool's path argument into an absolute, lexically cleaned

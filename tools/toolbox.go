@@ -49,6 +49,7 @@ type Toolbox struct {
 type toolboxState struct {
 	cfg    Config
 	policy *sandbox.PolicyService
+	cache  policyCache
 }
 
 // New returns a toolbox for cfg.
@@ -113,7 +114,8 @@ func (tb *Toolbox) Resolve(s *Session, override sandbox.Mode) (sandbox.Execution
 		}
 		req.TmpDir = s.Tmp.Path
 	}
-	p, err := tb.state.Load().policy.Resolve(req)
+	st := tb.state.Load()
+	p, err := st.cache.resolve(st.policy, req)
 	if err != nil {
 		return p, errorf(sandbox.CodeUnavailable, "resolving the sandbox policy: %v", err)
 	}

@@ -1,0 +1,52 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"slices"
+)
+
+// PolicyInputs are the paths a policy was derived from: Paths by how they
+// resolve (every component and symlink on the way), Contents also by what
+// the files hold (a linked worktree's pointer files). A policy stays what
+// Resolve would return again for as long as none of them changes, which
+// lets a caller that can watch them (the tools, through the FS fence's
+// inotify watch) keep it instead of resolving at every call.
+type PolicyInputs struct {
+	Paths, Contents []string
+}
+
+// canonical is CanonicalPath, noting p. A nil receiver only resolves.
+func (in *PolicyInputs) canonical(p string) (string, error) {
+	in.path(p)
+	return CanonicalPath(p)
+}
+
+// canonicalOrClean is canonicalOrClean, noting p.
+func (in *PolicyInputs) canonicalOrClean(p string) string {
+	in.path(p)
+	return canonicalOrClean(p)
+}
+
+func (in *PolicyInputs) path(p string) {
+	if in != nil {
+		in.Paths = note(in.Paths, p)
+	}
+}
+
+func (in *PolicyInputs) content(p string) {
+	if in != nil {
+		in.Contents = note(in.Contents, p)
+	}
+}
+
+// note adds p, made absolute as CanonicalPath makes it, to list.
+func note(list []string, p string) []string {
+	if p == "" {
+		return list
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil || slices.Contains(list, abs) {
+		return list
+	}
+	return append(list, abs)
+}
