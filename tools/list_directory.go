@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 
+	"github.com/cordonhq/cordon/fsfence"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -56,20 +56,24 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 	if terr != nil {
 		return nil, terr
 	}
-	fi, err := f.Stat(dir)
+	// The walk goes through directory handles (fsfence.Dir): each entry
+	// costs one fstatat beneath its checked directory, not a check from
+	// "/" of its whole path.
+	root, err := f.OpenDir(dir)
 	if err != nil {
+		if fi, serr := f.Stat(dir); serr == nil && !fi.IsDir() {
+			return nil, invalid("%s is a file, not a directory: use read_file to read it", dir)
+		}
 		return nil, fenceError("list_directory", pol, dir, err)
 	}
-	if !fi.IsDir() {
-		return nil, invalid("%s is a file, not a directory: use read_file to read it", dir)
-	}
+	defer root.Close()
 	entries := []ListEntry{}
 	truncated := false
-	var list func(abs, rel string, level int) error
-	list = func(abs, rel string, level int) error {
-		des, err := f.ReadDir(abs)
+	var list func(d *fsfence.Dir, rel string, level int) error
+	list = func(d *fsfence.Dir, rel string, level int) error {
+		des, err := d.ReadDir()
 		if err != nil && level > 1 {
-			return nil // refused or gone since its parent was listed
+			return nil // gone since its parent was listed
 		} else if err != nil {
 			return err
 		}
@@ -77,10 +81,9 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			p := filepath.Join(abs, de.Name())
-			// The fence's own answer decides what is shown: a read-deny
-			// entry is dropped here, before its name is listed.
-			info, err := f.Lstat(p)
+			// The fence's own answer decides what is shown: ReadDir drops
+			// read-deny names, Lstat refuses read-deny objects by identity.
+			info, err := d.Lstat(de.Name())
 			if err != nil {
 				continue
 			}
@@ -96,7 +99,13 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 			// A .git directory is shown but not entered: its objects would
 			// fill the listing with nothing a model should read.
 			if e.Type == "dir" && level < depth && de.Name() != ".git" {
-				if err := list(p, e.Path, level+1); err != nil {
+				sub, err := d.OpenDir(de.Name())
+				if err != nil {
+					continue // refused or gone since it was listed
+				}
+				err = list(sub, e.Path, level+1)
+				sub.Close()
+				if err != nil {
 					return err
 				}
 				if truncated {
@@ -106,7 +115,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 		}
 		return nil
 	}
-	if err := list(dir, "", 1); err != nil {
+	if err := list(root, "", 1); err != nil {
 		if ctx.Err() != nil {
 			return nil, errorf(sandbox.CodeTimeout, "list_directory %s was cancelled", dir)
 		}

@@ -9,7 +9,8 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strings"
+	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cordonhq/cordon/fsfence"
@@ -88,7 +89,9 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	if fi, err := file.Stat(); err == nil {
 		size = fi.Size()
 	}
-	head := make([]byte, sniffSize)
+	bufs := readBuffers.Get().(*readBuffer)
+	defer readBuffers.Put(bufs)
+	head := bufs.head[:]
 	n, err := io.ReadFull(file, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fenceError("read_file", pol, path, err)
@@ -102,8 +105,9 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 			"%s is a binary file (%s; %s, detected type %s): read_file shows UTF-8 text and png/jpeg/gif/webp images only; inspect it with bash (e.g. `file`, `xxd | head`, `iconv`)",
 			path, formatSize(size), why, http.DetectContentType(head))
 	}
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), file), readChunk)
-	res, err := readLines(ctx, path, r, size, offset, limit)
+	bufs.r.Reset(io.MultiReader(bytes.NewReader(head), file))
+	defer bufs.r.Reset(nil) // the pool keeps no file
+	res, err := readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, size, offset, limit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, errorf(sandbox.CodeTimeout, "read_file %s was cancelled", path)
@@ -113,10 +117,22 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	return res, nil
 }
 
+// readBuffer is what one read_file needs besides its result, reused
+// between calls: a call would otherwise allocate some 140 KB for the
+// garbage collector to reclaim.
+type readBuffer struct {
+	head  [sniffSize]byte
+	chunk [readChunk]byte
+	r     *bufio.Reader
+}
+
+var readBuffers = sync.Pool{New: func() any {
+	return &readBuffer{r: bufio.NewReaderSize(nil, readChunk)}
+}}
+
 // readLines formats the requested range and counts the file's lines.
-func readLines(ctx context.Context, path string, r *bufio.Reader, size int64, offset, limit int) (*Result, error) {
-	lr := &lineReader{r: r}
-	var b strings.Builder
+func readLines(ctx context.Context, path string, lr *lineReader, size int64, offset, limit int) (*Result, error) {
+	var b bytes.Buffer
 	// Lines before the range are skipped without being kept.
 	for lr.lines < offset-1 {
 		if _, _, err := lr.next(false); err != nil {
@@ -139,7 +155,7 @@ func readLines(ctx context.Context, path string, r *bufio.Reader, size int64, of
 		if wasCut {
 			cut++
 		}
-		fmt.Fprintf(&b, "%6d\t%s\n", lr.lines, line)
+		appendNumbered(&b, lr.lines, line)
 	}
 	end := lr.lines
 	if end < start {
@@ -185,22 +201,40 @@ func readLines(ctx context.Context, path string, r *bufio.Reader, size int64, of
 	}}, nil
 }
 
+// appendNumbered writes one line as read_file shows it: the line number
+// right-aligned in six columns, a tab, the text.
+func appendNumbered(b *bytes.Buffer, n int, line []byte) {
+	var num [20]byte
+	digits := strconv.AppendInt(num[:0], int64(n), 10)
+	for range 6 - len(digits) {
+		b.WriteByte(' ')
+	}
+	b.Write(digits)
+	b.WriteByte('\t')
+	b.Write(line)
+	b.WriteByte('\n')
+}
+
 // lineReader reads lines with a bounded buffer: a line longer than the cut
 // is kept only up to the cut, the rest is read and dropped, so even a file
 // of one 10 GB line costs one buffer.
 type lineReader struct {
 	r       *bufio.Reader
-	lines   int   // lines read so far
-	scanned int64 // bytes consumed so far
-	err     error // the first read error other than EOF
+	chunk   []byte // count's buffer
+	line    []byte // next's buffer, reused from line to line
+	lines   int    // lines read so far
+	scanned int64  // bytes consumed so far
+	err     error  // the first read error other than EOF
 }
 
 var errNoMoreLines = errors.New("no more lines")
 
 // next reads one line; keep says whether to return its text. The text is
-// valid UTF-8 (bad bytes replaced) and cut at MaxLineChars characters.
-func (lr *lineReader) next(keep bool) (string, bool, error) {
-	var buf []byte
+// valid UTF-8 (bad bytes replaced) and cut at MaxLineChars characters; it
+// is valid until the next call.
+func (lr *lineReader) next(keep bool) ([]byte, bool, error) {
+	buf := lr.line[:0]
+	defer func() { lr.line = buf[:0] }()
 	got := false
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
@@ -219,28 +253,31 @@ func (lr *lineReader) next(keep bool) (string, bool, error) {
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			lr.err = err
-			return "", false, err
+			return nil, false, err
 		}
 		if !got {
-			return "", false, errNoMoreLines
+			return nil, false, errNoMoreLines
 		}
 		lr.lines++
 		break
 	}
 	if !keep {
-		return "", false, nil
+		return nil, false, nil
 	}
 	buf = bytes.TrimSuffix(buf, []byte("\n"))
-	text := strings.ToValidUTF8(string(buf), "\uFFFD")
-	if utf8.RuneCountInString(text) > MaxLineChars {
+	text := buf
+	if !utf8.Valid(text) {
+		text = bytes.ToValidUTF8(text, []byte("\uFFFD"))
+	}
+	if utf8.RuneCount(text) > MaxLineChars {
 		i, count := 0, 0
-		for i = range text {
+		for i = range string(text) {
 			if count == MaxLineChars {
 				break
 			}
 			count++
 		}
-		return text[:i] + " … [line cut]", true, nil
+		return append(text[:i:i], " … [line cut]"...), true, nil
 	}
 	return text, false, nil
 }
@@ -257,7 +294,7 @@ func (lr *lineReader) more() bool {
 func (lr *lineReader) count(ctx context.Context, budget int64) (int, bool) {
 	total := lr.lines
 	pending := false // bytes after the last newline: one more line
-	buf := make([]byte, readChunk)
+	buf := lr.chunk
 	for lr.scanned < budget {
 		if ctx.Err() != nil {
 			return total, false
