@@ -5,7 +5,7 @@ BIN     := bin/cordon
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all deps build run test test-short lint cross bench install clean
+.PHONY: all deps build run test test-short lint cross bench bench-smoke install clean
 
 all: build
 
@@ -48,7 +48,16 @@ cross:
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./sandbox/
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./mcpserver/ ./fsfence/
 	./bench/exec.sh
+	./bench/grep.sh
+
+# bench-smoke runs every benchmark once, on small inputs: CI proves they
+# still work without paying for the long runs.
+bench-smoke: build
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	N=2 ./bench/exec.sh
+	FILES=2000 N=1 ./bench/grep.sh
 
 install:
 	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/cordon ./cmd/cordon-helper

@@ -4,7 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v rg >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then apt-get install -y -qq ripgrep >/dev/null; else echo "install ripgrep for the comparison" >&2; fi
+  if [ "$(id -u)" = 0 ]; then
+    apt-get install -y -qq ripgrep >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq ripgrep >/dev/null; } ||
+      echo "ripgrep could not be installed: no comparison" >&2
+  else
+    echo "install ripgrep for the comparison" >&2
+  fi
 fi
 files=${FILES:-100000}
 tree=$(mktemp -d /var/tmp/cordon-grep-XXXXXX)

@@ -86,13 +86,14 @@ func BenchmarkIdleRSS(b *testing.B) {
 	b.ReportMetric(float64(rssKBB(b, w)), "idle-rss-kB")
 }
 
-// BenchmarkHTTPSessions runs 32 concurrent sessions, each calling
-// read_file and bash, and reports calls per second and peak memory.
+// BenchmarkHTTPSessions runs 1, 8 and 64 concurrent sessions, each
+// calling read_file in a loop, fails on any failed call, and reports calls
+// per second and the server's peak memory.
 func BenchmarkHTTPSessions(b *testing.B) {
 	w := benchWorld(b)
 	os.WriteFile(filepath.Join(w.ws, "f.txt"), []byte("hello\n"), 0o644)
 	url, token, _ := w.httpServer(b)
-	for _, n := range []int{1, 8, 32} {
+	for _, n := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("sessions-%d", n), func(b *testing.B) {
 			var sessions []*mcp.ClientSession
 			for range n {

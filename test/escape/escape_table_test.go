@@ -32,6 +32,10 @@ type escapeCase struct {
 	// NoControl says why the case has no positive control (the same
 	// attack run unconfined, which must show the escape).
 	NoControl string
+	// Unprovable, when set, says why this machine refuses the attack even
+	// to the unconfined control (a device cgroup, a missing capability),
+	// or "": the control is then skipped, with the reason logged.
+	Unprovable func() string
 
 	Setup  func(r *run)
 	Script func(r *run) string
