@@ -23,7 +23,8 @@ import (
 // same minimal JSON-RPC client over stdio (a full SDK client adds some
 // 0.3 ms of its own to every call of both, which hides the servers):
 //
-//   - read/write/list: one call at a time, p50 and p99 round trip;
+//   - ping (the round trip alone) and read/write/list: one call at a
+//     time, p50 and p99 round trip;
 //   - read-pipelined: 32 calls in flight, wall time and the server's own
 //     CPU time per call (what a call costs the machine);
 //   - startup-and-memory: start-up to the first initialize answer, and the
@@ -62,6 +63,10 @@ func BenchmarkVsFilesystemServer(b *testing.B) {
 			c := startRaw(b, srv.cmd())
 			startup := time.Since(start)
 			readArgs := map[string]any{"path": srv.path("f.txt")}
+			// The floor: a round trip the server does no work for.
+			b.Run("ping", func(b *testing.B) {
+				latencies(b, func() error { _, err := c.call("ping", map[string]any{}); return err })
+			})
 			b.Run("read", func(b *testing.B) {
 				latencies(b, func() error { return c.tool(srv.read, readArgs) })
 			})
