@@ -23,6 +23,10 @@ type Config struct {
 	// ReadDeny are files or directory subtrees that must never be read or
 	// listed. They are never writable either.
 	ReadDeny []string
+	// ProtectedNames are names that are protected wherever they stand as
+	// a component of a path beneath a writable root (".git": wherever a
+	// repository is, or would be made). Compared ignoring case.
+	ProtectedNames []string
 }
 
 // normalize validates and cleans every entry. It returns a copy so that the
@@ -38,6 +42,14 @@ func (c Config) normalize() (Config, error) {
 	}
 	if out.ReadDeny, err = cleanEntries("read-deny path", c.ReadDeny); err != nil {
 		return Config{}, err
+	}
+	for _, n := range c.ProtectedNames {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
+			return Config{}, fmt.Errorf("fsfence: protected name %q: %w: a name is one path component", n, ErrInvalidPath)
+		}
+		if !slices.Contains(out.ProtectedNames, n) {
+			out.ProtectedNames = append(out.ProtectedNames, n)
+		}
 	}
 	// Longest root first: a path inside nested roots maps onto the innermost
 	// existing one. Ties cannot happen after deduplication.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -68,6 +69,13 @@ func (f *Fence) resolveOnce(op, orig, p string, m *matcher, mode resolveMode, ou
 	// through one, is refused here before anything follows it.
 	if e, ok := m.pathHit(p); ok {
 		return fail(denied(op, orig, f.reasonFor(e), e))
+	}
+	for _, c := range rel {
+		for _, n := range f.cfg.ProtectedNames {
+			if strings.EqualFold(c, n) {
+				return fail(denied(op, orig, ReasonProtected, n))
+			}
+		}
 	}
 	// The identities of the directories walked through so far: the root's
 	// ancestry, then each directory entered. Checking a directory about to

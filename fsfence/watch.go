@@ -24,9 +24,10 @@ package fsfence
 // Inputs names the paths a result was derived from: Paths by how they
 // resolve (every component, and every symlink on the way, as
 // [path/filepath.EvalSymlinks] would look at them), Contents also by what
-// the files hold.
+// the files hold, and Trees, directories that were searched, by the
+// subdirectories and ".git" entries made, removed or renamed in them.
 type Inputs struct {
-	Paths, Contents []string
+	Paths, Contents, Trees []string
 }
 
 // InputWatch tells whether the paths of an [Inputs] may have changed since
@@ -55,6 +56,9 @@ func WatchInputs(in Inputs) *InputWatch {
 	for _, p := range in.Contents {
 		canon, _ := resolveEntry(p, look)
 		pw.add(canon, true)
+	}
+	for _, dir := range in.Trees {
+		pw.addTree(dir)
 	}
 	if !pw.usable() {
 		return &InputWatch{}

@@ -31,6 +31,10 @@ type watchKey struct {
 	name string
 }
 
+// treeName stands, in a watchKey, for "the subdirectories or the .git of
+// this directory" (no file name contains a NUL).
+const treeName = "\x00tree"
+
 // Events that change how a name resolves: it appears, goes, moves, or its
 // attributes change (permissions can make a path unreachable). Contents
 // adds writes, for files whose content a result was derived from.
@@ -110,6 +114,23 @@ func (pw *pathWatch) add(p string, content bool) {
 	pw.w.mu.Unlock()
 }
 
+// addTree watches dir for subdirectories and .git entries that appear, go
+// or move. It must run before dir is searched.
+func (pw *pathWatch) addTree(dir string) {
+	wd, err := unix.InotifyAddWatch(pw.w.fd, dir, uint32(dirEvents|unix.IN_ONLYDIR|unix.IN_MASK_ADD))
+	if err != nil {
+		if err != unix.ENOENT && err != unix.ENOTDIR {
+			pw.failed = true
+		}
+		return
+	}
+	k := watchKey{int32(wd), treeName}
+	pw.keys = append(pw.keys, k)
+	pw.w.mu.Lock()
+	pw.w.interest[k] = true
+	pw.w.mu.Unlock()
+}
+
 // usable reports whether the watch covers everything it was given.
 func (pw *pathWatch) usable() bool { return pw != nil && !pw.failed }
 
@@ -162,7 +183,11 @@ func (w *watcher) drain() {
 				// Only names some resolution looked at are kept: the rest
 				// of a watched directory (a busy workspace) would grow
 				// the map without bound.
-				if k := (watchKey{ev.Wd, cString(nameBytes)}); w.interest[k] {
+				name := cString(nameBytes)
+				if k := (watchKey{ev.Wd, name}); w.interest[k] {
+					w.names[k] = w.gen
+				}
+				if k := (watchKey{ev.Wd, treeName}); w.interest[k] && (ev.Mask&unix.IN_ISDIR != 0 || name == ".git") {
 					w.names[k] = w.gen
 				}
 			}

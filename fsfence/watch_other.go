@@ -10,5 +10,6 @@ var testNoWatcher bool
 
 func beginWatch() *pathWatch        { return nil }
 func (*pathWatch) add(string, bool) {}
+func (*pathWatch) addTree(string)   {}
 func (*pathWatch) current() bool    { return false }
 func (*pathWatch) usable() bool     { return false }

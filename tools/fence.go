@@ -27,8 +27,16 @@ func (tb *Toolbox) fence(pol sandbox.ExecutionPolicy) (*fsfence.Fence, *ToolErro
 }
 
 func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
-	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: pol.Protected, ReadDeny: pol.ReadDeny}
+	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: pol.Protected, ReadDeny: pol.ReadDeny,
+		ProtectedNames: fileToolProtectedNames}
 }
+
+// fileToolProtectedNames are never written by the file tools, wherever
+// they stand: git writes its own files (through bash, where the audit of
+// new repositories sees what a command made), and a repository assembled
+// by write_file — a gitdir with a hook, a .git pointer file — would be one
+// that the human's git trusts and no audit saw made.
+var fileToolProtectedNames = []string{".git"}
 
 // toolPath turns a tool's path argument into an absolute, lexically cleaned
 // path: absolute as given, or relative to the workspace root. An empty path

@@ -60,7 +60,7 @@ func (c *policyCache) resolve(svc *sandbox.PolicyService, req sandbox.Request) (
 	if err != nil {
 		return first, err
 	}
-	watch := fsfence.WatchInputs(fsfence.Inputs{Paths: first.Inputs.Paths, Contents: first.Inputs.Contents})
+	watch := fsfence.WatchInputs(fsfence.Inputs{Paths: first.Inputs.Paths, Contents: first.Inputs.Contents, Trees: first.Inputs.Trees})
 	if !watch.Current() {
 		return first, nil
 	}
@@ -84,7 +84,8 @@ func (c *policyCache) resolve(svc *sandbox.PolicyService, req sandbox.Request) (
 // fence's configuration is lexical (paths), and it revalidates how those
 // resolve at every check, so sharing one is as good as building one.
 func (c *policyCache) fence(cfg fsfence.Config) (*fsfence.Fence, error) {
-	key := strings.Join(cfg.WritableRoots, "\x00") + "\x01" + strings.Join(cfg.Protected, "\x00") + "\x01" + strings.Join(cfg.ReadDeny, "\x00")
+	key := strings.Join(cfg.WritableRoots, "\x00") + "\x01" + strings.Join(cfg.Protected, "\x00") + "\x01" + strings.Join(cfg.ReadDeny, "\x00") +
+		"\x01" + strings.Join(cfg.ProtectedNames, "\x00")
 	c.mu.Lock()
 	f := c.fences[key]
 	c.mu.Unlock()
