@@ -159,10 +159,7 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		RunnerFailureRules: bwrapRunnerRules,
 		statusFD:           statusFD,
 	}
-	if p.StateDir != "" {
-		cleanStaleOnce(p.StateDir)
-	}
-	c.cleanup = stubs.claim(&plan, p.StateDir)
+	c.guard = newLaunchGuard(p, plan.Guard)
 	return c, nil
 }
 
@@ -216,9 +213,6 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	}
 	for _, prot := range plan.ProtectExisting {
 		a = append(a, "--ro-bind", prot, prot)
-	}
-	for _, missing := range plan.ProtectMissing {
-		a = append(a, "--tmpfs", missing, "--remount-ro", missing)
 	}
 	for _, d := range plan.HideDirs {
 		a = append(a, "--tmpfs", d, "--remount-ro", d)

@@ -4,4 +4,4 @@ package sandbox
 
 import "syscall"
 
-func setDeathSignal(*syscall.SysProcAttr) {}
+func setDeathSignal(*syscall.SysProcAttr, bool) {}

@@ -20,8 +20,19 @@ type helperConfig struct {
 	// metadataDeny refuses chmod/chown/utimes/xattr changes: Landlock does
 	// not govern them, so a read-only Landlock sandbox needs the filter.
 	metadataDeny bool
-	statusFD     int
-	argv         []string
+	// ipcDeny refuses SysV IPC and POSIX message queues: without an IPC
+	// namespace of its own (Landlock) they are the host's.
+	ipcDeny bool
+	// denyRead are the read-deny entries Landlock must keep unreadable:
+	// file reads are granted on their siblings only (readgrants_linux.go).
+	denyRead []string
+	statusFD int
+	// reapFD, when set, makes the helper stay as the command's parent and
+	// child subreaper (there is no pid namespace to end it all): it kills
+	// every descendant when the command exits, or when this control pipe
+	// is closed (cordon kills the call, or is gone).
+	reapFD int
+	argv   []string
 }
 
 // args renders the config as the helper's command line (after HelperArg).
@@ -39,8 +50,17 @@ func (c helperConfig) args() []string {
 	if c.metadataDeny {
 		a = append(a, "--metadata-deny")
 	}
+	if c.ipcDeny {
+		a = append(a, "--ipc-deny")
+	}
+	for _, d := range c.denyRead {
+		a = append(a, "--deny-read", d)
+	}
 	if c.statusFD > 0 {
 		a = append(a, "--status-fd", strconv.Itoa(c.statusFD))
+	}
+	if c.reapFD > 0 {
+		a = append(a, "--reap-fd", strconv.Itoa(c.reapFD))
 	}
 	a = append(a, "--")
 	return append(a, c.argv...)
@@ -65,7 +85,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 				return c, fmt.Errorf("no command after --")
 			}
 			return c, nil
-		case "--landlock", "--status-fd":
+		case "--landlock", "--status-fd", "--reap-fd":
 			flag := args[i]
 			v, err := next()
 			if err != nil {
@@ -75,21 +95,31 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 			if err != nil || n <= 0 {
 				return c, fmt.Errorf("%s: bad value %q", flag, v)
 			}
-			if flag == "--landlock" {
+			switch flag {
+			case "--landlock":
 				c.landlockABI = n
-			} else {
+			case "--status-fd":
 				c.statusFD = n
+			default:
+				c.reapFD = n
 			}
-		case "--rw":
+		case "--rw", "--deny-read":
+			flag := args[i]
 			v, err := next()
 			if err != nil {
 				return c, err
 			}
-			c.writable = append(c.writable, v)
+			if flag == "--rw" {
+				c.writable = append(c.writable, v)
+			} else {
+				c.denyRead = append(c.denyRead, v)
+			}
 		case "--net-deny":
 			c.netDeny = true
 		case "--metadata-deny":
 			c.metadataDeny = true
+		case "--ipc-deny":
+			c.ipcDeny = true
 		default:
 			return c, fmt.Errorf("unknown helper argument %q", args[i])
 		}

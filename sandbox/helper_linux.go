@@ -39,6 +39,9 @@ func RunHelper(args []string) {
 		fail(err)
 	}
 	path, lookErr := exec.LookPath(cfg.argv[0])
+	if cfg.reapFD > 0 {
+		os.Exit(reap(cfg, path, lookErr, status))
+	}
 	if status != nil {
 		status.WriteString(statusStarted)
 	}
@@ -71,7 +74,7 @@ func confineSelf(cfg helperConfig) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
-	return installSeccomp(cfg.netDeny, cfg.metadataDeny)
+	return installSeccomp(seccompOptions{netDeny: cfg.netDeny, metadataDeny: cfg.metadataDeny, ipcDeny: cfg.ipcDeny})
 }
 
 // landlockConfigs maps an ABI to go-landlock's config for it. ABIs above
@@ -103,13 +106,10 @@ func applyLandlock(cfg helperConfig) error {
 		// address outside would otherwise act for the command.
 		ll.Scoped = landlock.ScopedSet(llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket)
 	}
-	readExec := landlock.AccessFSSet(llsyscall.AccessFSExecute | llsyscall.AccessFSReadFile | llsyscall.AccessFSReadDir)
-	rules := []landlock.Rule{
-		landlock.PathAccess(readExec, "/"),
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing(),
-	}
+	rules := append(readRules(cfg.denyRead),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing())
 	if use >= 5 {
-		rules = append(rules, landlock.PathAccess(readExec|landlock.AccessFSSet(llsyscall.AccessFSIoctlDev), "/dev"))
+		rules = append(rules, landlock.PathAccess(readFileExec|readDir|landlock.AccessFSSet(llsyscall.AccessFSIoctlDev), "/dev"))
 	}
 	if len(cfg.writable) > 0 {
 		rw := landlock.RWDirs(cfg.writable...)

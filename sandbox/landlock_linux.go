@@ -57,15 +57,17 @@ var landlockRunnerRules = []RunnerFailureRule{
 }
 
 // Limits names what Landlock cannot enforce: it only grants access, so it
-// cannot take reads away under a readable parent nor writes under a
-// writable one, and it cannot give the command a private /tmp.
+// cannot take writes back beneath a writable root, and it cannot give the
+// command a private /tmp or IPC namespace.
 func (l *landlockProvider) Limits() (Enforcement, []string) {
 	l.detect()
 	un := []string{
-		"read-deny list: enforced by the FS fence for the file tools only",
-		"protected paths: enforced by the FS fence for the file tools only",
+		"read-deny list: refused by the OS (file reads are granted on the entries' siblings only), but the names inside a read-deny directory stay listable, and an entry inside a writable root is enforced by the FS fence only",
+		"protected paths: inside writable roots guarded, not refused — cordon records them before each command and restores them (and disarms a repository the command made) once every process of it has exited; while the command runs, what it writes there exists",
+		"cordon's own config and state directories: a writable root that contains one (a workspace at or above your home directory) is refused",
 		"private /tmp: /tmp stays read-only and TMPDIR points at the session tmp",
 		"file metadata (chmod, chown, timestamps, xattrs) outside the writable roots in workspace-write: Landlock does not govern it (in read-only mode seccomp refuses it everywhere)",
+		"other processes' command lines (/proc/PID/cmdline) stay readable: there is no pid namespace; pass secrets to programs through files or the environment, not arguments",
 	}
 	if l.abi < 2 {
 		un = append(un, "rename and link across directories: refused even inside writable roots (ABI < 2)")
@@ -98,20 +100,37 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		return nil, &UnavailableError{Reason: err.Error()}
 	}
 	p := cp.Policy()
-	// Landlock cannot protect these paths, but a protected path that is a
-	// symlink (a symlinked .git) is refused here as with every backend.
+	if err := controlPlaneOutside(p, "Landlock"); err != nil {
+		return nil, err
+	}
+	// A protected path that is a symlink is refused here as with every
+	// backend; the rest is guarded: Landlock cannot keep one path of a
+	// writable directory read-only.
 	if _, err := planMounts(p); err != nil {
 		return nil, err
 	}
-	const statusFD = 3
+	const statusFD, reapFD = 3, 4
 	helper := helperConfig{
 		landlockABI: l.abi,
 		writable:    p.WritableRoots,
 		netDeny:     p.Network == NetworkDeny,
 		// In read-only mode nothing may change, metadata included.
 		metadataDeny: p.Mode == ReadOnly,
+		ipcDeny:      true,
 		statusFD:     statusFD,
+		reapFD:       reapFD,
 		argv:         argv,
+	}
+	for _, d := range p.ReadDeny {
+		if !withinAny(d, p.WritableRoots) {
+			helper.denyRead = append(helper.denyRead, d)
+		}
+	}
+	var guarded []string
+	for _, prot := range p.Protected {
+		if withinAny(prot, userRoots(p)) {
+			guarded = append(guarded, prot)
+		}
 	}
 	enf, un := l.Limits()
 	c := &ConfinedArgv{
@@ -122,6 +141,8 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		DenialSignatures:   landlockDenialSignatures,
 		RunnerFailureRules: landlockRunnerRules,
 		statusFD:           statusFD,
+		reapFD:             reapFD,
+		guard:              newLaunchGuard(p, guarded),
 	}
 	if p.TmpDir != "" {
 		c.Env = []string{"TMPDIR=" + p.TmpDir}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Launch is one start of a ConfinedArgv. The caller configures Cmd
@@ -15,10 +16,19 @@ import (
 // what the backend needs: the helper's status pipe and its extra files.
 type Launch struct {
 	Cmd *exec.Cmd
-	c   *ConfinedArgv
+	// OwnGroup makes the runner lead a process group of its own, so that
+	// Kill takes the group (the bash tool; `cordon exec` leaves the
+	// command in the terminal's foreground group).
+	OwnGroup bool
+	c        *ConfinedArgv
 
 	statusR, statusW *os.File
 	status           chan string
+	// control is cordon's end of a reaping helper's control pipe: closing
+	// it makes the helper kill the command's whole tree.
+	control *os.File
+	exited  chan struct{}
+	guarded bool
 }
 
 // Outcome is how a launched command ended.
@@ -30,6 +40,11 @@ type Outcome struct {
 	// command started: the exit code is then the runner's, not the
 	// command's.
 	RunnerFailure string
+	// Undone lists what the guard and the repository audit undid after
+	// the command: writes to protected paths that no OS mechanism could
+	// refuse while it ran. GuardErr says what could not be undone.
+	Undone   []Change
+	GuardErr error
 }
 
 // Helper status protocol: the helper writes statusStarted just before it
@@ -54,16 +69,34 @@ func (c *ConfinedArgv) NewLaunch() (*Launch, error) {
 // Start starts the command.
 func (l *Launch) Start() error {
 	l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, l.c.ExtraFiles...)
-	if l.c.statusFD > 0 {
-		if got := 3 + len(l.Cmd.ExtraFiles); got != l.c.statusFD {
-			return invariant("status fd is %d in the argv but would be %d", l.c.statusFD, got)
+	var childEnds []*os.File
+	pipeAt := func(fd int, what string) (r, w *os.File, err error) {
+		if got := 3 + len(l.Cmd.ExtraFiles); got != fd {
+			return nil, nil, invariant("%s fd is %d in the argv but would be %d", what, fd, got)
 		}
-		r, w, err := os.Pipe()
+		if r, w, err = os.Pipe(); err != nil {
+			return nil, nil, fmt.Errorf("%s pipe: %w", what, err)
+		}
+		return r, w, nil
+	}
+	if l.c.statusFD > 0 {
+		r, w, err := pipeAt(l.c.statusFD, "status")
 		if err != nil {
-			return fmt.Errorf("status pipe: %w", err)
+			return err
 		}
 		l.statusR, l.statusW = r, w
 		l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, w)
+		childEnds = append(childEnds, w)
+	}
+	if l.c.reapFD > 0 {
+		r, w, err := pipeAt(l.c.reapFD, "control")
+		if err != nil {
+			l.closeAll(childEnds...)
+			return err
+		}
+		l.control = w // close-on-exec: no other child holds it open
+		l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, r)
+		childEnds = append(childEnds, r)
 	}
 	if len(l.c.Env) > 0 {
 		base := l.Cmd.Env
@@ -75,15 +108,26 @@ func (l *Launch) Start() error {
 	if l.Cmd.SysProcAttr == nil {
 		l.Cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	setDeathSignal(l.Cmd.SysProcAttr)
+	setDeathSignal(l.Cmd.SysProcAttr, l.c.reapFD > 0)
+	if l.OwnGroup {
+		leadGroup(l.Cmd.SysProcAttr)
+	}
+	if l.c.guard != nil {
+		if err := l.c.guard.begin(); err != nil {
+			l.closeAll(childEnds...)
+			return err
+		}
+		l.guarded = true
+	}
 	err := l.Cmd.Start()
-	if l.statusW != nil {
-		l.statusW.Close() // the child holds its own copy
+	for _, f := range childEnds {
+		f.Close() // the child holds its own copies
 	}
 	if err != nil {
 		l.finish()
 		return err
 	}
+	l.exited = make(chan struct{})
 	if l.statusR != nil {
 		l.status = make(chan string, 1)
 		go func(r *os.File) {
@@ -96,10 +140,47 @@ func (l *Launch) Start() error {
 	return nil
 }
 
+func (l *Launch) closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+	for _, f := range []*os.File{l.statusR, l.control} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// Kill ends the command and everything it started: a reaping helper is
+// asked to (it kills the tree and exits; it is killed itself only if it
+// has not after a grace period), anything else is killed with its process
+// group. Safe to call at any time, and more than once.
+func (l *Launch) Kill() {
+	p := l.Cmd.Process
+	if p == nil {
+		return
+	}
+	if l.control != nil {
+		l.control.Close()
+		select {
+		case <-l.exited:
+			return
+		case <-time.After(killGrace):
+		}
+	}
+	killRunner(p, l.OwnGroup)
+}
+
+// killGrace is how long a reaping helper has to kill its tree.
+const killGrace = 2 * time.Second
+
 // Wait waits for the command and tells a runner failure from the
 // command's own exit.
 func (l *Launch) Wait() (Outcome, error) {
 	err := l.Cmd.Wait()
+	if l.exited != nil {
+		close(l.exited)
+	}
 	defer l.finish()
 	var out Outcome
 	var exitErr *exec.ExitError
@@ -117,7 +198,19 @@ func (l *Launch) Wait() (Outcome, error) {
 	if l.status != nil {
 		out.RunnerFailure = runnerFailure(<-l.status, l.c.Backend, out.ExitCode)
 	}
+	// Every process of the command is gone now (bwrap's pid namespace
+	// ended with it, the reaping helper exits last): what it left in
+	// protected paths can be undone without a race.
+	out.Undone, out.GuardErr = l.endGuard()
 	return out, nil
+}
+
+func (l *Launch) endGuard() ([]Change, error) {
+	if !l.guarded {
+		return nil, nil
+	}
+	l.guarded = false
+	return l.c.guard.end()
 }
 
 func runnerFailure(status, backend string, exitCode int) string {
@@ -131,17 +224,15 @@ func runnerFailure(status, backend string, exitCode int) string {
 }
 
 func (l *Launch) finish() {
-	if l.c.cleanup != nil {
-		l.c.cleanup()
-		l.c.cleanup = nil
+	if l.control != nil {
+		l.control.Close()
+		l.control = nil
 	}
+	l.endGuard()
 }
 
 // Cleanup undoes host-side effects of Confine for an argv that is never
-// launched (e.g. `cordon profile`).
-func (c *ConfinedArgv) Cleanup() {
-	if c.cleanup != nil {
-		c.cleanup()
-		c.cleanup = nil
-	}
-}
+// launched (e.g. `cordon profile`). Nothing is set up on the host before
+// Start, so there is nothing to undo today; callers keep calling it so
+// that a backend may.
+func (c *ConfinedArgv) Cleanup() {}

@@ -17,17 +17,6 @@ var DefaultReadDeny = []string{
 	".npmrc", ".pypirc",
 }
 
-// DefaultProtectedNames are the paths, relative to each writable root, that
-// stay read-only even in workspace-write: things that name programs which a
-// human will later run outside the sandbox.
-var DefaultProtectedNames = []string{
-	".git/hooks", ".git/config", ".cordon",
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin",
-	".gitconfig", ".config/git", ".config/systemd",
-	".vscode", ".idea", ".mcp.json", "cordon.toml",
-}
-
 // Settings are the deployment's defaults: the config files, then the flags.
 type Settings struct {
 	Mode    Mode
@@ -69,6 +58,21 @@ type ExecutionPolicy struct {
 	ProtectedNames []string
 	StateDir       string
 	ConfigDir      string
+	// Repos are the git repositories found beneath the writable roots
+	// (workspace-write only): their git paths are in Protected, and a
+	// repository that appears during a command is audited after it
+	// (audit.go). RepoScanIncomplete says the search stopped early.
+	Repos              []GitRepo
+	RepoScanIncomplete bool
+	// unconfinable, when set, is why no backend may confine this policy
+	// (a .git that is a symlink); the file tools still work.
+	unconfinable error
+	// pinFloors maps the protected paths of nested repositories to their
+	// worktree: a mount-based backend pins the directories between the
+	// worktree and the path, not those above it, so that a directory
+	// holding a nested clone can still be moved or removed (a gitdir
+	// replaced by a new one is audited after the command instead).
+	pinFloors map[string]string
 	// Inputs are the paths Resolve derived this policy from: a caller may
 	// keep the policy while none of them changes (see PolicyInputs).
 	Inputs PolicyInputs
@@ -181,7 +185,11 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 	}
 	p.WritableRoots = writableRoots(p, &in)
 	p.ReadDeny = readDenyList(set, &in)
-	p.Protected = protectedList(p, &in)
+	if p.Mode == WorkspaceWrite {
+		p.Repos, p.RepoScanIncomplete, p.unconfinable = findRepos(userRoots(p), &in)
+	}
+	p.Protected, p.pinFloors = protectedList(p, set, p.Repos, &in)
+	in.finish()
 	p.Inputs = in
 	return p, nil
 }
@@ -212,50 +220,13 @@ func readDenyList(set Settings, in *PolicyInputs) []string {
 		}
 	}
 	if set.Home != "" {
-		for _, rel := range DefaultReadDeny {
-			add(filepath.Join(set.Home, rel))
+		for _, rel := range slices.Concat(DefaultReadDeny, ClientConfigReadDeny) {
+			add(filepath.Join(set.Home, filepath.FromSlash(rel)))
 		}
 	}
 	add(set.StateDir)
 	for _, p := range set.ExtraReadDeny {
 		add(p)
-	}
-	return list
-}
-
-// protectedList names every protected path as an absolute path: each
-// protected name under each writable root but the session tmp, plus
-// cordon's own config and state directories.
-func protectedList(p ExecutionPolicy, in *PolicyInputs) []string {
-	var list []string
-	add := func(path string) {
-		if path != "" && !slices.Contains(list, path) {
-			list = append(list, path)
-		}
-	}
-	if p.Mode == WorkspaceWrite {
-		for _, root := range p.WritableRoots {
-			if root == p.TmpDir {
-				continue
-			}
-			for _, name := range p.ProtectedNames {
-				add(filepath.Join(root, filepath.FromSlash(name)))
-			}
-		}
-		// A linked worktree's gitdir and commondir are writable roots of
-		// their own: their hooks and config stay protected.
-		for _, dir := range linkedWorktreeDirs(p, in) {
-			if canon, err := in.canonical(dir); err == nil {
-				add(filepath.Join(canon, "hooks"))
-				add(filepath.Join(canon, "config"))
-			}
-		}
-	}
-	if p.ConfigDir != "" {
-		add(in.canonicalOrClean(p.ConfigDir))
-	}
-	if p.StateDir != "" {
-		add(in.canonicalOrClean(p.StateDir))
 	}
 	return list
 }

@@ -23,6 +23,9 @@ func TestProtectedPathsBwrap(t *testing.T) {
 	p, err := svc.Resolve(Request{TmpDir: f.tmp})
 	require.NoError(t, err)
 
+	// Existing protected paths are read-only binds: the write fails. The
+	// missing ones are guarded: the command may make them, and they are
+	// gone again, reported as undone, when the call returns.
 	attempts := map[string]string{
 		"write .git/config":        `printf evil >> .git/config`,
 		"create a git hook":        `printf '#!/bin/sh\nevil' > .git/hooks/pre-commit`,
@@ -40,8 +43,8 @@ func TestProtectedPathsBwrap(t *testing.T) {
 	before := snapshot(t, f.ws, f.home)
 	for name, script := range attempts {
 		t.Run(name, func(t *testing.T) {
-			out, code := f.sh(p, script, filepath.Join(f.home, ".config", "cordon"), f.state)
-			assert.NotEqual(t, 0, code, out)
+			out, o := f.launch(p, "/bin/sh", "-c", script, "sh", filepath.Join(f.home, ".config", "cordon"), f.state)
+			assert.True(t, o.ExitCode != 0 || len(o.Undone) > 0, "neither refused nor undone: %s", out)
 			assert.Equal(t, before, snapshot(t, f.ws, f.home), "the file system changed or a stub was left behind")
 		})
 	}
@@ -92,14 +95,14 @@ func TestLandlockReportsProtectionAsPartial(t *testing.T) {
 	assert.Contains(t, un[1], "protected paths")
 }
 
-func TestConcurrentStubsStayProtected(t *testing.T) {
+func TestConcurrentRunsStayGuarded(t *testing.T) {
 	prov := Bwrap()
 	f := newFixture(t, prov)
 	p := f.policy(WorkspaceWrite, NetworkAllow)
 	cp, err := p.ToConfined()
 	require.NoError(t, err)
-	// A long run holds the stubs; a short one ends meanwhile and must not
-	// remove them from under the long one.
+	// A long run plants a .bashrc after a short one has ended: the short
+	// one must not end the guard of the long one.
 	long, err := prov.Confine([]string{"/bin/sh", "-c", `sleep 0.5; printf evil > .bashrc`}, cp)
 	require.NoError(t, err)
 	l, err := long.NewLaunch()
@@ -110,6 +113,7 @@ func TestConcurrentStubsStayProtected(t *testing.T) {
 	require.Equal(t, 0, code)
 	o, err := l.Wait()
 	require.NoError(t, err)
-	assert.NotEqual(t, 0, o.ExitCode)
+	// The long run ends last: it is the one that undoes the .bashrc.
+	assert.NotEmpty(t, o.Undone)
 	assert.NoFileExists(t, filepath.Join(f.ws, ".bashrc"))
 }

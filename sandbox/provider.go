@@ -35,9 +35,16 @@ type ConfinedArgv struct {
 	// statusFD is the fd number, inside the runner, of the helper's
 	// status pipe; 0 when the backend has no helper.
 	statusFD int
-	// cleanup undoes host side effects of setting up (mount stubs).
-	cleanup func()
+	// reapFD is the fd number of the control pipe of a helper that stays
+	// as the command's subreaper (Landlock); 0 otherwise.
+	reapFD int
+	// guard keeps the protected paths the backend cannot keep read-only.
+	guard *launchGuard
 }
+
+// Guarded lists the protected paths that this launch restores after the
+// command instead of keeping them read-only while it runs.
+func (c *ConfinedArgv) Guarded() []string { return c.guard.paths() }
 
 // ReportsRunnerStatus says whether a launch tells runner failures apart by
 // itself (cordon's helper reports through a status pipe). Without it, the

@@ -10,28 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// beyond32Bits matches a syscall argument whose high 32 bits are set. The
-// kernel reads ioctl requests and socket families as 32-bit ints, so a
-// filter that compared all 64 bits for equality could be bypassed by
-// setting high bits (CVE-2019-10063). Refusing any such value closes that.
-const beyond32Bits = 0xFFFFFFFF
-
-// seccompPolicy is the filter every confined command runs under: no
-// ptrace or cross-process memory access, no io_uring (it can open sockets
-// and files without the syscalls filtered here), no vsock, no terminal
-// injection, and with network deny no new unix or inet sockets
-// (socketpair stays allowed).
-// metadataSyscalls change a file's mode, owner, timestamps or extended
-// attributes. Landlock does not govern them, so when Landlock is the only
-// file-system boundary of a read-only command the filter refuses them.
-var metadataSyscalls = []string{
-	"chmod", "fchmod", "fchmodat", "fchmodat2",
-	"chown", "fchown", "lchown", "fchownat",
-	"utime", "utimes", "futimesat", "utimensat",
-	"setxattr", "lsetxattr", "fsetxattr", "setxattrat",
-	"removexattr", "lremovexattr", "fremovexattr", "removexattrat",
-}
-
 // existingSyscalls keeps the names this architecture has (arm64 has no
 // chmod, only fchmodat), since the assembler refuses unknown names.
 func existingSyscalls(native *arch.Info, names []string) []string {
@@ -44,50 +22,30 @@ func existingSyscalls(native *arch.Info, names []string) []string {
 	return out
 }
 
-func seccompPolicy(native *arch.Info, netDeny, metadataDeny bool) seccomp.Policy {
-	deny := func(name string, conds ...seccomp.ArgumentConditions) []seccomp.NameWithConditions {
-		out := make([]seccomp.NameWithConditions, len(conds))
-		for i, c := range conds {
-			out[i] = seccomp.NameWithConditions{Name: name, Conditions: c}
+var seccompOps = map[string]seccomp.Operation{"eq": seccomp.Equal, "ne": seccomp.NotEqual, "gt": seccomp.GreaterThan}
+
+// seccompPolicy assembles the rules of seccomp_rules.go: each refused call
+// fails with EPERM, everything else is allowed.
+func seccompPolicy(native *arch.Info, o seccompOptions) seccomp.Policy {
+	var plain []string
+	var conditional []seccomp.NameWithConditions
+	for _, r := range rulesFor(o) {
+		names := existingSyscalls(native, r.Names)
+		if len(r.Conds) == 0 {
+			plain = append(plain, names...)
+			continue
 		}
-		return out
+		for _, name := range names {
+			for _, c := range r.Conds {
+				conditional = append(conditional, seccomp.NameWithConditions{Name: name,
+					Conditions: seccomp.ArgumentConditions{{Argument: c.Arg, Operation: seccompOps[c.Op], Value: c.Value}}})
+			}
+		}
 	}
-	arg := func(n uint32, op seccomp.Operation, v uint64) seccomp.ArgumentConditions {
-		return seccomp.ArgumentConditions{{Argument: n, Operation: op, Value: v}}
-	}
-	ioctl := deny("ioctl",
-		arg(1, seccomp.Equal, unix.TIOCSTI),
-		arg(1, seccomp.Equal, unix.TIOCLINUX),
-		arg(1, seccomp.GreaterThan, beyond32Bits),
-	)
-	socketFamilies := []seccomp.ArgumentConditions{
-		arg(0, seccomp.Equal, unix.AF_VSOCK),
-		arg(0, seccomp.GreaterThan, beyond32Bits),
-	}
-	if netDeny {
-		socketFamilies = append(socketFamilies,
-			arg(0, seccomp.Equal, unix.AF_UNIX),
-			arg(0, seccomp.Equal, unix.AF_INET),
-			arg(0, seccomp.Equal, unix.AF_INET6),
-		)
-	}
-	groups := []seccomp.SyscallGroup{
-		{
-			Action: seccomp.ActionErrno,
-			Names: []string{
-				"ptrace", "process_vm_readv", "process_vm_writev",
-				"io_uring_setup", "io_uring_enter", "io_uring_register",
-			},
-		},
-		{
-			Action:             seccomp.ActionErrno,
-			NamesWithCondtions: append(ioctl, deny("socket", socketFamilies...)...),
-		},
-	}
-	if metadataDeny {
-		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: existingSyscalls(native, metadataSyscalls)})
-	}
-	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
+		{Action: seccomp.ActionErrno, Names: plain},
+		{Action: seccomp.ActionErrno, NamesWithCondtions: conditional},
+	}}
 }
 
 // installSeccomp loads the filter on the calling thread (the helper execs
@@ -95,12 +53,12 @@ func seccompPolicy(native *arch.Info, netDeny, metadataDeny bool) seccomp.Policy
 // int 0x80 on x86_64) would skip the library's per-arch program and fall
 // through to its default "allow", so the filter first kills any process
 // that tries one.
-func installSeccomp(netDeny, metadataDeny bool) error {
+func installSeccomp(o seccompOptions) error {
 	native, err := arch.GetInfo("")
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	policy := seccompPolicy(native, netDeny, metadataDeny)
+	policy := seccompPolicy(native, o)
 	insts, err := policy.Assemble()
 	if err != nil {
 		return fmt.Errorf("assembling seccomp filter: %w", err)

@@ -103,7 +103,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	cmd.Env = sandbox.Environ(os.Environ(), tb.conf().EnvPassthrough)
 	// The command leads its own process group, so a timeout or a
 	// cancellation kills it and everything it started.
-	newProcessGroup(cmd)
+	launch.OwnGroup = true
 	// A grandchild that keeps the output pipe open must not hold the call.
 	cmd.WaitDelay = 2 * time.Second
 
@@ -122,7 +122,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 			case <-done:
 				return
 			case <-runCtx.Done():
-				killGroup(cmd)
+				launch.Kill()
 				return
 			case <-ticker.C:
 				if call.Progress != nil {
@@ -134,7 +134,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	outcome, waitErr := launch.Wait()
 	close(done)
 	// Whatever the command left behind in its group goes with it.
-	killGroup(cmd)
+	launch.Kill()
 
 	out.Close()
 	text, truncated, _ := out.String()
@@ -164,6 +164,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		}
 		return nil, &ToolError{Code: sandbox.CodeTimeout,
 			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text), Fields: fields}
+	case len(outcome.Undone) > 0 || outcome.GuardErr != nil:
+		fields["denied"] = true
+		e := denial("bash", pol.Mode, undoneMessage(outcome, text))
+		e.Fields = fields
+		return nil, e
 	case outcome.ExitCode != 0 && pol.Mode.Confined() && confined.Backend != "none" && looksDenied(confined, pol, text):
 		fields["denied"] = true
 		e := denial("bash", pol.Mode,
@@ -179,6 +184,21 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		msg += fmt.Sprintf("[exit code %d]", outcome.ExitCode)
 	}
 	return &Result{Text: msg, Structured: fields}, nil
+}
+
+// undoneMessage says what the guard undid after the command: writes to
+// protected paths that the backend could not refuse while it ran.
+func undoneMessage(o sandbox.Outcome, output string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the command exited %d, and it had written to protected paths, which cordon restored after it (they name code that a human would run later outside the sandbox):\n", o.ExitCode)
+	for _, c := range o.Undone {
+		b.WriteString("  " + c.String() + "\n")
+	}
+	if o.GuardErr != nil {
+		fmt.Fprintf(&b, "cordon could not restore everything: %v\n", o.GuardErr)
+	}
+	b.WriteString("its output:\n" + output)
+	return b.String()
 }
 
 // looksDenied tells a sandbox refusal from an ordinary failure: one of the

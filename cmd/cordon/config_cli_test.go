@@ -353,6 +353,6 @@ func TestConfigStatusReportsOrigins(t *testing.T) {
 		rules[r.(map[string]any)["rule"].(string)] = r.(map[string]any)["enforced"].(string)
 	}
 	assert.Equal(t, "os", rules["writes outside the writable roots"])
-	assert.Equal(t, "fence", rules["protected paths"], "Landlock leaves protected paths to the FS fence")
-	assert.Equal(t, "fence", rules["read-deny list"])
+	assert.Equal(t, "guard", rules["protected paths"], "Landlock guards protected paths: restored after each command")
+	assert.Equal(t, "partial", rules["read-deny list"], "Landlock refuses reads of the read-deny list but for names and entries in writable roots")
 }

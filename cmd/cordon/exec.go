@@ -41,6 +41,8 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		warn("the sandbox is off (" + d.cfg.Sandbox.Origin.String() + "): the command runs unconfined")
 	}
 
+	recovered, _ := sandbox.RecoverGuards(d.settings.StateDir)
+	reportUndone(stderr, recovered)
 	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "cordon: sandbox unavailable: session tmp: %v\n", err)
@@ -85,7 +87,20 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %s\n", out.RunnerFailure)
 		return exitSandbox
 	}
+	reportUndone(stderr, out.Undone)
+	if out.GuardErr != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: restoring protected paths: %v\n", out.GuardErr)
+		return exitSandbox
+	}
 	return out.ExitCode
+}
+
+// reportUndone tells the human what cordon undid after the command: its
+// writes to protected paths, which no backend could refuse while it ran.
+func reportUndone(w io.Writer, undone []sandbox.Change) {
+	for _, c := range undone {
+		fmt.Fprintf(w, "cordon: undid what the command did to a protected path: %s\n", c)
+	}
 }
 
 // trimUnavailable drops the "sandbox unavailable: " that UnavailableError

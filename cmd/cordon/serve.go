@@ -64,6 +64,15 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, p := range sandbox.CleanOrphanTmp(d.settings.StateDir, sandbox.OrphanAge) {
 		logger.Info().Str("path", p).Msg("removed an orphaned session tmp directory")
 	}
+	// A cordon killed mid-call could not undo what its command wrote in
+	// protected paths: this start does.
+	recovered, err := sandbox.RecoverGuards(d.settings.StateDir)
+	for _, c := range recovered {
+		logger.Warn().Str("path", c.Path).Str("what", c.What).Msg("restored a protected path that a command of an earlier cordon changed")
+	}
+	if err != nil {
+		logger.Warn().Err(err).Msg("restoring protected paths left by an earlier cordon")
+	}
 
 	ex := d.executor(func(msg string) { logger.Warn().Msg(msg) })
 	logSandbox(logger, d, ex)

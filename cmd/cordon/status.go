@@ -21,8 +21,16 @@ type statusReport struct {
 	Approval    approval.Policy     `json:"approval"`
 	Preset      approval.Preset     `json:"preset"`
 	// Rules says, rule by rule, who enforces the policy for commands.
-	Rules  []ruleReport `json:"rules"`
-	Config configReport `json:"config"`
+	Rules []ruleReport `json:"rules"`
+	// Guarded are the protected paths the backend cannot keep read-only
+	// while a command runs: restored after it instead (the window while it
+	// runs remains). Seccomp lists the system-call rules of the filter.
+	Guarded []string `json:"guarded_paths"`
+	Seccomp []string `json:"seccomp"`
+	// Refused says why the backend refuses to confine commands under this
+	// policy at all (a Landlock workspace that contains cordon's config).
+	Refused string       `json:"refused,omitempty"`
+	Config  configReport `json:"config"`
 }
 
 type policyReport struct {
@@ -32,6 +40,10 @@ type policyReport struct {
 	ProtectedPaths []string        `json:"protected_paths"`
 	ReadDeny       []string        `json:"read_deny"`
 	Network        sandbox.Network `json:"network"`
+	// Repositories are the gitdirs whose hooks and configuration are
+	// protected; RepoScanIncomplete says the search stopped early.
+	Repositories       []string `json:"repositories"`
+	RepoScanIncomplete bool     `json:"repository_scan_incomplete,omitempty"`
 }
 
 // configReport is where every value came from: the files read, each
@@ -45,7 +57,8 @@ type configReport struct {
 
 // ruleReport is one rule of the policy and who enforces it for commands:
 // os (the backend, and the FS fence for the file tools), fence (the file
-// tools only), partial (the OS enforces part of it; Detail says which),
+// tools only), guard (restored after each command: the guard undoes what a
+// command wrote), partial (the OS enforces part of it; Detail says which),
 // none (commands run unconfined) or fail-closed (no backend: confined
 // commands are refused).
 type ruleReport struct {
@@ -55,8 +68,15 @@ type ruleReport struct {
 }
 
 func newPolicyReport(p sandbox.ExecutionPolicy) policyReport {
-	return policyReport{Mode: p.Mode, WorkspaceRoot: p.WorkspaceRoot, WritableRoots: p.WritableRoots,
-		ProtectedPaths: p.Protected, ReadDeny: p.ReadDeny, Network: p.Network}
+	r := policyReport{Mode: p.Mode, WorkspaceRoot: p.WorkspaceRoot, WritableRoots: p.WritableRoots,
+		ProtectedPaths: p.Protected, ReadDeny: p.ReadDeny, Network: p.Network,
+		Repositories: []string{}, RepoScanIncomplete: p.RepoScanIncomplete}
+	for _, repo := range p.Repos {
+		if repo.GitDir != "" {
+			r.Repositories = append(r.Repositories, repo.GitDir)
+		}
+	}
+	return r
 }
 
 func newConfigReport(c *config) configReport {
@@ -132,8 +152,15 @@ func splitRule(u string) (rule, detail string) {
 	return u, ""
 }
 
+// unenforcedKind says who enforces a rule a backend names: partly the OS,
+// the guard (restored after each command), or the FS fence alone.
 func unenforcedKind(u string) string {
-	if strings.Contains(u, "FS fence") {
+	switch {
+	case strings.Contains(u, "refused by the OS"):
+		return "partial"
+	case strings.Contains(u, "guarded"):
+		return "guard"
+	case strings.Contains(u, "FS fence"):
 		return "fence"
 	}
 	return "partial"
@@ -162,10 +189,21 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, "status", err)
 	}
-	st := d.executor(nil).Status()
+	ex := d.executor(nil)
+	st := ex.Status()
 	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol),
 		Approval: d.posture.Approval, Preset: d.posture.Preset,
-		Rules: enforcementRules(st, pol), Config: newConfigReport(d.cfg)}
+		Rules: enforcementRules(st, pol), Guarded: []string{}, Seccomp: []string{}, Config: newConfigReport(d.cfg)}
+	if st.State == sandbox.StateActive && pol.Mode.Confined() {
+		rep.Seccomp = sandbox.SeccompRules(st.Backend, pol.Network, pol.Mode)
+		// What a command would run under here: planning has no side
+		// effects until a launch starts.
+		if c, err := ex.Prepare([]string{"true"}, pol); err != nil {
+			rep.Refused = trimUnavailable(err)
+		} else {
+			rep.Guarded = append(rep.Guarded, c.Guarded()...)
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -173,7 +211,7 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		printStatus(stdout, rep)
 	}
-	if st.State == sandbox.StateUnavailable {
+	if st.State == sandbox.StateUnavailable || rep.Refused != "" {
 		return exitFailure
 	}
 	return exitOK
@@ -196,6 +234,9 @@ func printStatus(w io.Writer, r statusReport) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, "reason:       %s\n", r.Reason)
 	}
+	if r.Refused != "" {
+		fmt.Fprintf(w, "commands:     REFUSED here: %s\n", r.Refused)
+	}
 	for _, t := range r.Tried {
 		if !t.OK {
 			fmt.Fprintf(w, "  %s: %s\n", t.Backend, t.Reason)
@@ -209,7 +250,24 @@ func printStatus(w io.Writer, r statusReport) {
 	fmt.Fprintf(w, "network:      %s\n", p.Network)
 	fmt.Fprintf(w, "writable:     %s\n", strings.Join(p.WritableRoots, ", "))
 	fmt.Fprintf(w, "protected:    %d paths (see --json)\n", len(p.ProtectedPaths))
+	fmt.Fprintf(w, "repositories: %d whose hooks and config are protected", len(p.Repositories))
+	if p.RepoScanIncomplete {
+		fmt.Fprintf(w, " (the search for nested repositories stopped early: the tree is too large)")
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "read-deny:    %s\n", strings.Join(p.ReadDeny, ", "))
+	if len(r.Guarded) > 0 {
+		fmt.Fprintf(w, "guarded:      restored after each command, not refused while it runs:\n")
+		for _, g := range r.Guarded {
+			fmt.Fprintf(w, "  %s\n", g)
+		}
+	}
+	if len(r.Seccomp) > 0 {
+		fmt.Fprintf(w, "seccomp:\n")
+		for _, rule := range r.Seccomp {
+			fmt.Fprintf(w, "  %s\n", rule)
+		}
+	}
 
 	fmt.Fprintf(w, "\nrules (who enforces them for commands):\n")
 	for _, rule := range r.Rules {

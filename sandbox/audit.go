@@ -1,0 +1,215 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A repository that a command makes (`git init`, `cargo new`, a clone, a
+// submodule or worktree added) is the command's: its hooks and
+// configuration were written from inside the sandbox, and the human's git
+// would run them the first time anyone types `git status` there — a
+// shell prompt does. Such a repository is not refused (making one is
+// ordinary work), but once the command is over cordon disarms it: hook
+// files other than git's *.sample ones are removed, configuration keys
+// that make git run a program or read another file are unset, and a
+// commondir that leads anywhere but the repository it belongs to is
+// removed. From the next call on it is protected like any other.
+
+// auditNewRepos disarms the repositories beneath root whose gitdir is not
+// among known (repoIDs: by identity, so that a gitdir replaced by a new
+// one of the same name is new, and a repository moved elsewhere is not).
+func auditNewRepos(root string, known []string) ([]Change, error) {
+	repos, _, err := findRepos([]string{root}, nil)
+	if err != nil && !errors.Is(err, ErrProtectedSymlink) {
+		return nil, err
+	}
+	var changes []Change
+	var errs []error
+	for _, r := range repos {
+		if r.GitDir == "" || slices.Contains(known, repoID(r.GitDir)) || !Within(r.GitDir, root) {
+			continue
+		}
+		c, err := disarm(r, root, known)
+		changes = append(changes, c...)
+		errs = append(errs, err)
+	}
+	return changes, errors.Join(errs...)
+}
+
+// repoIDs are what a baseline remembers of repositories: their gitdirs'
+// identities (device and inode; the path where there is none).
+func repoIDs(repos []GitRepo) []string {
+	var ids []string
+	for _, r := range repos {
+		if r.GitDir == "" {
+			continue
+		}
+		if id := repoID(r.GitDir); !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func repoID(gitdir string) string {
+	if fi, err := os.Lstat(gitdir); err == nil {
+		if id := fileIdentity(fi); id != "" {
+			return id
+		}
+	}
+	return gitdir
+}
+
+func disarm(r GitRepo, root string, known []string) ([]Change, error) {
+	var changes []Change
+	var errs []error
+	newCommon := !slices.Contains(known, repoID(r.CommonDir))
+	// A linked worktree's gitdir lives in <commondir>/worktrees/<name>;
+	// a commondir pointing anywhere else borrows another repository's
+	// hooks and configuration.
+	if cd := filepath.Join(r.GitDir, "commondir"); existsNoFollow(cd) && filepath.Dir(r.GitDir) != filepath.Join(r.CommonDir, "worktrees") {
+		errs = append(errs, removeUnder(root, cd))
+		changes = append(changes, Change{Path: cd, What: "disarmed", Detail: "a commondir outside the repository"})
+		newCommon = false
+	}
+	if newCommon && Within(r.CommonDir, root) {
+		c, err := disarmHooks(root, filepath.Join(r.CommonDir, "hooks"))
+		changes = append(changes, c...)
+		errs = append(errs, err)
+	}
+	files := []string{filepath.Join(r.GitDir, "config.worktree")}
+	if newCommon {
+		files = append(files, filepath.Join(r.CommonDir, "config"))
+	}
+	for _, f := range files {
+		if !Within(f, root) {
+			continue
+		}
+		c, err := disarmConfig(root, f)
+		changes = append(changes, c...)
+		errs = append(errs, err)
+	}
+	return changes, errors.Join(errs...)
+}
+
+// disarmHooks removes every entry of a hooks directory but git's samples.
+func disarmHooks(root, dir string) ([]Change, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, nil
+	}
+	if !fi.IsDir() {
+		return []Change{{Path: dir, What: "disarmed", Detail: "not a directory"}}, removeUnder(root, dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var changes []Change
+	var errs []error
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sample") && e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		errs = append(errs, removeUnder(root, p))
+		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a hook made inside the sandbox"})
+	}
+	return changes, errors.Join(errs...)
+}
+
+// disarmConfig unsets the keys of one configuration file that run a
+// program or pull in another file. A symlink in its place is removed.
+func disarmConfig(root, file string) ([]Change, error) {
+	fi, err := os.Lstat(file)
+	switch {
+	case err != nil:
+		return nil, nil
+	case !fi.Mode().IsRegular():
+		return []Change{{Path: file, What: "disarmed", Detail: "not a regular file"}}, removeUnder(root, file)
+	}
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		return nil, nil // without git, nothing reads it
+	}
+	list, err := gitOnFile(gitPath, file, "--list", "-z")
+	if err != nil {
+		// git cannot read it, so neither will the human's git.
+		return nil, nil
+	}
+	var keys []string
+	for _, kv := range strings.Split(string(list), "\x00") {
+		key, value, _ := strings.Cut(kv, "\n")
+		if key == "" || slices.Contains(keys, key) || !gitRunsValue(key, value) {
+			continue
+		}
+		keys = append(keys, key)
+	}
+	var changes []Change
+	var errs []error
+	for _, key := range keys {
+		if _, err := gitOnFile(gitPath, file, "--unset-all", key); err != nil {
+			errs = append(errs, fmt.Errorf("unsetting %s in %s: %w", key, file, err))
+			continue
+		}
+		changes = append(changes, Change{Path: file, What: "disarmed", Detail: key})
+	}
+	return changes, errors.Join(errs...)
+}
+
+// gitRunsValue reports whether git would run a program (or read a file)
+// because of this key and value.
+func gitRunsValue(key, value string) bool {
+	kind, ok := gitKeyKindOf(key)
+	switch {
+	case !ok:
+		return false
+	case kind != gitKeyCommand:
+		return true
+	case key == "core.fsmonitor":
+		return !slices.Contains(gitBooleans, strings.ToLower(value))
+	case strings.HasPrefix(key, "alias."):
+		return strings.HasPrefix(value, "!")
+	}
+	return true
+}
+
+func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitConfigTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gitPath, append([]string{"config", "--file", file}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// removeUnder removes p, which lies beneath root, without following any
+// symlink on the way.
+func removeUnder(root, p string) error {
+	rel, ok := relUnder(root, p)
+	if !ok {
+		return fmt.Errorf("%s is not beneath %s", p, root)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.RemoveAll(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

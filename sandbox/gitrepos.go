@@ -1,0 +1,208 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// GitRepo is a git repository found beneath a writable root. Git runs code
+// from its gitdir (hooks, config) when the human runs git there later,
+// outside any sandbox, so those paths are protected.
+type GitRepo struct {
+	// Worktree is the directory whose .git names GitDir, or "" for a gitdir
+	// found on its own (a submodule's, under .git/modules).
+	Worktree string
+	// GitDir is the repository's gitdir and CommonDir the directory git
+	// takes hooks and config from (GitDir, unless a linked worktree).
+	GitDir, CommonDir string
+	// DotGitFile is set when Worktree/.git is a "gitdir:" pointer file:
+	// rewriting it would point git at another gitdir.
+	DotGitFile bool
+}
+
+const (
+	// repoScanDepth is how many directory levels below a writable root
+	// are searched for nested repositories (SPEC §1: at least 3).
+	repoScanDepth = 4
+	// repoScanMaxDirs bounds the directories searched per root, so a
+	// huge tree cannot make every call slow; what lies beyond is named in
+	// the policy (RepoScanIncomplete) and in `cordon status`.
+	repoScanMaxDirs = 10000
+	// moduleScanDepth bounds the levels of submodule names (which may
+	// contain slashes) searched under a gitdir's modules/.
+	moduleScanDepth = 4
+)
+
+// repoScanSkip are directories never searched: package trees that nobody
+// commits in, and which hold more directories than everything else.
+var repoScanSkip = []string{"node_modules"}
+
+// ErrGitSymlink is returned when a .git found in a writable root is a
+// symlink: cordon would have to follow it to protect the hooks behind it.
+var ErrGitSymlink = fmt.Errorf("%w: a .git that is a symlink", ErrProtectedSymlink)
+
+// findRepos searches each root for repositories: the root's own, nested
+// ones down to repoScanDepth levels, and the submodule gitdirs of each.
+// It reports whether the search stopped early at repoScanMaxDirs.
+func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bool, err error) {
+	seen := map[string]bool{}
+	addRepo := func(r GitRepo) {
+		key := r.Worktree + "\x00" + r.GitDir
+		if !seen[key] {
+			seen[key] = true
+			repos = append(repos, r)
+		}
+	}
+	for _, root := range roots {
+		type item struct {
+			dir   string
+			depth int
+		}
+		queue := []item{{root, 0}}
+		scanned := 0
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			if scanned++; scanned > repoScanMaxDirs {
+				incomplete = true
+				break
+			}
+			in.tree(cur.dir)
+			r, ok, err := repoAt(cur.dir, in)
+			if err != nil {
+				return nil, false, err
+			}
+			if ok {
+				addRepo(r)
+			}
+			if cur.depth >= repoScanDepth {
+				continue
+			}
+			entries, err := os.ReadDir(cur.dir)
+			if err != nil {
+				continue // unreadable: nothing git could read there either
+			}
+			for _, e := range entries {
+				if !e.IsDir() || e.Name() == ".git" || slices.Contains(repoScanSkip, e.Name()) {
+					continue // e.IsDir is false for a symlink: never followed
+				}
+				queue = append(queue, item{filepath.Join(cur.dir, e.Name()), cur.depth + 1})
+			}
+		}
+	}
+	for _, r := range slices.Clone(repos) {
+		for _, m := range submoduleGitDirs(r.CommonDir, in) {
+			addRepo(GitRepo{GitDir: m, CommonDir: m})
+		}
+	}
+	return repos, incomplete, nil
+}
+
+// repoAt returns the repository whose .git lies in dir, if any.
+func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return GitRepo{}, false, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return GitRepo{}, false, fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", ErrGitSymlink, dotgit)
+	case fi.IsDir():
+		g := in.canonicalOrClean(dotgit)
+		return GitRepo{Worktree: dir, GitDir: g, CommonDir: commonDirOf(g, in)}, true, nil
+	case fi.Mode().IsRegular():
+		r := GitRepo{Worktree: dir, DotGitFile: true}
+		if target, ok := gitPointer(dotgit, "gitdir:", in); ok {
+			if g, err := in.canonical(relativeTo(dir, target)); err == nil {
+				if st, err := os.Stat(g); err == nil && st.IsDir() {
+					r.GitDir, r.CommonDir = g, commonDirOf(g, in)
+				}
+			}
+		}
+		return r, true, nil
+	}
+	return GitRepo{}, false, nil
+}
+
+// commonDirOf reads a gitdir's "commondir" pointer as git does.
+func commonDirOf(gitdir string, in *PolicyInputs) string {
+	if common, ok := gitPointer(filepath.Join(gitdir, "commondir"), "", in); ok {
+		if c, err := in.canonical(relativeTo(gitdir, common)); err == nil {
+			return c
+		}
+	}
+	return gitdir
+}
+
+// submoduleGitDirs returns the gitdirs under gitdir/modules: a directory
+// holding a HEAD file is one, and may hold modules of its own.
+func submoduleGitDirs(gitdir string, in *PolicyInputs) []string {
+	var out []string
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		in.tree(dir)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			sub := filepath.Join(dir, e.Name())
+			head := filepath.Join(sub, "HEAD")
+			in.path(head)
+			if fi, err := os.Lstat(head); err == nil && fi.Mode().IsRegular() {
+				out = append(out, sub)
+				walk(filepath.Join(sub, "modules"), 1)
+			} else if depth < moduleScanDepth {
+				walk(sub, depth+1) // a name with slashes: modules/a/b
+			}
+		}
+	}
+	walk(filepath.Join(gitdir, "modules"), 1)
+	return out
+}
+
+// repoProtected lists the paths of one repository that git reads code or
+// configuration from, keeping those inside the writable roots (the rest
+// is read-only already): hooks, config, config.worktree, commondir, the
+// pointers of its linked worktrees, .gitmodules and a .git pointer file,
+// and whatever its configuration names (gitconfig.go).
+func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []string {
+	var paths []string
+	if r.Worktree != "" {
+		paths = append(paths, filepath.Join(r.Worktree, ".gitmodules"))
+		if r.DotGitFile {
+			paths = append(paths, filepath.Join(r.Worktree, ".git"))
+		}
+	}
+	if r.GitDir != "" {
+		for _, dir := range []string{r.GitDir, r.CommonDir} {
+			paths = append(paths,
+				filepath.Join(dir, "hooks"), filepath.Join(dir, "config"),
+				filepath.Join(dir, "config.worktree"), filepath.Join(dir, "commondir"))
+		}
+		// Every linked worktree of the repository takes its commondir and
+		// worktree config from here: repointing one would hand another
+		// worktree planted hooks.
+		if entries, err := os.ReadDir(filepath.Join(r.CommonDir, "worktrees")); err == nil {
+			in.tree(filepath.Join(r.CommonDir, "worktrees"))
+			for _, e := range entries {
+				wt := filepath.Join(r.CommonDir, "worktrees", e.Name())
+				paths = append(paths, filepath.Join(wt, "commondir"), filepath.Join(wt, "config.worktree"), filepath.Join(wt, "gitdir"))
+			}
+		}
+		paths = append(paths, gitConfigPaths(r, home, in)...)
+	}
+	var out []string
+	for _, p := range paths {
+		if withinAny(p, roots) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,310 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// A guard keeps the protected paths that no OS mechanism can keep
+// read-only as they were before a command: under Landlock, which cannot
+// take write access back beneath a writable root, every protected path;
+// under bwrap, the protected paths that do not exist yet, which no mount
+// can cover without leaving a mount point in the user's workspace. It
+// records them before the command starts and, once every process of the
+// command is gone (bwrap's pid namespace, the helper's subreaper), undoes
+// whatever changed and says what it undid. While the command runs, what it
+// wrote there exists; after the call it does not.
+//
+// Calls overlap (several HTTP sessions, a `cordon exec` beside a server),
+// so the state to go back to is not what one call saw when it started —
+// another call's command may have written there already — but what the
+// first of the overlapping calls saw, and only the last of them to end
+// restores it (guardstore.go).
+
+// guardSet is what one launch guards beneath one writable root.
+type guardSet struct {
+	Root  string
+	Paths []string
+	// Repos are the gitdirs that existed before (GitRepo.GitDir, and the
+	// .git pointer files); a repository that is not among them after the
+	// command was made by it, and is audited (audit.go).
+	Repos []string
+}
+
+// Change is one undo of the guard or the audit.
+type Change struct {
+	Path string `json:"path"`
+	// What happened: "created", "changed", "removed" (and put back),
+	// "redirected" (a symlink on the way was removed), "disarmed".
+	What string `json:"what"`
+	// Detail names the hook or configuration key that was removed.
+	Detail string `json:"detail,omitempty"`
+}
+
+func (c Change) String() string {
+	s := c.Path + " (" + c.What
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	return s + ")"
+}
+
+// Limits of what one root's guard may hold: beyond them the sandbox is
+// refused rather than left unguarded. Variables so that tests can reach
+// them cheaply.
+var (
+	maxGuardNodes = 20000
+	maxGuardBytes = 64 << 20
+)
+
+// ErrGuardTooLarge is returned when protected paths hold more than a guard
+// can keep a copy of.
+var ErrGuardTooLarge = errors.New("too large to guard")
+
+// node kinds.
+const (
+	nodeMissing = "missing"
+	nodeDir     = "dir"
+	nodeFile    = "file"
+	nodeSymlink = "symlink"
+	nodeOther   = "other"
+)
+
+// nodeState is one file or directory as the guard saw it.
+type nodeState struct {
+	Rel    string      `json:"rel"` // slash-separated, relative to the root
+	Kind   string      `json:"kind"`
+	Mode   fs.FileMode `json:"mode,omitempty"`
+	Stamp  string      `json:"stamp,omitempty"`
+	Target string      `json:"target,omitempty"`
+	Data   []byte      `json:"data,omitempty"`
+}
+
+func (n nodeState) same(o nodeState) bool {
+	return n.Rel == o.Rel && n.Kind == o.Kind && n.Mode == o.Mode && n.Stamp == o.Stamp && n.Target == o.Target
+}
+
+// pathState is a guarded path: the components that lead to it from the
+// root, down to the first that is not a directory, and its tree (empty
+// when it does not exist).
+type pathState struct {
+	Chain []nodeState `json:"chain"`
+	Tree  []nodeState `json:"tree"`
+}
+
+// budget counts what a snapshot may still hold.
+type budget struct{ nodes, bytes int }
+
+func newBudget() *budget { return &budget{nodes: maxGuardNodes, bytes: maxGuardBytes} }
+
+// snapshotPath records rel beneath root. With data set it keeps file
+// contents (to restore them); without, only what lstat says (to compare).
+func snapshotPath(r *os.Root, rel string, data bool, b *budget) (pathState, error) {
+	var st pathState
+	parts := strings.Split(rel, "/")
+	for i := range len(parts) - 1 {
+		n, err := lookNode(r, strings.Join(parts[:i+1], "/"), false, nil)
+		if err != nil {
+			return st, err
+		}
+		st.Chain = append(st.Chain, n)
+		if n.Kind != nodeDir {
+			return st, nil // rel is unreachable, hence missing
+		}
+	}
+	err := walkNodes(r, rel, data, b, func(n nodeState) { st.Tree = append(st.Tree, n) })
+	return st, err
+}
+
+// walkNodes reports rel and everything beneath it, parents first, without
+// following symlinks. A missing rel reports nothing.
+func walkNodes(r *os.Root, rel string, data bool, b *budget, fn func(nodeState)) error {
+	n, err := lookNode(r, rel, data, b)
+	if err != nil {
+		return err
+	}
+	if n.Kind == nodeMissing {
+		return nil
+	}
+	fn(n)
+	if n.Kind != nodeDir {
+		return nil
+	}
+	d, err := r.Open(rel)
+	if err != nil {
+		return fmt.Errorf("guard: reading %s: %w", rel, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("guard: reading %s: %w", rel, err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := walkNodes(r, rel+"/"+name, data, b, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lookNode lstats rel (its parents must be real directories: the walks
+// check them first) and, with data set, reads a regular file's content.
+func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
+	n := nodeState{Rel: rel}
+	fi, err := r.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		n.Kind = nodeMissing
+		return n, nil
+	case err != nil:
+		return n, fmt.Errorf("guard: %s: %w", rel, err)
+	}
+	if b != nil {
+		if b.nodes--; b.nodes < 0 {
+			return n, fmt.Errorf("%w: more than %d files", ErrGuardTooLarge, maxGuardNodes)
+		}
+	}
+	n.Mode, n.Stamp = fi.Mode()&(fs.ModePerm|fs.ModeType), fileStamp(fi)
+	switch {
+	case fi.IsDir():
+		n.Kind = nodeDir
+	case fi.Mode()&fs.ModeSymlink != 0:
+		n.Kind = nodeSymlink
+		if n.Target, err = r.Readlink(rel); err != nil {
+			return n, fmt.Errorf("guard: %s: %w", rel, err)
+		}
+	case fi.Mode().IsRegular():
+		n.Kind = nodeFile
+		if data {
+			if b.bytes -= int(fi.Size()); b.bytes < 0 {
+				return n, fmt.Errorf("%w: more than %d MiB", ErrGuardTooLarge, maxGuardBytes>>20)
+			}
+			if n.Data, err = readNoFollow(r, rel, fi.Size()); err != nil {
+				return n, fmt.Errorf("guard: %s: %w", rel, err)
+			}
+		}
+	default:
+		n.Kind = nodeOther // a FIFO or device: compared, never recreated
+	}
+	return n, nil
+}
+
+// readNoFollow reads a regular file without following a final symlink and
+// without blocking on a FIFO swapped in for it.
+func readNoFollow(r *os.Root, rel string, size int64) ([]byte, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
+		return nil, fmt.Errorf("changed while it was read")
+	}
+	return io.ReadAll(io.LimitReader(f, size+1))
+}
+
+// sameState reports whether a path looks now as it did.
+func sameState(then, now pathState) bool {
+	return slices.EqualFunc(then.Chain, now.Chain, nodeState.same) && slices.EqualFunc(then.Tree, now.Tree, nodeState.same)
+}
+
+// restorePath puts rel back as then was, with nothing of the command's
+// left on the way: a symlink that now stands on the path is removed, what
+// now stands where nothing stood is removed, a tree that changed is
+// replaced by the one recorded. A directory on the way that is gone stays
+// gone (nothing is reachable through it; nothing is brought back to life).
+func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
+	parts := strings.Split(rel, "/")
+	abs := func(p string) string { return filepath.Join(r.Name(), filepath.FromSlash(p)) }
+	for i := range len(parts) - 1 {
+		comp := strings.Join(parts[:i+1], "/")
+		now, err := lookNode(r, comp, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		was := nodeMissing
+		if i < len(then.Chain) {
+			was = then.Chain[i].Kind
+		}
+		switch {
+		case now.Kind == nodeSymlink && was != nodeSymlink:
+			return []Change{{Path: abs(comp), What: "redirected"}}, r.Remove(comp)
+		case now.Kind != nodeDir:
+			return nil, nil // unreachable now: nothing to undo through it
+		case was != nodeDir && was != nodeMissing:
+			return nil, nil // the path was unreachable before, and stays git's own business
+		}
+	}
+	now, err := snapshotPath(r, rel, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	if slices.EqualFunc(then.Tree, now.Tree, nodeState.same) {
+		return nil, nil
+	}
+	what := "changed"
+	switch {
+	case len(then.Tree) == 0:
+		what = "created"
+	case len(now.Tree) == 0:
+		what = "removed"
+	}
+	if len(now.Tree) > 0 {
+		if err := r.RemoveAll(rel); err != nil {
+			return nil, fmt.Errorf("guard: removing %s: %w", abs(rel), err)
+		}
+	}
+	for _, n := range then.Tree {
+		if err := recreate(r, n); err != nil {
+			return nil, fmt.Errorf("guard: restoring %s: %w", abs(n.Rel), err)
+		}
+	}
+	return []Change{{Path: abs(rel), What: what}}, nil
+}
+
+// recreate makes one recorded node again (parents come first).
+func recreate(r *os.Root, n nodeState) error {
+	perm := n.Mode & fs.ModePerm
+	switch n.Kind {
+	case nodeDir:
+		if err := r.Mkdir(n.Rel, 0o700); err != nil {
+			return err
+		}
+		return r.Chmod(n.Rel, perm)
+	case nodeFile:
+		f, err := r.OpenFile(n.Rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(n.Data); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Chmod(perm); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	case nodeSymlink:
+		return r.Symlink(n.Target, n.Rel)
+	}
+	return nil // a FIFO or device is not made again
+}
+
+// relTo returns p relative to root, slash-separated, when p is beneath it.
+func relUnder(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || !Within(p, root) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}

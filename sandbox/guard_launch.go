@@ -1,0 +1,82 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// launchGuard is what one launch guards (guard.go), root by root, and the
+// places it holds in the store while its command runs.
+type launchGuard struct {
+	store guardStore
+	sets  []guardSet
+	holds []guardHold
+}
+
+// newLaunchGuard guards paths (each beneath one of p's writable roots) and
+// audits, after the command, the repositories that appear in the roots.
+// Only workspace-write needs one: in read-only mode nothing but the
+// session tmp is writable.
+func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
+	if p.Mode != WorkspaceWrite {
+		return nil
+	}
+	g := &launchGuard{store: storeFor(p.StateDir)}
+	ids := repoIDs(p.Repos)
+	for _, root := range userRoots(p) {
+		set := guardSet{Root: root, Repos: ids}
+		for _, path := range paths {
+			// A path beneath another guarded one is in its tree already.
+			inside := slices.ContainsFunc(paths, func(o string) bool { return o != path && Within(path, o) })
+			if !inside && containingRoot(path, p.WritableRoots) == root {
+				set.Paths = append(set.Paths, path)
+			}
+		}
+		g.sets = append(g.sets, set)
+	}
+	return g
+}
+
+// paths lists everything guarded, for status.
+func (g *launchGuard) paths() []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range g.sets {
+		out = append(out, s.Paths...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// begin records the guarded paths. It fails closed: a command whose
+// protected paths cannot be recorded does not run.
+func (g *launchGuard) begin() error {
+	for _, set := range g.sets {
+		h, err := g.store.begin(set)
+		if err != nil {
+			g.end()
+			if errors.Is(err, ErrGuardTooLarge) {
+				return &UnavailableError{Reason: fmt.Sprintf("the protected paths beneath %s cannot be guarded: %v (install bubblewrap, whose read-only mounts need no copy)", set.Root, err)}
+			}
+			return &UnavailableError{Reason: fmt.Sprintf("guarding the protected paths beneath %s: %v", set.Root, err)}
+		}
+		g.holds = append(g.holds, h)
+	}
+	return nil
+}
+
+// end leaves the store; the last call on a root undoes what changed.
+func (g *launchGuard) end() ([]Change, error) {
+	var changes []Change
+	var errs []error
+	for _, h := range g.holds {
+		c, err := h.end()
+		changes = append(changes, c...)
+		errs = append(errs, err)
+	}
+	g.holds = nil
+	return changes, errors.Join(errs...)
+}

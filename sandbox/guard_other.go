@@ -1,0 +1,9 @@
+//go:build !unix
+
+package sandbox
+
+// No such flags here; the guard serves the Linux backends.
+const (
+	oNoFollow = 0
+	oNonBlock = 0
+)

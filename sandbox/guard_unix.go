@@ -1,0 +1,12 @@
+//go:build unix
+
+package sandbox
+
+import "syscall"
+
+// Flags for opening a guarded file: never through a final symlink, never
+// blocking on a FIFO.
+const (
+	oNoFollow = syscall.O_NOFOLLOW
+	oNonBlock = syscall.O_NONBLOCK
+)

@@ -1,0 +1,206 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// guardBaseline is what the first of overlapping calls on one root saw:
+// the state every guarded path goes back to, and the repositories that
+// existed. It is kept in <state-dir>/guard/ (which no sandbox can read or
+// write), so that the baseline is shared by every cordon process using
+// that state directory and survives a cordon that is killed mid-call: the
+// next call on the root, or the next cordon start, restores it first.
+type guardBaseline struct {
+	Root  string                `json:"root"`
+	Paths map[string]*pathState `json:"paths"` // by path relative to Root
+	Repos []string              `json:"repos"`
+}
+
+// guardStore coordinates the calls that guard one root: begin joins (the
+// first takes the baseline), end leaves (the last restores it).
+type guardStore interface {
+	begin(set guardSet) (guardHold, error)
+}
+
+// guardHold is one call's membership; end returns what the last call to
+// end undid (nothing, for the others).
+type guardHold interface {
+	end() ([]Change, error)
+}
+
+// storeFor returns the store of a state directory: shared through lock
+// files where there is one, this process's memory where there is none.
+func storeFor(stateDir string) guardStore {
+	if stateDir != "" {
+		if s := fileStoreFor(stateDir); s != nil {
+			return s
+		}
+	}
+	return memStore
+}
+
+// takeBaseline records set's paths beneath its root.
+func takeBaseline(set guardSet) (*guardBaseline, error) {
+	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos}
+	return base, base.add(set)
+}
+
+// add records the paths of set that the baseline does not hold yet (a
+// later call's policy may protect more).
+func (b *guardBaseline) add(set guardSet) error {
+	r, err := os.OpenRoot(b.Root)
+	if err != nil {
+		return fmt.Errorf("guard: opening %s: %w", b.Root, err)
+	}
+	defer r.Close()
+	bud := newBudget()
+	for _, st := range b.Paths {
+		for _, n := range st.Tree {
+			bud.nodes--
+			bud.bytes -= len(n.Data)
+		}
+	}
+	for _, p := range set.Paths {
+		rel, ok := relUnder(b.Root, p)
+		if !ok || b.Paths[rel] != nil {
+			continue
+		}
+		st, err := snapshotPath(r, rel, true, bud)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		b.Paths[rel] = &st
+	}
+	for _, g := range set.Repos {
+		if !slices.Contains(b.Repos, g) {
+			b.Repos = append(b.Repos, g)
+		}
+	}
+	return nil
+}
+
+// restore puts every path back and audits the repositories that appeared.
+func (b *guardBaseline) restore() ([]Change, error) {
+	r, err := os.OpenRoot(b.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // the root itself is gone: nothing is left to run
+	}
+	if err != nil {
+		return nil, fmt.Errorf("guard: opening %s: %w", b.Root, err)
+	}
+	defer r.Close()
+	rels := make([]string, 0, len(b.Paths))
+	for rel := range b.Paths {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels) // parents before what lies beneath them
+	var changes []Change
+	var errs []error
+	for _, rel := range rels {
+		c, err := restorePath(r, rel, *b.Paths[rel])
+		changes = append(changes, c...)
+		errs = append(errs, err)
+	}
+	c, err := auditNewRepos(b.Root, b.Repos)
+	changes = append(changes, c...)
+	errs = append(errs, err)
+	return changes, errors.Join(errs...)
+}
+
+// memStore serves calls without a state directory (tests, a bare exec):
+// it coordinates the calls of this process only.
+var memStore = &memGuardStore{roots: map[string]*memRoot{}}
+
+type memGuardStore struct {
+	mu    sync.Mutex
+	roots map[string]*memRoot
+}
+
+type memRoot struct {
+	users int
+	base  *guardBaseline
+}
+
+func (s *memGuardStore) begin(set guardSet) (guardHold, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mr := s.roots[set.Root]
+	if mr == nil {
+		base, err := takeBaseline(set)
+		if err != nil {
+			return nil, err
+		}
+		mr = &memRoot{base: base}
+		s.roots[set.Root] = mr
+	} else if err := mr.base.add(set); err != nil {
+		return nil, err
+	}
+	mr.users++
+	return &memHold{s: s, root: set.Root}, nil
+}
+
+type memHold struct {
+	s    *memGuardStore
+	root string
+	done bool
+}
+
+func (h *memHold) end() ([]Change, error) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	if h.done {
+		return nil, nil
+	}
+	h.done = true
+	mr := h.s.roots[h.root]
+	if mr.users--; mr.users > 0 {
+		return nil, nil
+	}
+	delete(h.s.roots, h.root)
+	return mr.base.restore()
+}
+
+// guardKey names a root's files in the store.
+func guardKey(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return hex.EncodeToString(sum[:16])
+}
+
+func readBaseline(path string) (*guardBaseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var b guardBaseline
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("guard: %s: %w", path, err)
+	}
+	if b.Paths == nil {
+		b.Paths = map[string]*pathState{}
+	}
+	return &b, nil
+}
+
+// writeBaseline replaces the file whole, so that a reader never sees half.
+func writeBaseline(path string, b *guardBaseline) error {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func guardDir(stateDir string) string { return filepath.Join(stateDir, "guard") }

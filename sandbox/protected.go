@@ -1,0 +1,188 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultProtectedNames are the paths, relative to each writable root, that
+// stay read-only even in workspace-write: files that name programs which a
+// human (or the next cordon) will later run or trust outside the sandbox.
+// Git's own paths are not listed: they come from the repositories actually
+// found (gitrepos.go), read as git reads them.
+var DefaultProtectedNames = []string{
+	// cordon's own configuration of a workspace.
+	".cordon", "cordon.toml",
+	// Shell start-up files.
+	".bashrc", ".bash_aliases", ".bashrc.d", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zshrc.d", ".zprofile", ".zshenv", ".zlogin", ".zlogout",
+	// The per-user configuration of git and systemd, where a root holds it.
+	".gitconfig", ".config/git", ".config/systemd",
+	// Editor and agent configuration that names programs to run.
+	".vscode", ".idea", ".mcp.json", ".claude", ".cursor", ".codex", ".gemini",
+	".envrc", ".ripgreprc", ".devcontainer", ".pre-commit-config.yaml",
+}
+
+// HomeStartupNames are the places, relative to the home directory, from
+// which a login, a desktop session, an interactive shell, an editor or a
+// REPL runs code. They are protected when a writable root contains the
+// home directory (a workspace at ~ or above it), together with
+// DefaultProtectedNames at the home directory itself and every read-deny
+// location, which must then also be uncreatable.
+var HomeStartupNames = []string{
+	// Login and desktop sessions.
+	".pam_environment", ".config/environment.d", ".config/autostart", ".local/share/applications",
+	".xprofile", ".xsession", ".xsessionrc", ".xinitrc",
+	// Shells beyond bash and zsh, and what interactive bash sources.
+	".config/fish", ".bash_completion", ".bash_completion.d", ".local/share/bash-completion", ".inputrc",
+	// Directories on a login PATH.
+	".local/bin", "bin", ".cargo/bin",
+	// Editors, terminals and REPLs that run their configuration.
+	".vimrc", ".vim", ".gvimrc", ".exrc", ".config/nvim", ".emacs", ".emacs.d", ".config/emacs",
+	".tmux.conf", ".config/tmux", ".screenrc",
+	".ipython/profile_default/startup", ".pythonrc", ".Rprofile", ".irbrc", ".psqlrc",
+	// Agents' user configuration (hooks, MCP servers they start).
+	".claude.json", ".config/Code/User",
+}
+
+// ClientConfigReadDeny are the files, relative to the home directory, where
+// MCP clients keep the servers they connect to, with their HTTP headers:
+// cordon's bearer token can sit there, and a command that reads it could
+// act as a client of cordon and answer its own approval requests.
+var ClientConfigReadDeny = []string{
+	".claude.json", ".cursor/mcp.json", ".codex/config.toml", ".gemini/settings.json",
+	".config/Code/User/mcp.json", ".config/Code/User/settings.json",
+	".config/Claude/claude_desktop_config.json", ".codeium/windsurf/mcp_config.json",
+	"Library/Application Support/Claude/claude_desktop_config.json",
+	"Library/Application Support/Code/User/mcp.json",
+	"Library/Application Support/Code/User/settings.json",
+}
+
+// protectedList names every protected path as an absolute, lexically
+// clean path: the protected names under each writable root but the
+// session tmp, the git paths of every repository found, the home's
+// start-up locations and read-deny entries when a root contains the home,
+// the directories of cordon's PATH that lie in a root, and cordon's own
+// config and state directories.
+func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyInputs) (list []string, floors map[string]string) {
+	addFrom := func(floor string, paths ...string) {
+		for _, path := range paths {
+			if path == "" {
+				continue
+			}
+			if path = filepath.Clean(path); !slices.Contains(list, path) {
+				list = append(list, path)
+				if floor != "" {
+					if floors == nil {
+						floors = map[string]string{}
+					}
+					floors[path] = floor
+				}
+			}
+		}
+	}
+	add := func(paths ...string) { addFrom("", paths...) }
+	if p.Mode == WorkspaceWrite {
+		roots := userRoots(p)
+		for _, root := range roots {
+			for _, name := range p.ProtectedNames {
+				add(filepath.Join(root, filepath.FromSlash(name)))
+			}
+		}
+		if home := set.Home; home != "" && slices.ContainsFunc(roots, func(r string) bool { return Within(home, r) }) {
+			home = in.canonicalOrClean(home)
+			for _, name := range append(slices.Clone(p.ProtectedNames), HomeStartupNames...) {
+				add(filepath.Join(home, filepath.FromSlash(name)))
+			}
+			// A credential location that does not exist yet must not be
+			// made: ~/.ssh/authorized_keys, ~/.kube/config.
+			add(p.ReadDeny...)
+		}
+		for _, r := range repos {
+			floor := ""
+			if r.Worktree != "" && !slices.Contains(roots, r.Worktree) {
+				floor = r.Worktree
+			}
+			addFrom(floor, repoProtected(r, p.WritableRoots, set.Home, in)...)
+		}
+		add(pathDirsIn(roots, in)...)
+	}
+	if p.ConfigDir != "" {
+		add(in.canonicalOrClean(p.ConfigDir))
+	}
+	if p.StateDir != "" {
+		add(in.canonicalOrClean(p.StateDir))
+	}
+	return list, floors
+}
+
+// userRoots are the writable roots a command's files land in: all of them
+// but the session tmp, which is cordon's and gone with the session.
+func userRoots(p ExecutionPolicy) []string {
+	var roots []string
+	for _, r := range p.WritableRoots {
+		if r != p.TmpDir {
+			roots = append(roots, r)
+		}
+	}
+	return roots
+}
+
+// pathDirsIn returns the directories of cordon's own PATH that lie inside a
+// writable root (but are not a root themselves): the human's shell most
+// likely has the same PATH, so a program planted there would run in place
+// of git, ls or a tool a git config names.
+func pathDirsIn(roots []string, in *PolicyInputs) []string {
+	var out []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		c := in.canonicalOrClean(dir)
+		for _, r := range roots {
+			if Within(c, r) && c != r {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// withinAny reports whether path lies in one of roots.
+func withinAny(path string, roots []string) bool {
+	return slices.ContainsFunc(roots, func(r string) bool { return Within(path, r) })
+}
+
+// expandUserPath turns "~/x" into HOME/x, the way git reads paths.
+func expandUserPath(p, home string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return ExpandHome(p, home)
+	}
+	return p
+}
+
+// controlPlaneOutside refuses a policy whose writable roots contain
+// cordon's config or state directory, for a backend that cannot keep a
+// path read-only beneath a writable parent: a confined command could
+// otherwise rewrite the config the next start trusts, forge session logs
+// or read the HTTP token.
+func controlPlaneOutside(p ExecutionPolicy, backend string) error {
+	for _, dir := range []struct{ what, path string }{{"config", p.ConfigDir}, {"state", p.StateDir}} {
+		if dir.path == "" {
+			continue
+		}
+		c := canonicalOrClean(dir.path)
+		for _, r := range userRoots(p) {
+			if Within(c, r) {
+				return &UnavailableError{Reason: fmt.Sprintf(
+					"the writable root %s contains cordon's %s directory %s, which %s cannot keep read-only beneath a writable parent: a command could change what the next cordon start trusts. Install bubblewrap (apt-get install bubblewrap), or choose a workspace that does not contain your home directory",
+					r, dir.what, c, backend)}
+			}
+		}
+	}
+	return nil
+}

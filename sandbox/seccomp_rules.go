@@ -1,0 +1,134 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The seccomp filter of every confined command, as data: the Linux helper
+// assembles it (seccomp_linux.go) and `cordon status` lists it, so what is
+// reported is what is installed.
+
+// seccompOptions select the rules that depend on the policy or backend.
+type seccompOptions struct {
+	netDeny      bool // network deny: no new unix or inet sockets
+	metadataDeny bool // read-only Landlock: no mode, owner, time or xattr changes
+	ipcDeny      bool // no IPC namespace (Landlock): no SysV IPC, no POSIX queues
+}
+
+// argCond refuses a call when argument Arg compares to Value by Op ("eq",
+// "ne", "gt"). The conditions of one rule are alternatives: any one that
+// holds refuses the call; a rule without conditions refuses it always.
+type argCond struct {
+	Arg   uint32
+	Op    string
+	Value uint64
+}
+
+type seccompRule struct {
+	Names []string
+	Conds []argCond
+	Why   string
+	when  func(seccompOptions) bool
+}
+
+// Linux's values, whatever the platform this is built on (the filter only
+// ever runs on Linux).
+const (
+	linuxTIOCSTI   = 0x5412
+	linuxTIOCLINUX = 0x541C
+	linuxAFUnix    = 1
+	linuxAFInet    = 2
+	linuxAFInet6   = 10
+	linuxAFVsock   = 40
+	// beyond32Bits matches an argument whose high 32 bits are set. The
+	// kernel reads ioctl requests and socket families as 32-bit ints, so a
+	// filter that compared all 64 bits for equality could be bypassed by
+	// setting high bits (CVE-2019-10063). Refusing any such value closes that.
+	beyond32Bits = 0xFFFFFFFF
+)
+
+// metadataSyscalls change a file's mode, owner, timestamps or extended
+// attributes. Landlock does not govern them, so when Landlock is the only
+// file-system boundary of a read-only command the filter refuses them.
+var metadataSyscalls = []string{
+	"chmod", "fchmod", "fchmodat", "fchmodat2",
+	"chown", "fchown", "lchown", "fchownat",
+	"utime", "utimes", "futimesat", "utimensat",
+	"setxattr", "lsetxattr", "fsetxattr", "setxattrat",
+	"removexattr", "lremovexattr", "fremovexattr", "removexattrat",
+}
+
+func always(seccompOptions) bool { return true }
+
+func ne0(arg uint32) argCond { return argCond{Arg: arg, Op: "ne", Value: 0} }
+
+var seccompRules = []seccompRule{
+	{Names: []string{"ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp", "pidfd_getfd"},
+		Why: "no access to other processes' memory, descriptors or execution", when: always},
+	{Names: []string{"io_uring_setup", "io_uring_enter", "io_uring_register"},
+		Why: "io_uring opens files and sockets without the system calls filtered here", when: always},
+	{Names: []string{"keyctl", "add_key", "request_key"},
+		Why: "the kernel keyrings are the session's and user's, not the sandbox's: no reading, changing or adding keys", when: always},
+	{Names: []string{"prlimit64"}, Conds: []argCond{ne0(0)},
+		Why: "resource limits only of the calling process (pid 0), never of another one", when: always},
+	{Names: []string{"setpriority"}, Conds: []argCond{ne0(0), ne0(1)}, // which = PRIO_PROCESS, who = 0
+		Why: "priority only of the calling process, never of another process, group or user", when: always},
+	{Names: []string{"ioprio_set"}, Conds: []argCond{{Arg: 0, Op: "ne", Value: 1}, ne0(1)}, // which = IOPRIO_WHO_PROCESS, who = 0
+		Why: "I/O priority only of the calling process", when: always},
+	{Names: []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr", "migrate_pages", "move_pages"}, Conds: []argCond{ne0(0)},
+		Why: "scheduling and memory placement only of the calling process", when: always},
+	{Names: []string{"ioctl"}, Conds: []argCond{{1, "eq", linuxTIOCSTI}, {1, "eq", linuxTIOCLINUX}, {1, "gt", beyond32Bits}},
+		Why: "no keystrokes pushed into a terminal (TIOCSTI, TIOCLINUX)", when: always},
+	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFVsock}, {0, "gt", beyond32Bits}},
+		Why: "no vsock sockets to the hypervisor", when: always},
+	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFUnix}, {0, "eq", linuxAFInet}, {0, "eq", linuxAFInet6}},
+		Why: "network deny: no new unix or inet sockets (socketpair stays allowed)", when: func(o seccompOptions) bool { return o.netDeny }},
+	{Names: metadataSyscalls,
+		Why: "read-only under Landlock: no mode, owner, timestamp or xattr changes anywhere", when: func(o seccompOptions) bool { return o.metadataDeny }},
+	{Names: []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
+		"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"},
+		Why: "no IPC namespace of its own: no SysV shared memory, queues or semaphores, no POSIX message queues of the host", when: func(o seccompOptions) bool { return o.ipcDeny }},
+}
+
+// rulesFor returns the rules that apply under o.
+func rulesFor(o seccompOptions) []seccompRule {
+	var out []seccompRule
+	for _, r := range seccompRules {
+		if r.when(o) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SeccompRules describes, one line a rule, the filter a command runs
+// under on the named backend with the given network setting.
+func SeccompRules(backend string, network Network, mode Mode) []string {
+	o := seccompOptions{netDeny: network == NetworkDeny}
+	if backend == "landlock" {
+		o.ipcDeny = true
+		o.metadataDeny = mode == ReadOnly
+	}
+	var lines []string
+	for _, r := range rulesFor(o) {
+		names := strings.Join(r.Names, ", ")
+		if len(r.Names) > 8 {
+			names = strings.Join(r.Names[:6], ", ") + fmt.Sprintf(" and %d more", len(r.Names)-6)
+		}
+		lines = append(lines, fmt.Sprintf("%s refused%s: %s", names, condText(r.Conds), r.Why))
+	}
+	return lines
+}
+
+func condText(conds []argCond) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	ops := map[string]string{"eq": "=", "ne": "≠", "gt": ">"}
+	var parts []string
+	for _, c := range conds {
+		parts = append(parts, fmt.Sprintf("arg%d %s %#x", c.Arg, ops[c.Op], c.Value))
+	}
+	return " when " + strings.Join(parts, " or ")
+}

@@ -1,0 +1,27 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// fileStamp identifies a file's state as lstat sees it. The change time is
+// set by the kernel on every write, chmod, link or rename and cannot be
+// set back from user space, so an equal stamp means an unchanged file.
+func fileStamp(fi os.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Sprintf("%v:%d:%d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+	}
+	return fmt.Sprintf("%d:%d:%o:%d:%d:%d.%d:%d.%d", st.Dev, st.Ino, st.Mode, st.Nlink, st.Size,
+		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+}
+
+// fileIdentity names the file itself, whatever its path: device and inode.
+func fileIdentity(fi os.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	}
+	return ""
+}

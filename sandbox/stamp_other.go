@@ -1,0 +1,18 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+)
+
+// fileStamp identifies a file's state as lstat sees it: here without the
+// change time, so callers that rely on it (the guard's quick compare) also
+// compare contents.
+func fileStamp(fi os.FileInfo) string {
+	return fmt.Sprintf("%v:%d:%d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+}
+
+// fileIdentity cannot name a file apart from its path here.
+func fileIdentity(os.FileInfo) string { return "" }
