@@ -130,4 +130,3 @@ func walkProtected(root, prot string) (existing, missing string, err error) {
 	}
 	return prot, "", nil
 }
-
