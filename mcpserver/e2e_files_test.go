@@ -141,6 +141,7 @@ func TestWriteAndEdit(t *testing.T) {
 	assert.EqualValues(t, 2, structured(t, res)["replacements"])
 	assert.Contains(t, text(res), "-two")
 	assert.Contains(t, text(res), "+2")
+	assert.Equal(t, text(res), structured(t, res)["diff"], "structuredContent carries the same diff")
 	assert.Equal(t, "one\n2\nthree\n2\n", fileContent(t, filepath.Join(w.ws, "a/b/c.txt")))
 }
 

@@ -118,7 +118,8 @@ func toolDefs() map[string]mcp.Tool {
 			"new_string":  str("Replacement text."),
 			"replace_all": boolean("Replace every occurrence. Default false."),
 		}, escalationProps),
-		outputSchema(obj{"path": obj{"type": "string"}, "replacements": obj{"type": "integer"}}),
+		outputSchema(obj{"path": obj{"type": "string"}, "replacements": obj{"type": "integer"},
+			"diff": obj{"type": "string", "description": "the unified diff of the change, as in the text"}}),
 		hints{destructive: true})
 	add("list_directory", "List a directory",
 		"List a directory's entries with type and size, optionally recursively (depth 1..5). At most 1000 entries.",

@@ -242,6 +242,7 @@ export async function runChecks(opts, rep, human, connect) {
             rep.check(
                 'edit_file',
                 !res.isError && t.includes('-beta') && t.includes('+gamma') && res.structuredContent?.replacements === 1 &&
+                    res.structuredContent?.diff === t &&
                     readFileSync(join(ws, FILES.written), 'utf8') === 'alpha\ngamma\n',
                 { text: brief(t) }
             );
