@@ -137,7 +137,8 @@ func toolDefs() map[string]mcp.Tool {
 			"pattern": str("Glob pattern; ** matches any number of directories."),
 			"path":    str("Directory to search. Default: the workspace."),
 		}),
-		outputSchema(obj{"matches": strArray, "truncated": obj{"type": "boolean"}}),
+		outputSchema(obj{"matches": strArray, "truncated": obj{"type": "boolean"},
+			"total": obj{"type": "integer", "description": "how many files matched; more than len(matches) when truncated"}}),
 		readOnlyTool)
 	add("grep", "Search file contents",
 		"Search files for a regular expression (RE2 syntax). Returns file:line:text matches. Skips .git, binary files and what .gitignore ignores.",
