@@ -59,7 +59,10 @@ func TestToolsList(t *testing.T) {
 				assert.False(t, byName[name].Annotations.ReadOnlyHint, name)
 				assert.True(t, *byName[name].Annotations.DestructiveHint, name)
 			}
-			assert.Contains(t, cs.InitializeResult().Instructions, "sandbox_permissions")
+			first := []rune(cs.InitializeResult().Instructions)[:200]
+			assert.Contains(t, string(first), "sandbox_permissions", "the first 200 characters stand alone (Codex cuts there)")
+			assert.Contains(t, string(first), "justification")
+			assert.Contains(t, string(first), "workspace-write")
 		})
 	}
 }
