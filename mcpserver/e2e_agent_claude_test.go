@@ -125,17 +125,22 @@ type anthropicBlock struct {
 	Text      string          `json:"text"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
+	raw       json.RawMessage // the block as the client sent it
 }
 
 // blocks reads a content that is a string or a list of blocks.
 func blocks(raw json.RawMessage) []anthropicBlock {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return []anthropicBlock{{Type: "text", Text: s}}
+		return []anthropicBlock{{Type: "text", Text: s, raw: raw}}
 	}
-	var bs []anthropicBlock
-	json.Unmarshal(raw, &bs)
+	var raws []json.RawMessage
+	json.Unmarshal(raw, &raws)
+	bs := make([]anthropicBlock, len(raws))
+	for i, r := range raws {
+		json.Unmarshal(r, &bs[i])
+		bs[i].raw = r
+	}
 	return bs
 }
 
@@ -197,8 +202,7 @@ func (s *anthropicStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				for _, c := range blocks(b.Content) {
 					text = append(text, c.Text)
 				}
-				raw, _ := json.Marshal(b)
-				s.record(step, strings.Join(text, "\n"), string(raw))
+				s.record(step, strings.Join(text, "\n"), string(b.raw))
 			}
 		}
 		if i := s.next(); i < len(s.steps) {

@@ -128,16 +128,7 @@ func (s *responsesStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Input []struct {
-			Type    string          `json:"type"`
-			Role    string          `json:"role"`
-			CallID  string          `json:"call_id"`
-			Output  json.RawMessage `json:"output"`
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"input"`
+		Input []json.RawMessage `json:"input"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -147,7 +138,16 @@ func (s *responsesStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
 	searched := false
-	for _, it := range req.Input {
+	for _, raw := range req.Input {
+		var it struct {
+			Type    string          `json:"type"`
+			CallID  string          `json:"call_id"`
+			Output  json.RawMessage `json:"output"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		json.Unmarshal(raw, &it)
 		var step int
 		switch {
 		case it.Type == "message":
@@ -157,7 +157,6 @@ func (s *responsesStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case it.Type == "tool_search_output" && it.CallID == codexSearchID:
 			searched = true
 		case it.Type == "function_call_output" && scan(it.CallID, codexCallID, &step):
-			raw, _ := json.Marshal(it)
 			s.record(step, codexOutput(it.Output), string(raw))
 		}
 	}
