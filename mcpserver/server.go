@@ -117,6 +117,9 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 	}
 }
 
+// toResult is the MCP form of a tool's result. A nil Structured (read_file)
+// leaves structuredContent out, which is what makes such a result text
+// only for the clients that would show the model structuredContent.
 func toResult(r *tools.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: r.IsError}
 	if r.Text != "" || len(r.Images) == 0 {
