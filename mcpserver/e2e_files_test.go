@@ -141,6 +141,7 @@ func TestWriteAndEdit(t *testing.T) {
 	assert.EqualValues(t, 2, structured(t, res)["replacements"])
 	assert.Contains(t, text(res), "-two")
 	assert.Contains(t, text(res), "+2")
+	assert.Equal(t, text(res), structured(t, res)["diff"], "structuredContent carries the same diff")
 	assert.Equal(t, "one\n2\nthree\n2\n", fileContent(t, filepath.Join(w.ws, "a/b/c.txt")))
 }
 
@@ -190,12 +191,10 @@ func TestReadFile(t *testing.T) {
 	cs := w.stdio(t, clientOpts{version: "2025-11-25"})
 	res := call(t, cs, "read_file", map[string]any{"path": "f.txt", "offset": 10, "limit": 3})
 	require.False(t, res.IsError, text(res))
-	st := structured(t, res)
-	assert.EqualValues(t, 50, st["total_lines"])
-	assert.EqualValues(t, 10, st["start_line"])
-	assert.EqualValues(t, 12, st["end_line"])
-	assert.Contains(t, text(res), "line 10")
-	assert.Contains(t, text(res), "line 12")
+	assert.Nil(t, res.StructuredContent, "read_file is text only (SPEC §5)")
+	header, body, _ := strings.Cut(text(res), "\n")
+	assert.Equal(t, "["+filepath.Join(w.ws, "f.txt")+": lines 10-12 of 50, truncated]", header, "range and total lines in the header")
+	assert.True(t, strings.HasPrefix(body, "    10\tline 10\n    11\tline 11\n    12\tline 12\n"), body)
 	assert.NotContains(t, text(res), "line 13")
 
 	res = call(t, cs, "read_file", map[string]any{"path": "bin"})

@@ -92,8 +92,8 @@ func TestHTTPConcurrentSessions(t *testing.T) {
 				return
 			}
 			res, err = tryCall(cs, "read_file", map[string]any{"path": fmt.Sprintf("w%d.txt", i)})
-			if st, _ := res.StructuredContent.(map[string]any); err != nil || res.IsError || st["total_lines"] != 1.0 {
-				errs <- fmt.Errorf("session %d: read_file: %v %v", i, err, st)
+			if err != nil || res.IsError || !strings.HasSuffix(text(res), fmt.Sprintf("w%d.txt: lines 1-1 of 1]\n     1\twritten by %d\n", i, i)) {
+				errs <- fmt.Errorf("session %d: read_file: %v %q", i, err, text(res))
 				return
 			}
 			res, err = tryCall(cs, "sandbox_status", nil)

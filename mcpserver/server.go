@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +53,7 @@ func New(cfg Config) (*Server, error) {
 	hooks := &server.Hooks{}
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.endSession(cs.SessionID()) })
 	s.mcp = server.NewMCPServer("cordon", cfg.Version,
-		server.WithInstructions(s.instructions()),
+		server.WithInstructions(instructions(cfg.Toolbox.Config().Settings)),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
@@ -77,28 +76,6 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // ProcessSession is the stdio session (and the HTTP token session).
 func (s *Server) ProcessSession() *tools.Session { return s.process }
-
-// instructions tell the model its mode, where it may write and how to ask
-// for more.
-func (s *Server) instructions() string {
-	set := s.tb.Config().Settings
-	var b strings.Builder
-	fmt.Fprintf(&b, "cordon runs your shell commands and file operations inside a sandbox. Mode: %s. ", set.Mode)
-	switch set.Mode {
-	case sandbox.ReadOnly:
-		b.WriteString("You may read files but not change any (only /tmp is writable). ")
-	case sandbox.WorkspaceWrite:
-		fmt.Fprintf(&b, "You may write inside the workspace %s (and /tmp); .git/hooks, .git/config, .cordon/ and shell start-up files stay read-only. ", set.Workspace)
-	case sandbox.DangerFullAccess:
-		b.WriteString("Commands run unconfined. ")
-	}
-	b.WriteString("Credential locations (~/.ssh, ~/.aws, …) are never readable. ")
-	b.WriteString("A call the sandbox stops returns a result starting with [sandbox: file access denied …]. " +
-		"If the write is really needed, retry the same bash, write_file or edit_file call with sandbox_permissions set to the wider mode " +
-		"(workspace-write or danger-full-access) and a one-sentence justification; the human approves or refuses. " +
-		"Call sandbox_status to see the current policy.")
-	return b.String()
-}
 
 type runner func(ctx context.Context, call tools.Call, args map[string]any) (*tools.Result, *tools.ToolError)
 
@@ -140,6 +117,9 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 	}
 }
 
+// toResult is the MCP form of a tool's result. A nil Structured (read_file)
+// leaves structuredContent out, which is what makes such a result text
+// only for the clients that would show the model structuredContent.
 func toResult(r *tools.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: r.IsError}
 	if r.Text != "" || len(r.Images) == 0 {

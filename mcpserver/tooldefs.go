@@ -89,15 +89,17 @@ func toolDefs() map[string]mcp.Tool {
 		hints{destructive: true, openWorld: true})
 	add("read_file", "Read a file",
 		"Read a text file (lines offset..offset+limit-1, numbered from 1) or an image (png, jpeg, gif, webp). Paths are absolute or relative to the workspace. "+
-			"Credential locations (~/.ssh, ~/.aws, …) are never readable.",
+			"The text starts with a header line [PATH: lines A-B of N], with \", truncated\" when more lines follow or a long line was cut; "+
+			"each line after it is its number, a tab, then the line verbatim. Credential locations (~/.ssh, ~/.aws, …) are never readable.",
 		schema([]string{"path"}, obj{
 			"path":   str("File to read."),
 			"offset": integer("First line to return, 1-based. Default 1.", 1, 1<<31-1),
 			"limit":  integer("How many lines to return. Default 2000.", 1, 1<<31-1),
 		}),
-		outputSchema(obj{"path": obj{"type": "string"}, "total_lines": obj{"type": "integer", "description": "-1 when the file is too large to count"},
-			"start_line": obj{"type": "integer"}, "end_line": obj{"type": "integer"}, "truncated": obj{"type": "boolean"},
-			"mime_type": obj{"type": "string", "description": "images only"}, "size": obj{"type": "integer", "description": "images only"}}),
+		// No output schema and no structuredContent: Claude Code and Codex
+		// show the model structuredContent instead of the text, and the
+		// file's lines must reach it verbatim (SPEC §5).
+		nil,
 		readOnlyTool)
 	add("write_file", "Write a file",
 		"Create or replace a file atomically (parents are created, the mode of an existing file is kept). Writes only inside the writable roots; "+
@@ -116,7 +118,8 @@ func toolDefs() map[string]mcp.Tool {
 			"new_string":  str("Replacement text."),
 			"replace_all": boolean("Replace every occurrence. Default false."),
 		}, escalationProps),
-		outputSchema(obj{"path": obj{"type": "string"}, "replacements": obj{"type": "integer"}}),
+		outputSchema(obj{"path": obj{"type": "string"}, "replacements": obj{"type": "integer"},
+			"diff": obj{"type": "string", "description": "the unified diff of the change, as in the text"}}),
 		hints{destructive: true})
 	add("list_directory", "List a directory",
 		"List a directory's entries with type and size, optionally recursively (depth 1..5). At most 1000 entries.",
@@ -134,7 +137,8 @@ func toolDefs() map[string]mcp.Tool {
 			"pattern": str("Glob pattern; ** matches any number of directories."),
 			"path":    str("Directory to search. Default: the workspace."),
 		}),
-		outputSchema(obj{"matches": strArray, "truncated": obj{"type": "boolean"}}),
+		outputSchema(obj{"matches": strArray, "truncated": obj{"type": "boolean"},
+			"total": obj{"type": "integer", "description": "how many files matched; more than len(matches) when truncated"}}),
 		readOnlyTool)
 	add("grep", "Search file contents",
 		"Search files for a regular expression (RE2 syntax). Returns file:line:text matches. Skips .git, binary files and what .gitignore ignores.",

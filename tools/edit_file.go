@@ -79,7 +79,9 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	if limit := tb.conf().MaxOutput; limit > 0 && len(diff) > limit {
 		diff = diff[:limit] + fmt.Sprintf("\n[diff cut at %d of %d bytes; the edit was applied in full: read_file shows the result]\n", limit, len(diff))
 	}
-	return &Result{Text: diff, Structured: map[string]any{"path": path, "replacements": replacements}}, nil
+	// The diff goes in both: Claude Code and Codex show the model the
+	// structuredContent instead of the text.
+	return &Result{Text: diff, Structured: map[string]any{"path": path, "replacements": replacements, "diff": diff}}, nil
 }
 
 // editRefusal carries a tool error out of the fence's Edit callback, which

@@ -31,7 +31,8 @@ func TestEditFile(t *testing.T) {
 
 	res, terr := w.tb.EditFile(bg, w.call, tools.EditFileInput{Path: "cmd/main.go", OldString: `import "fmt"`, NewString: "import (\n\t\"fmt\"\n)"})
 	require.Nil(t, terr)
-	assert.Equal(t, map[string]any{"path": p, "replacements": 1}, res.Structured)
+	assert.Equal(t, map[string]any{"path": p, "replacements": 1, "diff": res.Text}, res.Structured,
+		"the diff is in structuredContent too: some clients show the model only that")
 	assert.Equal(t, `--- a/cmd/main.go
 +++ b/cmd/main.go
 @@ -1,6 +1,8 @@

@@ -117,7 +117,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if truncated {
 		fmt.Fprintf(&b, "[showing the %d newest of %d matches: narrow the pattern or the path]\n", MaxGlobMatches, total)
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{"matches": out, "truncated": truncated}}, nil
+	return &Result{Text: b.String(), Structured: map[string]any{"matches": out, "truncated": truncated, "total": total}}, nil
 }
 
 // stamped is a match and its modification time.

@@ -91,6 +91,7 @@ func TestGlobCap(t *testing.T) {
 	assert.Len(t, matches, tools.MaxGlobMatches)
 	assert.Equal(t, "d/f1009.txt", matches[0], "newest first")
 	assert.Equal(t, true, res.Structured["truncated"])
+	assert.Equal(t, tools.MaxGlobMatches+10, res.Structured["total"], "the count the text gives is in structuredContent too")
 	assert.Contains(t, res.Text, "[showing the 1000 newest of 1010 matches")
 }
 

@@ -10,7 +10,9 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cordonhq/cordon/fsfence"
@@ -37,8 +39,8 @@ const (
 	// limit: the rest is one more call away.
 	MaxReadText = 8 << 20
 	// MaxLineCount is how much of a file read_file scans to count its
-	// lines after the requested range: beyond it, total_lines is reported
-	// as -1 (unknown), so that reading the head of a huge log stays cheap.
+	// lines after the requested range: beyond it, the header says "of more
+	// than N", so that reading the head of a huge log stays cheap.
 	MaxLineCount = 256 << 20
 )
 
@@ -50,8 +52,11 @@ const sniffSize = 8 << 10
 const readChunk = 64 << 10
 
 // ReadFile returns lines offset..offset+limit-1 of a text file, numbered
-// like `cat -n`, or an image as image content. It streams the file: memory
-// is bounded by what it returns, not by the file's size.
+// like `cat -n` below a header line (path, range, total lines, whether it
+// was truncated), or an image as image content. The result is text only,
+// verbatim: no structuredContent, which some clients would show the model
+// instead, JSON-escaped. It streams the file: memory is bounded by what it
+// returns, not by the file's size.
 func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*Result, *ToolError) {
 	if in.Offset < 0 || in.Limit < 0 {
 		return nil, invalid("offset and limit must be positive (offset is the first line, from 1; limit is a number of lines)")
@@ -170,35 +175,75 @@ func readLines(ctx context.Context, path string, lr *lineReader, size int64, off
 		return nil, err
 	}
 
+	r := readRange{path: path, start: start, end: end, total: total, counted: counted, offset: offset,
+		truncated: more || cut > 0}
 	var notes []string
-	switch {
-	case size == 0 && total == 0:
-		notes = append(notes, "(empty file)")
-	case end < start && counted:
-		notes = append(notes, fmt.Sprintf("[offset %d is past the end of the file: it has %d lines]", offset, total))
-	case end < start:
-		notes = append(notes, fmt.Sprintf("[offset %d is past the end of the file]", offset))
-	}
 	if cut > 0 {
 		notes = append(notes, fmt.Sprintf("[%d line(s) longer than %d characters were cut; use bash (e.g. cut, fold) to see them whole]", cut, MaxLineChars))
 	}
 	if more {
 		of := fmt.Sprintf("of %d", total)
 		if !counted {
-			of = fmt.Sprintf("of more than %d (the file is %s; lines were counted in the first %s only)", lr.lines, formatSize(size), formatSize(MaxLineCount))
+			of = fmt.Sprintf("of more than %d (the file is %s; lines were counted in the first %s only)", total, formatSize(size), formatSize(MaxLineCount))
 		}
 		notes = append(notes, fmt.Sprintf("[showing lines %d-%d %s; call read_file with offset=%d to continue]", start, end, of, end+1))
 	}
+	header := r.header()
+	var out strings.Builder
+	out.Grow(len(header) + 1 + b.Len() + 200)
+	out.WriteString(header + "\n")
+	out.Write(b.Bytes())
 	for _, n := range notes {
-		b.WriteString(n + "\n")
+		out.WriteString(n + "\n")
 	}
-	reported := total
-	if !counted {
-		reported = -1
+	// No structuredContent: the clients that show it instead of the text
+	// would hand the model the file's lines JSON-escaped (SPEC §5).
+	return &Result{Text: out.String()}, nil
+}
+
+// readRange is what read_file's header line says about the lines below it.
+type readRange struct {
+	path               string
+	start, end, offset int
+	total              int  // lines in the file, or counted so far when !counted
+	counted            bool // total is the whole file's
+	truncated          bool // more lines follow, or a line was cut
+}
+
+// header is the first line of a read_file result, e.g.
+//
+//	[/w/main.go: lines 1-2000 of 5210, truncated]
+//
+// The bracket keeps it apart from the numbered lines, which start with
+// spaces and digits.
+func (r readRange) header() string {
+	p := quotePath(r.path)
+	switch {
+	case r.end < r.start && r.total == 0:
+		return fmt.Sprintf("[%s: empty file]", p)
+	case r.end < r.start && r.counted:
+		return fmt.Sprintf("[%s: no lines: offset %d is past the end of the file, which has %d lines]", p, r.offset, r.total)
+	case r.end < r.start:
+		return fmt.Sprintf("[%s: no lines: offset %d is past the end of the file]", p, r.offset)
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{
-		"path": path, "total_lines": reported, "start_line": start, "end_line": end, "truncated": more || cut > 0,
-	}}, nil
+	of := strconv.Itoa(r.total)
+	if !r.counted {
+		of = "more than " + of
+	}
+	h := fmt.Sprintf("[%s: lines %d-%d of %s", p, r.start, r.end, of)
+	if r.truncated {
+		h += ", truncated"
+	}
+	return h + "]"
+}
+
+// quotePath quotes a path for a header line when its name could pass for
+// something else: a newline in a file name must not fake a numbered line.
+func quotePath(p string) string {
+	if strings.ContainsFunc(p, unicode.IsControl) || strings.Contains(p, "]") {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // appendNumbered writes one line as read_file shows it: the line number
@@ -378,10 +423,7 @@ func readImage(pol sandbox.ExecutionPolicy, path, mime string, size int64, r io.
 		return nil, tooLarge(int64(len(data))) // it grew while we read it
 	}
 	return &Result{
-		Text:   fmt.Sprintf("%s: %s image, %s", path, mime, formatSize(int64(len(data)))),
+		Text:   fmt.Sprintf("[%s: %s image, %s]", quotePath(path), mime, formatSize(int64(len(data)))),
 		Images: []Image{{MIMEType: mime, Data: data}},
-		Structured: map[string]any{
-			"path": path, "mime_type": mime, "size": len(data), "truncated": false,
-		},
 	}, nil
 }

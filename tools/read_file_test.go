@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,42 +42,63 @@ func TestReadFileRanges(t *testing.T) {
 	}
 	w.file(t, "many.txt", many.String())
 
+	ws := w.ws
 	tests := []struct {
-		name              string
-		in                tools.ReadFileInput
-		text              string // exact, or prefix when note is set
-		note              string
-		total, start, end int
-		truncated         bool
+		name   string
+		in     tools.ReadFileInput
+		header string // the first line: path, range, total, truncated
+		text   string // the numbered lines
+		note   string // the line after them, if any
 	}{
-		{name: "defaults", in: tools.ReadFileInput{Path: "five.txt"}, text: numbered(1, 5), total: 5, start: 1, end: 5},
-		{name: "offset and limit", in: tools.ReadFileInput{Path: "five.txt", Offset: 2, Limit: 2}, text: numbered(2, 3),
-			note: "[showing lines 2-3 of 5; call read_file with offset=4 to continue]", total: 5, start: 2, end: 3, truncated: true},
-		{name: "limit runs past the end", in: tools.ReadFileInput{Path: "five.txt", Offset: 4, Limit: 10}, text: numbered(4, 5), total: 5, start: 4, end: 5},
-		{name: "offset past the end", in: tools.ReadFileInput{Path: "five.txt", Offset: 9}, text: "",
-			note: "[offset 9 is past the end of the file: it has 5 lines]", total: 5, start: 9, end: 8},
-		{name: "no final newline", in: tools.ReadFileInput{Path: "nonl.txt"}, text: numbered(1, 2), total: 2, start: 1, end: 2},
-		{name: "empty file", in: tools.ReadFileInput{Path: "empty.txt"}, text: "", note: "(empty file)", total: 0, start: 1, end: 0},
-		{name: "default limit is 2000", in: tools.ReadFileInput{Path: "many.txt"}, text: numbered(1, 2000),
-			note: "[showing lines 1-2000 of 2500; call read_file with offset=2001 to continue]", total: 2500, start: 1, end: 2000, truncated: true},
-		{name: "absolute path", in: tools.ReadFileInput{Path: filepath.Join(w.ws, "five.txt"), Offset: 5}, text: numbered(5, 5), total: 5, start: 5, end: 5},
+		{name: "defaults", in: tools.ReadFileInput{Path: "five.txt"}, header: "[" + ws + "/five.txt: lines 1-5 of 5]", text: numbered(1, 5)},
+		{name: "offset and limit", in: tools.ReadFileInput{Path: "five.txt", Offset: 2, Limit: 2},
+			header: "[" + ws + "/five.txt: lines 2-3 of 5, truncated]", text: numbered(2, 3),
+			note: "[showing lines 2-3 of 5; call read_file with offset=4 to continue]"},
+		{name: "limit runs past the end", in: tools.ReadFileInput{Path: "five.txt", Offset: 4, Limit: 10},
+			header: "[" + ws + "/five.txt: lines 4-5 of 5]", text: numbered(4, 5)},
+		{name: "offset past the end", in: tools.ReadFileInput{Path: "five.txt", Offset: 9},
+			header: "[" + ws + "/five.txt: no lines: offset 9 is past the end of the file, which has 5 lines]"},
+		{name: "no final newline", in: tools.ReadFileInput{Path: "nonl.txt"}, header: "[" + ws + "/nonl.txt: lines 1-2 of 2]", text: numbered(1, 2)},
+		{name: "empty file", in: tools.ReadFileInput{Path: "empty.txt"}, header: "[" + ws + "/empty.txt: empty file]"},
+		{name: "default limit is 2000", in: tools.ReadFileInput{Path: "many.txt"},
+			header: "[" + ws + "/many.txt: lines 1-2000 of 2500, truncated]", text: numbered(1, 2000),
+			note: "[showing lines 1-2000 of 2500; call read_file with offset=2001 to continue]"},
+		{name: "absolute path", in: tools.ReadFileInput{Path: filepath.Join(w.ws, "five.txt"), Offset: 5},
+			header: "[" + ws + "/five.txt: lines 5-5 of 5]", text: numbered(5, 5)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, terr := w.tb.ReadFile(bg, w.call, tt.in)
 			require.Nil(t, terr)
-			want := tt.text
+			want := tt.header + "\n" + tt.text
 			if tt.note != "" {
 				want += tt.note + "\n"
 			}
 			assert.Equal(t, want, res.Text)
-			assert.Equal(t, tt.total, res.Structured["total_lines"])
-			assert.Equal(t, tt.start, res.Structured["start_line"])
-			assert.Equal(t, tt.end, res.Structured["end_line"])
-			assert.Equal(t, tt.truncated, res.Structured["truncated"])
-			assert.True(t, filepath.IsAbs(res.Structured["path"].(string)))
+			assert.Nil(t, res.Structured, "read_file is text only: clients would show the model structuredContent instead")
 		})
 	}
+}
+
+// header splits a read_file result into its header line and the rest.
+func header(t *testing.T, text string) (string, string) {
+	t.Helper()
+	h, rest, ok := strings.Cut(text, "\n")
+	require.True(t, ok, "no header line in %q", text)
+	require.True(t, strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]"), "header %q", h)
+	return h, rest
+}
+
+// TestReadFileHeaderPath: a file name that could pass for a line of the
+// file is quoted in the header.
+func TestReadFileHeaderPath(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	w.file(t, "odd\n     2\tfake].txt", "real\n")
+	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "odd\n     2\tfake].txt"})
+	require.Nil(t, terr)
+	h, rest := header(t, res.Text)
+	assert.Equal(t, "["+strconv.Quote(filepath.Join(w.ws, "odd\n     2\tfake].txt"))+": lines 1-1 of 1]", h)
+	assert.Equal(t, "     1\treal\n", rest)
 }
 
 func TestReadFileLongLines(t *testing.T) {
@@ -86,14 +108,14 @@ func TestReadFileLongLines(t *testing.T) {
 	w.file(t, "long.txt", "short\n"+long+"\n"+exact+"\nend\n")
 	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "long.txt"})
 	require.Nil(t, terr)
-	lines := strings.Split(res.Text, "\n")
+	h, rest := header(t, res.Text)
+	assert.Equal(t, "["+filepath.Join(w.ws, "long.txt")+": lines 1-4 of 4, truncated]", h, "a cut line makes the result truncated")
+	lines := strings.Split(rest, "\n")
 	assert.Equal(t, "     1\tshort", lines[0])
 	assert.Equal(t, "     2\t"+strings.Repeat("é", tools.MaxLineChars)+" … [line cut]", lines[1])
 	assert.Equal(t, "     3\t"+exact, lines[2], "a line of exactly the limit is whole")
 	assert.Equal(t, "     4\tend", lines[3])
 	assert.Contains(t, res.Text, "1 line(s) longer than 2000 characters were cut")
-	assert.Equal(t, 4, res.Structured["total_lines"])
-	assert.Equal(t, true, res.Structured["truncated"])
 }
 
 func TestReadFileArguments(t *testing.T) {
@@ -153,8 +175,8 @@ func TestReadFileImage(t *testing.T) {
 	require.Len(t, res.Images, 1)
 	assert.Equal(t, "image/png", res.Images[0].MIMEType)
 	assert.Equal(t, buf.Bytes(), res.Images[0].Data)
-	assert.Equal(t, filepath.Join(w.ws, "picture.dat"), res.Structured["path"])
-	assert.Equal(t, "image/png", res.Structured["mime_type"])
+	assert.Equal(t, fmt.Sprintf("[%s: image/png image, %d bytes]", filepath.Join(w.ws, "picture.dat"), buf.Len()), res.Text)
+	assert.Nil(t, res.Structured)
 
 	big := filepath.Join(w.ws, "big.png")
 	require.NoError(t, os.WriteFile(big, buf.Bytes(), 0o644))
@@ -185,12 +207,12 @@ func TestReadFileHugeSparse(t *testing.T) {
 	const budget = 20 << 20
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(budget), "bytes allocated by the call")
 	assert.Less(t, int64(after.HeapInuse)-int64(before.HeapInuse), int64(budget), "heap growth")
-	assert.True(t, strings.HasPrefix(res.Text, "     1\tline 1 of a log"), res.Text)
-	assert.Contains(t, res.Text, "    10\tline 10 of a log")
-	assert.NotContains(t, res.Text, "line 11 ")
-	assert.Equal(t, -1, res.Structured["total_lines"], "2 GiB is more than the counting budget")
-	assert.Equal(t, true, res.Structured["truncated"])
-	assert.Contains(t, res.Text, "lines were counted in the first 256.0 MiB")
+	h, rest := header(t, res.Text)
+	assert.Equal(t, "["+p+": lines 1-10 of more than 1000, truncated]", h, "2 GiB is more than the counting budget")
+	assert.True(t, strings.HasPrefix(rest, "     1\tline 1 of a log"), res.Text)
+	assert.Contains(t, rest, "    10\tline 10 of a log")
+	assert.NotContains(t, rest, "line 11 ")
+	assert.Contains(t, rest, "lines were counted in the first 256.0 MiB")
 }
 
 // TestReadFileDenied: the read-deny list holds whichever way the path is
@@ -218,7 +240,7 @@ func TestReadFileDenied(t *testing.T) {
 	// Reading outside the workspace is fine.
 	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: filepath.Join(w.outside, "file.txt")})
 	require.Nil(t, terr)
-	assert.Equal(t, "     1\toutside\n", res.Text)
+	assert.Equal(t, "["+filepath.Join(w.outside, "file.txt")+": lines 1-1 of 1]\n     1\toutside\n", res.Text)
 }
 
 // TestReadFileTextCap: however large the limit, one result carries at most
@@ -229,9 +251,11 @@ func TestReadFileTextCap(t *testing.T) {
 	w.file(t, "wide.txt", strings.Repeat(line, 2000))
 	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "wide.txt"})
 	require.Nil(t, terr)
-	end := res.Structured["end_line"].(int)
+	h, _ := header(t, res.Text)
+	var end int
+	_, err := fmt.Sscanf(h, "["+filepath.Join(w.ws, "wide.txt")+": lines 1-%d of 2000, truncated]", &end)
+	require.NoError(t, err, h)
 	assert.Less(t, end, 2000)
-	assert.LessOrEqual(t, len(res.Text), tools.MaxReadText+len(line)+200)
-	assert.Equal(t, true, res.Structured["truncated"])
+	assert.LessOrEqual(t, len(res.Text), tools.MaxReadText+len(line)+400)
 	assert.Contains(t, res.Text, fmt.Sprintf("call read_file with offset=%d to continue", end+1))
 }

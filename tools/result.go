@@ -8,7 +8,10 @@ import (
 )
 
 // Result is what a tool returns: text for the model, optional images, and
-// the structuredContent that matches the tool's output schema.
+// the structuredContent that matches the tool's output schema. Some
+// clients show the model only the text, others (Claude Code, Codex) only
+// the structuredContent when there is one, so both carry the whole
+// payload; read_file's is nil, so that its lines arrive verbatim.
 type Result struct {
 	Text       string
 	Images     []Image
@@ -54,7 +57,10 @@ func denial(tool string, mode sandbox.Mode, what string, extra ...string) *ToolE
 	return &ToolError{Code: sandbox.CodeDenied, Message: strings.Join(lines, "\n"), Denied: true}
 }
 
-// AsResult turns a tool error into the result the model sees.
+// AsResult turns a tool error into the result the model sees: the message
+// as text, and again in structuredContent.error, for every tool (MCP ties
+// structuredContent to an output schema only where one is declared, so
+// read_file's errors may carry it too).
 func (e *ToolError) AsResult() *Result {
 	st := map[string]any{}
 	for k, v := range e.Fields {

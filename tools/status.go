@@ -32,6 +32,9 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, tb.conf().Preset, tb.conf().Gate.Policy)
 	fmt.Fprintf(&b, "sandbox: %s, backend %s, enforcement %s\n", st.State, st.Backend, enforcement)
+	if st.Reason != "" {
+		fmt.Fprintf(&b, "  reason: %s\n", st.Reason)
+	}
 	for _, u := range st.Unenforced {
 		fmt.Fprintf(&b, "  not enforced by the OS: %s\n", u)
 	}

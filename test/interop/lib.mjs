@@ -230,7 +230,9 @@ export async function runChecks(opts, rep, human, connect) {
         await rep.step('read_file', async () => {
             const res = await call(c, 'read_file', { path: FILES.written });
             const t = textOf(res);
-            rep.check('read_file', !res.isError && t.includes('alpha') && t.includes('beta') && res.structuredContent?.total_lines === 2, {
+            // Text only: a header line, then the numbered lines verbatim.
+            const want = `[${join(ws, FILES.written)}: lines 1-2 of 2]\n     1\talpha\n     2\tbeta\n`;
+            rep.check('read_file', !res.isError && t === want && res.structuredContent === undefined, {
                 text: brief(t)
             });
         });
@@ -240,6 +242,7 @@ export async function runChecks(opts, rep, human, connect) {
             rep.check(
                 'edit_file',
                 !res.isError && t.includes('-beta') && t.includes('+gamma') && res.structuredContent?.replacements === 1 &&
+                    res.structuredContent?.diff === t &&
                     readFileSync(join(ws, FILES.written), 'utf8') === 'alpha\ngamma\n',
                 { text: brief(t) }
             );

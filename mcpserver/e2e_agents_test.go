@@ -1,0 +1,235 @@
+//go:build linux
+
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Real agent clients, Claude Code and Codex, installed from npm by .ci/run
+// (pinned in test/interop/package-lock.json), drive cordon while a local
+// stand-in of their model's API plays the model: it answers each turn
+// with the next scripted call of a cordon tool and records what the client
+// sends back as that call's result. The record is what a real model would
+// have read, and these tests assert on it (SPEC §5: what the model
+// receives is the product). Everything stays on loopback.
+
+// agentFile is what read_file must hand the model verbatim: double
+// quotes, backslashes (and a backslash-n that is two characters) and tabs,
+// all of which a JSON encoding would escape.
+const agentFile = "say \"hi\" to C:\\Users\\me; \\n stays two characters\n\tindented\twith tabs\nbeta\n"
+
+// agentStep is one tool call the stand-in model makes.
+type agentStep struct {
+	tool string
+	args map[string]any
+}
+
+// agentSteps is the stand-in model's script, the same for every client:
+// read a file, edit it, run a command, try a write the sandbox refuses.
+func agentSteps(w *world) []agentStep {
+	return []agentStep{
+		{"read_file", map[string]any{"path": "quoted.txt"}},
+		{"edit_file", map[string]any{"path": "quoted.txt", "old_string": "beta", "new_string": "gamma"}},
+		{"bash", map[string]any{"command": "printf 'out-%s\\n' $((40+2))"}},
+		{"write_file", map[string]any{"path": filepath.Join(w.outside, "new.txt"), "content": "no\n"}},
+	}
+}
+
+// agentWorld is a world with the file the script reads.
+func agentWorld(t *testing.T) *world {
+	w := newWorld(t)
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "quoted.txt"), []byte(agentFile), 0o644))
+	return w
+}
+
+// checkAgentResults asserts what the model received for each step.
+// received[i] is the result of step i as the client handed it to the
+// model, with the client's own framing (Codex's "Wall time: …") removed.
+func checkAgentResults(t *testing.T, client string, w *world, received []string) {
+	t.Helper()
+	steps := agentSteps(w)
+	require.Len(t, received, len(steps), "%s sent back a result for every call", client)
+
+	// read_file: the file's exact lines, after the header, not JSON-escaped.
+	want := "[" + filepath.Join(w.ws, "quoted.txt") + ": lines 1-3 of 3]\n" +
+		"     1\tsay \"hi\" to C:\\Users\\me; \\n stays two characters\n" +
+		"     2\t\tindented\twith tabs\n" +
+		"     3\tbeta\n"
+	assert.Equal(t, want, received[0], "%s hands the model read_file's text verbatim", client)
+	assert.False(t, json.Valid([]byte(received[0])), "read_file reaches the model as text, not JSON")
+
+	// edit_file: the diff, from the text or from structuredContent.diff.
+	assert.Contains(t, field(received[1], "diff"), "-beta\n+gamma\n", "%s shows the model the edit's diff", client)
+	// bash: the command's output.
+	assert.Equal(t, "out-42\n", field(received[2], "output"), "%s shows the model the command's output", client)
+	// The refused write: the denial marker, first.
+	marker := "[sandbox: file access denied under workspace-write mode]"
+	assert.True(t, strings.HasPrefix(field(received[3], "error", "message"), marker),
+		"%s shows the model the denial marker: %q", client, received[3])
+	assert.Contains(t, field(received[3], "error", "message"), "sandbox_permissions", "and the escalation hint")
+
+	assert.Equal(t, strings.Replace(agentFile, "beta", "gamma", 1), fileContent(t, filepath.Join(w.ws, "quoted.txt")), "the edit landed")
+	assert.Equal(t, "<absent>", fileContent(t, filepath.Join(w.outside, "new.txt")), "the refused write did not")
+}
+
+// field is what the model can read of one result: when the client passed
+// it structuredContent (a JSON object), the string at path in it; else
+// the text itself.
+func field(received string, path ...string) string {
+	var v any
+	if json.Unmarshal([]byte(received), &v) != nil {
+		return received
+	}
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// checkInstructionsShown asserts that the instructions, as the client
+// shows them to the model, say within 200 characters how to ask for
+// wider access.
+func checkInstructionsShown(t *testing.T, client, shown string) {
+	t.Helper()
+	require.NotEmpty(t, shown, "%s shows the model cordon's instructions", client)
+	lead := string([]rune(shown)[:min(200, len([]rune(shown)))])
+	for _, want := range []string{"cordon", "Mode: workspace-write.", "sandbox_permissions", "justification"} {
+		assert.Contains(t, lead, want, "the first 200 characters %s shows: %q", client, lead)
+	}
+}
+
+// agentClient returns test/interop's installed copy of an npm client,
+// once `BIN --version` shows it runs: skipped where it is not installed,
+// unless CORDON_INTEROP is set (CI), where it must run.
+func agentClient(t *testing.T, bin, wantVersion, fix string) string {
+	t.Helper()
+	path, _ := filepath.Abs(filepath.Join("../test/interop/node_modules/.bin", bin))
+	out, err := exec.Command(path, "--version").CombinedOutput()
+	if err == nil && !strings.Contains(string(out), wantVersion) {
+		err = fmt.Errorf("--version printed %q", out)
+	}
+	if err != nil {
+		msg := fmt.Sprintf("%s cannot run (%v: %s); %s", path, err, bytes.TrimSpace(out), fix)
+		if os.Getenv("CORDON_INTEROP") != "" {
+			t.Fatalf("CORDON_INTEROP is set but %s", msg)
+		}
+		t.Skipf("%s; CI installs it and sets CORDON_INTEROP=1", msg)
+	}
+	t.Logf("%s", bytes.TrimSpace(out))
+	return path
+}
+
+// agentEnv is a client's environment: the world's (its HOME), without the
+// settings of whatever client or proxy runs these tests, plus extra.
+func agentEnv(w *world, extra ...string) []string {
+	var env []string
+	for _, kv := range w.env() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "CLAUDE"), strings.HasPrefix(k, "CODEX_"),
+			strings.HasPrefix(k, "OPENAI_"), strings.HasSuffix(strings.ToUpper(k), "_PROXY"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+// runAgent runs a client to completion, or kills it and everything it
+// started (cordon included) after timeout.
+func runAgent(t *testing.T, dir string, env []string, timeout time.Duration, bin string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s %s: %v in %s", filepath.Base(bin), args[0], err, time.Since(start).Round(time.Millisecond))
+	if stderr.Len() > 0 && (err != nil || testing.Verbose()) {
+		t.Logf("stderr:\n%s", stderr.String())
+	}
+	return stdout.String(), err
+}
+
+// standIn is what the model stand-ins share: the script and what came
+// back for each step.
+type standIn struct {
+	t     *testing.T
+	steps []agentStep
+
+	mu       sync.Mutex
+	results  map[int]string // step → what the client sent back, as the model reads it
+	raw      map[int]string // step → the result as sent, for the log
+	requests int
+}
+
+func newStandIn(t *testing.T, steps []agentStep) *standIn {
+	return &standIn{t: t, steps: steps, results: map[int]string{}, raw: map[int]string{}}
+}
+
+// record keeps step's result, the first time it comes back.
+func (s *standIn) record(step int, forModel, raw string) {
+	if _, ok := s.results[step]; !ok && step >= 0 && step < len(s.steps) {
+		s.results[step] = forModel
+		s.raw[step] = raw
+	}
+}
+
+// next is the first step without a result, or len(steps) when all have one.
+func (s *standIn) next() int {
+	for i := range s.steps {
+		if _, ok := s.results[i]; !ok {
+			return i
+		}
+	}
+	return len(s.steps)
+}
+
+// received lists the results in step order, as far as they came back.
+func (s *standIn) received() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for i := range s.steps {
+		r, ok := s.results[i]
+		if !ok {
+			break
+		}
+		out = append(out, r)
+		s.t.Logf("step %d (%s): the client sent back %s", i, s.steps[i].tool, s.raw[i])
+	}
+	return out
+}
+
+// sse writes one server-sent event.
+func sse(w http.ResponseWriter, event string, data any) {
+	b, _ := json.Marshal(data)
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
