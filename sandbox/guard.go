@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +87,9 @@ type nodeState struct {
 	Stamp  string      `json:"stamp,omitempty"`
 	Target string      `json:"target,omitempty"`
 	Data   []byte      `json:"data,omitempty"`
+	// Links counts a file's hard links: one made to a protected file
+	// would let a later write through the other name change it.
+	Links uint64 `json:"links,omitempty"`
 }
 
 func (n nodeState) same(o nodeState) bool {
@@ -174,6 +178,9 @@ func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
 		}
 	}
 	n.Mode, n.Stamp = fi.Mode()&(fs.ModePerm|fs.ModeType), fileStamp(fi)
+	if !fi.IsDir() {
+		n.Links = fileLinks(fi)
+	}
 	switch {
 	case fi.IsDir():
 		n.Kind = nodeDir
@@ -251,6 +258,11 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 	if slices.EqualFunc(then.Tree, now.Tree, nodeState.same) {
 		return nil, nil
 	}
+	// Rewritten with the same content (git rewrites a submodule's config
+	// to set what it already says): nothing to undo.
+	if same, err := sameContent(r, rel, then.Tree); err != nil || same {
+		return nil, err
+	}
 	what := "changed"
 	switch {
 	case len(then.Tree) == 0:
@@ -269,6 +281,22 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 		}
 	}
 	return []Change{{Path: abs(rel), What: what}}, nil
+}
+
+// sameContent reports whether rel holds what tree recorded, by kind,
+// mode, link target and bytes rather than by stamp.
+func sameContent(r *os.Root, rel string, tree []nodeState) (bool, error) {
+	var now []nodeState
+	err := walkNodes(r, rel, true, newBudget(), func(n nodeState) { now = append(now, n) })
+	if errors.Is(err, ErrGuardTooLarge) {
+		return false, nil // larger than what was recorded: not the same
+	}
+	if err != nil {
+		return false, err
+	}
+	return slices.EqualFunc(tree, now, func(a, b nodeState) bool {
+		return a.Rel == b.Rel && a.Kind == b.Kind && a.Mode == b.Mode && a.Target == b.Target && a.Links == b.Links && bytes.Equal(a.Data, b.Data)
+	}), nil
 }
 
 // recreate makes one recorded node again (parents come first).

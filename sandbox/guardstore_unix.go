@@ -13,13 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileGuardStore shares baselines between cordon processes through three
-// files per root in <state-dir>/guard: KEY.lock serialises joining and
-// leaving, every live call holds a shared lock on KEY.live (so "am I the
-// last?" is a non-blocking exclusive lock), and KEY.json is the baseline.
-// flock locks belong to open file descriptions, so two calls of one
-// process exclude each other just as two processes do, and a killed
-// process's locks go with it.
+// fileGuardStore shares baselines between cordon processes through files
+// in <state-dir>/guard: "lock" serialises joining and leaving (for every
+// root: both are quick), every live call on a root holds a shared lock on
+// KEY.live (so "am I the last?" is a non-blocking exclusive lock), and
+// KEY.json is the root's baseline. The last call removes both, so that
+// between calls only "lock" is there. flock locks belong to open file
+// descriptions, so two calls of one process exclude each other just as
+// two processes do, and a killed process's locks go with it.
 type fileGuardStore struct{ dir string }
 
 func fileStoreFor(stateDir string) guardStore {
@@ -27,12 +28,20 @@ func fileStoreFor(stateDir string) guardStore {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil
 	}
-	return &fileGuardStore{dir: dir}
+	s := &fileGuardStore{dir: dir}
+	f, err := os.OpenFile(s.lockFile(), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil
+	}
+	f.Close()
+	return s
 }
+
+func (s *fileGuardStore) lockFile() string { return filepath.Join(s.dir, "lock") }
 
 func (s *fileGuardStore) files(root string) (lock, live, base string) {
 	k := filepath.Join(s.dir, guardKey(root))
-	return k + ".lock", k + ".live", k + ".json"
+	return s.lockFile(), k + ".live", k + ".json"
 }
 
 // lockPath opens path and takes a blocking lock of kind how on it.
@@ -107,6 +116,10 @@ func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 		err = flock(live, unix.LOCK_SH) // from exclusive (first) or none
 	}
 	if err != nil {
+		if first {
+			os.Remove(liveName)
+			os.Remove(baseName)
+		}
 		live.Close()
 		return nil, err
 	}
@@ -140,6 +153,9 @@ func (h *fileHold) end() ([]Change, error) {
 	if !last {
 		return h.recovered, nil
 	}
+	// Nobody opens the live file without holding "lock": removing it here
+	// cannot strand another call's lock on an unlinked file.
+	defer os.Remove(liveName)
 	base, err := readBaseline(baseName)
 	if err != nil {
 		return h.recovered, err
@@ -173,17 +189,19 @@ func RecoverGuards(stateDir string) ([]Change, error) {
 		if err != nil || guardKey(base.Root) != key {
 			continue
 		}
-		mu, err := lockPath(filepath.Join(s.dir, key+".lock"), unix.LOCK_EX)
+		mu, err := lockPath(s.lockFile(), unix.LOCK_EX)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		probe, last, err := alone(filepath.Join(s.dir, key+".live"))
+		liveName := filepath.Join(s.dir, key+".live")
+		probe, last, err := alone(liveName)
 		if err == nil && last {
 			c, err := base.restore()
 			all = append(all, c...)
 			errs = append(errs, err)
 			os.Remove(filepath.Join(s.dir, e.Name()))
+			os.Remove(liveName)
 		}
 		if probe != nil {
 			probe.Close()

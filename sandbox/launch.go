@@ -165,7 +165,10 @@ func (l *Launch) Kill() {
 		select {
 		case <-l.exited:
 			return
-		case <-time.After(killGrace):
+		default:
+		}
+		if awaitExit(p, killGrace) {
+			return
 		}
 	}
 	killRunner(p, l.OwnGroup)

@@ -135,6 +135,24 @@ func sysprobe(args []string) int {
 		return 1
 	case "write":
 		return result(unwrapErrno(os.WriteFile(args[1], []byte(args[2]), 0o644)))
+	case "add-key":
+		_, err := unix.AddKey("user", "cordon-probe", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING)
+		return result(err)
+	case "read-key":
+		id, _ := strconv.Atoi(args[1])
+		buf := make([]byte, 256)
+		_, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+		return result(err)
+	case "prlimit":
+		pid, _ := strconv.Atoi(args[1])
+		var old unix.Rlimit
+		return result(unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old))
+	case "setpriority":
+		pid, _ := strconv.Atoi(args[1])
+		return result(unix.Setpriority(unix.PRIO_PROCESS, pid, 5))
+	case "shmget":
+		_, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+		return result(err)
 	case "cat":
 		f, err := os.Open(args[1])
 		if err != nil {

@@ -73,6 +73,9 @@ type ExecutionPolicy struct {
 	// holding a nested clone can still be moved or removed (a gitdir
 	// replaced by a new one is audited after the command instead).
 	pinFloors map[string]string
+	// guardOnly are protected paths that git itself rewrites unchanged
+	// (a submodule's config): guarded, never bound read-only.
+	guardOnly map[string]bool
 	// Inputs are the paths Resolve derived this policy from: a caller may
 	// keep the policy while none of them changes (see PolicyInputs).
 	Inputs PolicyInputs
@@ -188,7 +191,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 	if p.Mode == WorkspaceWrite {
 		p.Repos, p.RepoScanIncomplete, p.unconfinable = findRepos(userRoots(p), &in)
 	}
-	p.Protected, p.pinFloors = protectedList(p, set, p.Repos, &in)
+	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
 	in.finish()
 	p.Inputs = in
 	return p, nil

@@ -24,6 +24,10 @@ type mountPlan struct {
 	// for a backend that can refuse the creation of a path that does not
 	// exist (Seatbelt).
 	ProtectMissing []string
+	// Rewritten are existing protected paths that git rewrites unchanged
+	// (a submodule's config): guarded rather than bound read-only, and
+	// refused outright by a backend that has no guard (Seatbelt).
+	Rewritten []string
 	// PinDirs are the existing directories between a writable root and a
 	// protected path: bound onto themselves so that renaming one (mv .git
 	// .git-old, mv ~/.config …) cannot carry the protection away.
@@ -64,6 +68,9 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 			}
 		}
 		switch {
+		case missing == "" && p.guardOnly[prot]:
+			plan.Guard = append(plan.Guard, prot)
+			plan.Rewritten = append(plan.Rewritten, prot)
 		case missing != "":
 			plan.Guard = append(plan.Guard, prot)
 			if !slices.Contains(plan.ProtectMissing, missing) {

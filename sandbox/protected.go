@@ -67,7 +67,7 @@ var ClientConfigReadDeny = []string{
 // start-up locations and read-deny entries when a root contains the home,
 // the directories of cordon's PATH that lie in a root, and cordon's own
 // config and state directories.
-func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyInputs) (list []string, floors map[string]string) {
+func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyInputs) (list []string, floors map[string]string, guardOnly map[string]bool) {
 	addFrom := func(floor string, paths ...string) {
 		for _, path := range paths {
 			if path == "" {
@@ -107,6 +107,15 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 				floor = r.Worktree
 			}
 			addFrom(floor, repoProtected(r, p.WritableRoots, set.Home, in)...)
+			// `git submodule update` rewrites a submodule's config with
+			// what it already says (core.worktree): a read-only bind would
+			// break it, so that one file is guarded on every backend.
+			if isSubmoduleGitDir(r.GitDir, repos) {
+				if guardOnly == nil {
+					guardOnly = map[string]bool{}
+				}
+				guardOnly[filepath.Join(r.GitDir, "config")] = true
+			}
 		}
 		add(pathDirsIn(roots, in)...)
 	}
@@ -116,7 +125,14 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 	if p.StateDir != "" {
 		add(in.canonicalOrClean(p.StateDir))
 	}
-	return list, floors
+	return list, floors, guardOnly
+}
+
+// isSubmoduleGitDir reports whether gitdir lies in a repository's modules/.
+func isSubmoduleGitDir(gitdir string, repos []GitRepo) bool {
+	return gitdir != "" && slices.ContainsFunc(repos, func(r GitRepo) bool {
+		return r.CommonDir != "" && Within(gitdir, filepath.Join(r.CommonDir, "modules"))
+	})
 }
 
 // userRoots are the writable roots a command's files land in: all of them

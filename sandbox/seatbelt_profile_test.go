@@ -169,7 +169,7 @@ func seatbeltCases() []seatbeltCase {
 			}
 			p.WritableRoots = []string{p.WorkspaceRoot, "/private/tmp/build", p.TmpDir}
 			p.ReadDeny = []string{goldenHome + "/.ssh", "/private/etc/cordon-secret", p.StateDir}
-			p.Protected, _ = protectedList(p, Settings{}, nil, nil)
+			p.Protected, _, _ = protectedList(p, Settings{}, nil, nil)
 			return p, ""
 		}},
 	}

@@ -25,3 +25,11 @@ func fileIdentity(fi os.FileInfo) string {
 	}
 	return ""
 }
+
+// fileLinks is the file's hard-link count.
+func fileLinks(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// TestProtectedFromTheRepositories: git's own paths come from the
+// repositories found and from their configuration, read as git reads it.
+func TestProtectedFromTheRepositories(t *testing.T) {
+	f := newFixture(t, Bwrap())
+	ws := f.ws
+	gitOut(t, ws, "init", "-q")
+	for _, kv := range [][2]string{
+		{"core.hooksPath", ".husky/_"},
+		{"core.fsmonitor", "./tools/fsm.sh"},
+		{"filter.lfsish.clean", "sh ./tools/clean.sh %f"},
+		{"alias.t", "!./scripts/t.sh --all"},
+		{"alias.st", "status"},
+		{"include.path", "extra.gitconfig"},
+		{"gpg.program", "/usr/bin/gpg"},
+	} {
+		gitOut(t, ws, "config", kv[0], kv[1])
+	}
+	// Nested repositories, three levels down; one inside node_modules.
+	for _, d := range []string{"a/b/sub", "node_modules/pkg"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+		gitOut(t, filepath.Join(ws, d), "init", "-q")
+	}
+	// A submodule's gitdir, and a checkout pointing at it with a .git file.
+	modDir := filepath.Join(ws, ".git", "modules", "lib")
+	require.NoError(t, os.MkdirAll(filepath.Join(modDir, "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(modDir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "lib"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "lib", ".git"), []byte("gitdir: ../.git/modules/lib\n"), 0o644))
+
+	p := f.policy(WorkspaceWrite, NetworkAllow)
+	for _, want := range []string{
+		".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir", ".gitmodules",
+		".husky/_", ".husky", "tools/fsm.sh", "tools/clean.sh", "scripts/t.sh", ".git/extra.gitconfig",
+		"a/b/sub/.git/hooks", "a/b/sub/.git/config",
+		".git/modules/lib/hooks", ".git/modules/lib/config", "lib/.git",
+		".envrc", ".claude", ".vscode", ".bash_aliases",
+	} {
+		assert.Contains(t, p.Protected, filepath.Join(ws, want))
+	}
+	for _, not := range []string{"node_modules/pkg/.git/hooks", "status"} {
+		assert.NotContains(t, p.Protected, filepath.Join(ws, not))
+	}
+	var gitdirs []string
+	for _, r := range p.Repos {
+		gitdirs = append(gitdirs, r.GitDir)
+	}
+	assert.Contains(t, gitdirs, filepath.Join(ws, "a", "b", "sub", ".git"))
+	assert.Contains(t, gitdirs, modDir)
+	assert.Contains(t, p.Inputs.Contents, filepath.Join(ws, ".git", "config"), "the policy is recomputed when the config changes")
+	assert.Contains(t, p.Inputs.Trees, filepath.Join(ws, "a", "b"), "… and when a repository may appear")
+}
+
+// TestProtectedHomeLocations: a writable root that contains the home
+// directory protects its start-up locations and makes every read-deny
+// location uncreatable.
+func TestProtectedHomeLocations(t *testing.T) {
+	f := newFixture(t, Bwrap())
+	p := f.policyAt(f.home, WorkspaceWrite)
+	for _, want := range []string{".bash_aliases", ".config/fish", ".config/environment.d", ".pam_environment",
+		".xprofile", ".vimrc", ".config/nvim", ".claude.json", ".claude", ".codex", ".cargo/bin", "bin", ".local/bin",
+		".config/autostart", ".ssh", ".kube", ".aws", ".config/cordon"} {
+		assert.Contains(t, p.Protected, filepath.Join(f.home, want))
+	}
+	// A project workspace inside the home does not protect the home.
+	p = f.policy(WorkspaceWrite, NetworkAllow)
+	assert.NotContains(t, p.Protected, filepath.Join(f.home, ".vimrc"))
+}
+
+// TestSymlinkedNestedGitRefused: a .git that is a symlink anywhere in the
+// search is refused, like the workspace's own (SPEC §1).
+func TestSymlinkedNestedGitRefused(t *testing.T) {
+	f := newFixture(t, Bwrap())
+	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, "vendor", "x"), 0o755))
+	require.NoError(t, os.Symlink(f.outside, filepath.Join(f.ws, "vendor", "x", ".git")))
+	cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
+	require.NoError(t, err)
+	_, err = Bwrap().Confine([]string{"true"}, cp)
+	assert.ErrorIs(t, err, ErrProtectedSymlink)
+	assert.Contains(t, err.Error(), filepath.Join("vendor", "x", ".git"))
+}
+
+// TestAuditDisarmsNewRepositories: what a command made into a repository
+// keeps its commits, loses whatever would run for the human.
+func TestAuditDisarmsNewRepositories(t *testing.T) {
+	f := newFixture(t, Bwrap())
+	gitOut(t, f.ws, "init", "-q")
+	gitOut(t, f.ws, "commit", "-q", "--allow-empty", "-m", "first")
+	known := repoIDs(f.policy(WorkspaceWrite, NetworkAllow).Repos)
+
+	sub := filepath.Join(f.ws, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	gitOut(t, sub, "init", "-q")
+	gitOut(t, sub, "commit", "-q", "--allow-empty", "-m", "made inside")
+	require.NoError(t, os.WriteFile(filepath.Join(sub, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
+	for _, kv := range [][2]string{{"core.fsmonitor", "./fsm.sh"}, {"core.hooksPath", "hooks"}, {"alias.x", "!evil"},
+		{"alias.st", "status"}, {"include.path", "/tmp/evil"}, {"remote.origin.url", "https://example.com/x.git"}} {
+		gitOut(t, sub, "config", kv[0], kv[1])
+	}
+	// A worktree made the way git does is kept; one whose commondir leads
+	// to another repository is not.
+	gitOut(t, f.ws, "worktree", "add", "-q", "wt")
+	forged := filepath.Join(f.ws, "forged")
+	require.NoError(t, os.MkdirAll(filepath.Join(forged, "gd"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(forged, "gd", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(forged, "gd", "commondir"), []byte("../../sub/.git\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(forged, ".git"), []byte("gitdir: gd\n"), 0o644))
+
+	changes, err := auditNewRepos(f.ws, known)
+	require.NoError(t, err)
+	var got []string
+	for _, c := range changes {
+		got = append(got, strings.TrimPrefix(c.Path, f.ws+"/")+" "+c.Detail)
+	}
+	assert.ElementsMatch(t, []string{
+		"sub/.git/hooks/pre-commit a hook made inside the sandbox",
+		"sub/.git/config core.fsmonitor", "sub/.git/config core.hookspath", "sub/.git/config alias.x", "sub/.git/config include.path",
+		"forged/gd/commondir a commondir outside the repository",
+	}, got)
+	cfg := gitOut(t, sub, "config", "--list", "--local")
+	assert.Contains(t, cfg, "alias.st=status", "what runs nothing is kept")
+	assert.Contains(t, cfg, "remote.origin.url=")
+	assert.Contains(t, gitOut(t, sub, "log", "--oneline"), "made inside", "the commits are kept")
+	assert.FileExists(t, filepath.Join(sub, ".git", "hooks", "pre-commit.sample"))
+	assert.FileExists(t, filepath.Join(f.ws, ".git", "worktrees", "wt", "commondir"))
+	again, err := auditNewRepos(f.ws, known)
+	require.NoError(t, err)
+	assert.Empty(t, again, "nothing is left to disarm")
+}

@@ -1,0 +1,201 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// guardWorld is a root with protected paths in every state a guard meets:
+// a tree (hooks), a file (config), a missing name, a missing name beneath
+// a missing directory.
+func guardWorld(t *testing.T) (root string, set guardSet) {
+	t.Helper()
+	root = testBase(t)
+	must := func(err error) { t.Helper(); require.NoError(t, err) }
+	must(os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
+	must(os.WriteFile(filepath.Join(root, ".git", "hooks", "pre-commit.sample"), []byte("#!/bin/sh\n"), 0o755))
+	must(os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tbare = false\n"), 0o640))
+	set = guardSet{Root: root, Paths: []string{
+		filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config"),
+		filepath.Join(root, ".envrc"), filepath.Join(root, ".config", "git"),
+	}}
+	return root, set
+}
+
+func restoreAll(t *testing.T, set guardSet) []Change {
+	t.Helper()
+	base, err := takeBaseline(set)
+	require.NoError(t, err)
+	return base.restoreAfter(t)
+}
+
+// restoreAfter is restore for tests that change the tree in between.
+func (b *guardBaseline) restoreAfter(t *testing.T) []Change {
+	t.Helper()
+	c, err := b.restore()
+	require.NoError(t, err)
+	return c
+}
+
+func TestGuardUndoes(t *testing.T) {
+	cases := []struct {
+		name   string
+		attack func(root string) error
+		want   []Change
+	}{
+		{"a hook planted", func(root string) error {
+			return os.WriteFile(filepath.Join(root, ".git", "hooks", "pre-commit"), []byte("evil"), 0o755)
+		}, []Change{{What: "changed", Path: ".git/hooks"}}},
+		{"config rewritten in place", func(root string) error {
+			return os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tfsmonitor = evil\n"), 0o640)
+		}, []Change{{What: "changed", Path: ".git/config"}}},
+		{"config removed", func(root string) error {
+			return os.Remove(filepath.Join(root, ".git", "config"))
+		}, []Change{{What: "removed", Path: ".git/config"}}},
+		{"a missing file made", func(root string) error {
+			return os.WriteFile(filepath.Join(root, ".envrc"), []byte("evil"), 0o644)
+		}, []Change{{What: "created", Path: ".envrc"}}},
+		{"a missing tree made beneath a missing directory", func(root string) error {
+			return os.MkdirAll(filepath.Join(root, ".config", "git", "hooks"), 0o755)
+		}, []Change{{What: "created", Path: ".config/git"}}},
+		{"a symlink on the way to a missing path", func(root string) error {
+			evil := filepath.Join(root, "evil")
+			if err := os.MkdirAll(filepath.Join(evil, "git"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(evil, filepath.Join(root, ".config"))
+		}, []Change{{What: "redirected", Path: ".config"}}},
+		{"the gitdir replaced by a new one", func(root string) error {
+			if err := os.Rename(filepath.Join(root, ".git"), filepath.Join(root, ".git-old")); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(root, ".git", "hooks", "pre-commit"), []byte("evil"), 0o755)
+			// A new gitdir gets the recorded hooks and config; the old one
+			// moved away is the command's business.
+		}, []Change{{What: "changed", Path: ".git/hooks"}, {What: "removed", Path: ".git/config"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root, set := guardWorld(t)
+			before := snapshot(t, filepath.Join(root, ".git"))
+			base, err := takeBaseline(set)
+			require.NoError(t, err)
+			require.NoError(t, c.attack(root))
+			got := base.restoreAfter(t)
+			for i := range c.want {
+				c.want[i].Path = filepath.Join(root, c.want[i].Path)
+			}
+			assert.ElementsMatch(t, c.want, got)
+			assertSameTree(t, before, snapshot(t, filepath.Join(root, ".git")))
+			assert.NoFileExists(t, filepath.Join(root, ".envrc"))
+			assert.NoDirExists(t, filepath.Join(root, ".config", "git"))
+			// Nothing to undo the second time.
+			assert.Empty(t, restoreAll(t, set))
+		})
+	}
+}
+
+// assertSameTree compares snapshots by what lies there, not by inode.
+func assertSameTree(t *testing.T, want, got map[string]string) {
+	t.Helper()
+	strip := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			if j := strings.LastIndex(v, " ino="); j >= 0 {
+				v = v[:j]
+			}
+			out[k] = v
+		}
+		return out
+	}
+	assert.Equal(t, strip(want), strip(got))
+}
+
+// TestGuardKeepsModes: a restored file has its content and permission
+// bits, and never the setuid bit a command set.
+func TestGuardKeepsModes(t *testing.T) {
+	root, set := guardWorld(t)
+	cfg := filepath.Join(root, ".git", "config")
+	base, err := takeBaseline(set)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(cfg, 0o4777))
+	base.restoreAfter(t)
+	fi, err := os.Stat(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode())
+	data, _ := os.ReadFile(cfg)
+	assert.Equal(t, "[core]\n\tbare = false\n", string(data))
+}
+
+// TestGuardTooLarge fails closed: a protected tree too large to copy is
+// refused, never left unguarded.
+func TestGuardTooLarge(t *testing.T) {
+	root, set := guardWorld(t)
+	old := maxGuardNodes
+	maxGuardNodes = 5
+	t.Cleanup(func() { maxGuardNodes = old })
+	for i := range 6 {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "hooks", string(rune('a'+i))), nil, 0o644))
+	}
+	_, err := takeBaseline(set)
+	assert.ErrorIs(t, err, ErrGuardTooLarge)
+}
+
+// TestGuardStoreOverlappingCalls: the state to go back to is what the
+// first of overlapping calls saw, and only the last to end restores it —
+// a call that starts while another's command has planted something must
+// not take the plant for the baseline.
+func TestGuardStoreOverlappingCalls(t *testing.T) {
+	for name, store := range map[string]func(t *testing.T) guardStore{
+		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
+		"mem":  func(*testing.T) guardStore { return memStore },
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, set := guardWorld(t)
+			s := store(t)
+			first, err := s.begin(set)
+			require.NoError(t, err)
+			hook := filepath.Join(root, ".git", "hooks", "pre-commit")
+			require.NoError(t, os.WriteFile(hook, []byte("evil"), 0o755)) // the first call's command
+			second, err := s.begin(set)
+			require.NoError(t, err)
+			got, err := first.end()
+			require.NoError(t, err)
+			assert.Empty(t, got, "a call that is not the last restores nothing")
+			assert.FileExists(t, hook, "the second call still runs")
+			got, err = second.end()
+			require.NoError(t, err)
+			assert.Equal(t, []Change{{Path: filepath.Join(root, ".git", "hooks"), What: "changed"}}, got)
+			assert.NoFileExists(t, hook, "the plant was undone by the last call, from the first one's baseline")
+		})
+	}
+}
+
+// TestRecoverGuards: a cordon killed mid-call leaves its baseline; the
+// next start restores it.
+func TestRecoverGuards(t *testing.T) {
+	root, set := guardWorld(t)
+	state := testBase(t)
+	h, err := fileStoreFor(state).begin(set)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".envrc"), []byte("evil"), 0o644))
+	h.(*fileHold).live.Close() // what the kernel does when cordon is killed
+	got, err := RecoverGuards(state)
+	require.NoError(t, err)
+	assert.Equal(t, []Change{{Path: filepath.Join(root, ".envrc"), What: "created"}}, got)
+	assert.NoFileExists(t, filepath.Join(root, ".envrc"))
+	entries, _ := os.ReadDir(guardDir(state))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"lock"}, names, "only the lock file stays between calls")
+}

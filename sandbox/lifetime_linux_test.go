@@ -1,0 +1,192 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// leavers start processes that try to outlive the call every way a shell
+// can: a new session, nohup with disown, a double fork, a daemon that
+// closes its descriptors. Each carries token in its argv.
+func leavers(token string) string {
+	// "sleep N; true" keeps the shell (and its argv with the token) alive.
+	return fmt.Sprintf(`setsid -f bash -c 'sleep 300; true' %[1]s
+nohup bash -c 'sleep 301; true' %[1]s >/dev/null 2>&1 & disown
+( (bash -c 'sleep 302; true' %[1]s &) & )
+setsid bash -c 'exec </dev/null >/dev/null 2>&1; sleep 303; true' %[1]s &
+echo started`, token)
+}
+
+// waitGone gives killed processes a moment to leave the process table.
+func waitGone(token string) []int {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && len(processesWith(token)) > 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return processesWith(token)
+}
+
+// TestNoProcessOutlivesItsCall: when the command exits, everything it
+// started is gone from the host's process table, on every backend and in
+// both modes (SPEC §2).
+func TestNoProcessOutlivesItsCall(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		for _, mode := range []Mode{ReadOnly, WorkspaceWrite} {
+			token := fmt.Sprintf("cordon-leaver-%d", time.Now().UnixNano())
+			out, code := f.run(f.policy(mode, NetworkAllow), "bash", "-c", leavers(token)+"\nsleep 0.3")
+			require.Equal(t, 0, code, out)
+			assert.Contains(t, out, "started")
+			assert.Empty(t, waitGone(token), "%s: processes outlived the call:\n%s", mode, processTree(token))
+		}
+	})
+}
+
+// TestKillEndsTheWholeTree: a call that is killed (timeout, cancellation)
+// takes every process its command started with it, including those that
+// left its process group.
+func TestKillEndsTheWholeTree(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		token := fmt.Sprintf("cordon-killed-%d", time.Now().UnixNano())
+		cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
+		require.NoError(t, err)
+		c, err := prov.Confine([]string{"bash", "-c", leavers(token) + "\nsleep 304; true", token}, cp)
+		require.NoError(t, err)
+		l, err := c.NewLaunch()
+		require.NoError(t, err)
+		l.OwnGroup = true
+		var out bytes.Buffer
+		l.Cmd.Stdout, l.Cmd.Stderr, l.Cmd.Dir = &out, &out, f.ws
+		require.NoError(t, l.Start())
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) && len(processesWith(token)) < 5 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		// (the runner's own argv holds the token too)
+		require.GreaterOrEqual(t, len(processesWith(token)), 5, "the command should have started its processes: %s", out.String())
+		l.Kill()
+		o, err := l.Wait()
+		require.NoError(t, err)
+		assert.NotEqual(t, 0, o.ExitCode)
+		assert.Empty(t, waitGone(token), "processes outlived the kill:\n%s", processTree(token))
+	})
+}
+
+// TestReaperKeepsTheCommandsExit: the Landlock helper stays as the
+// command's parent, and still reports its exit code and its signal.
+func TestReaperKeepsTheCommandsExit(t *testing.T) {
+	f := newFixture(t, Landlock())
+	p := f.policy(ReadOnly, NetworkAllow)
+	_, code := f.sh(p, `exit 7`)
+	assert.Equal(t, 7, code)
+	_, o := f.launch(p, "/bin/sh", "-c", `kill -TERM $$`)
+	assert.Equal(t, 128+15, o.ExitCode)
+	assert.Equal(t, unix.SIGTERM, o.Signal)
+	out, code := f.sh(p, `echo out; echo err >&2`)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "out\nerr\n", out)
+}
+
+// TestKernelObjectsRefused: keyrings, other processes' limits and
+// priorities, and (without an IPC namespace) SysV IPC are out of reach.
+func TestKernelObjectsRefused(t *testing.T) {
+	host := exec.Command("sleep", "60")
+	require.NoError(t, host.Start())
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	hostPid := strconv.Itoa(host.Process.Pid)
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		for _, mode := range []Mode{ReadOnly, WorkspaceWrite} {
+			p := f.policy(mode, NetworkAllow)
+			assert.Equal(t, "EPERM", f.probe(p, "add-key"), "%s: adding a key", mode)
+			assert.Equal(t, "EPERM", f.probe(p, "read-key", "-3"), "%s: reading the session keyring", mode)
+			assert.Equal(t, "ok", f.probe(p, "prlimit", "0"), "%s: its own limits stay readable", mode)
+			assert.Equal(t, "ok", f.probe(p, "setpriority", "0"), "%s: nice on itself stays allowed", mode)
+			if prov.Name() == "landlock" {
+				// bwrap's pid namespace hides the host process already.
+				assert.Equal(t, "EPERM", f.probe(p, "prlimit", hostPid), "%s: another process's limits", mode)
+				assert.Equal(t, "EPERM", f.probe(p, "setpriority", hostPid), "%s: another process's priority", mode)
+				assert.Equal(t, "EPERM", f.probe(p, "shmget"), "%s: SysV shared memory of the host", mode)
+			} else {
+				assert.Equal(t, "ok", f.probe(p, "shmget"), "bwrap has an IPC namespace of its own")
+			}
+		}
+	})
+	limits, err := os.ReadFile("/proc/" + hostPid + "/limits")
+	require.NoError(t, err)
+	assert.NotContains(t, string(limits), "Max open files            8", "the host process's limits changed")
+}
+
+// TestLandlockRefusesTheControlPlane: a workspace that contains cordon's
+// config directory (the home directory) cannot be confined by Landlock,
+// which could not keep ~/.config/cordon read-only beneath it.
+func TestLandlockRefusesTheControlPlane(t *testing.T) {
+	f := newFixture(t, Landlock())
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.home, Home: f.home,
+		StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon")}}
+	p, err := svc.Resolve(Request{TmpDir: f.tmp})
+	require.NoError(t, err)
+	cp, err := p.ToConfined()
+	require.NoError(t, err)
+	_, err = Landlock().Confine([]string{"true"}, cp)
+	var ue *UnavailableError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, ue.Reason, "config directory")
+	assert.Contains(t, ue.Reason, "install bubblewrap")
+	// Read-only mode writes nowhere: it still runs.
+	out, code := f.sh(f.policyAt(f.home, ReadOnly), `echo ok`)
+	assert.Equal(t, 0, code, out)
+	// bwrap keeps the config directory read-only beneath the home.
+	_, err = Bwrap().Confine([]string{"true"}, cp)
+	assert.NoError(t, err)
+}
+
+// TestLandlockReadDenyIsTheKernels: reads are granted around the
+// read-deny list, so a command cannot read a credential even though the
+// directory holding it is readable, and everything else stays readable.
+func TestLandlockReadDenyIsTheKernels(t *testing.T) {
+	f := newFixture(t, Landlock())
+	require.NoError(t, os.WriteFile(filepath.Join(f.home, ".bashrc"), []byte("# rc\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.state, "http-token"), []byte("TOKEN-CANARY\n"), 0o600))
+	p := f.policy(ReadOnly, NetworkAllow)
+	out, _ := f.sh(p, `cat "$1"; cat "$2"; cat "$3"/.bashrc; cat /etc/hostname >/dev/null && echo etc-ok`, f.secret, filepath.Join(f.state, "http-token"), f.home)
+	assert.NotContains(t, out, "SECRET-CANARY")
+	assert.NotContains(t, out, "TOKEN-CANARY")
+	assert.Contains(t, out, "# rc")
+	assert.Contains(t, out, "etc-ok")
+	assert.Contains(t, out, "Permission denied")
+	// The session tmp lies in the hidden state directory and stays usable.
+	out, code := f.sh(p, `echo x > "$TMPDIR/t" && cat "$TMPDIR/t"`)
+	assert.Equal(t, 0, code, out)
+}
+
+func (f *fixture) policyAt(ws string, mode Mode) ExecutionPolicy {
+	f.t.Helper()
+	svc := PolicyService{Settings: Settings{Mode: mode, Network: NetworkAllow, Workspace: ws, Home: f.home,
+		StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon")}}
+	p, err := svc.Resolve(Request{TmpDir: f.tmp, SessionID: "test"})
+	require.NoError(f.t, err)
+	return p
+}
+
+// processTree is a debugging aid for a failing lifetime test.
+func processTree(token string) string {
+	var b strings.Builder
+	for _, pid := range processesWith(token) {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		fmt.Fprintf(&b, "%d %s\n", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
+	}
+	return b.String()
+}
