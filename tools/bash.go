@@ -177,13 +177,40 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		return nil, e
 	}
 	msg := text
-	if outcome.ExitCode != 0 {
+	addLine := func(line string) {
 		if msg != "" && !strings.HasSuffix(msg, "\n") {
 			msg += "\n"
 		}
-		msg += fmt.Sprintf("[exit code %d]", outcome.ExitCode)
+		msg += line
+	}
+	if outcome.ExitCode != 0 {
+		addLine(fmt.Sprintf("[exit code %d]", outcome.ExitCode))
+	}
+	if notes := protectedNotes(confined, pol, text); len(notes) > 0 {
+		fields["notes"] = notes
+		for _, n := range notes {
+			addLine(n)
+		}
 	}
 	return &Result{Text: msg, Structured: fields}, nil
+}
+
+// protectedNotes explain a refusal that the command got over and still
+// succeeded (husky's `git config core.hooksPath` in an npm install): the
+// path it could not write is protected, and why.
+func protectedNotes(c *sandbox.ConfinedArgv, pol sandbox.ExecutionPolicy, output string) []string {
+	if !pol.Mode.Confined() || c.Backend == "none" ||
+		!(sandbox.LooksDenied(c.DenialSignatures, output) || strings.Contains(output, "Device or resource busy")) {
+		return nil
+	}
+	var notes []string
+	for _, p := range pol.Protected {
+		shown := displayPath(pol, p)
+		if strings.Contains(output, p) || (shown != p && strings.Contains(output, shown)) {
+			notes = append(notes, fmt.Sprintf("[sandbox: %s is protected: it names code a human runs later outside the sandbox, so only the human changes it]", shown))
+		}
+	}
+	return notes
 }
 
 // undoneMessage says what the guard undid after the command: writes to
