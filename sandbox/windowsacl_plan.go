@@ -587,6 +587,9 @@ func windowsACLConfine(exe string, argv []string, cp ConfinedPolicy, d winTokenD
 		return nil, windowsACLPlan{}, errors.New("empty command")
 	}
 	p := cp.Policy()
+	if err := controlPlaneOutside(p, "windows-acl"); err != nil {
+		return nil, windowsACLPlan{}, err
+	}
 	plan, err := planWindowsACL(p)
 	if err != nil {
 		return nil, windowsACLPlan{}, err
