@@ -94,11 +94,20 @@ func (pw *pathWatch) add(p string, content bool) {
 	if dir == p {
 		return // "/" is not a name in a directory, and cannot change
 	}
-	mask := uint32(dirEvents | unix.IN_ONLYDIR | unix.IN_MASK_ADD)
+	var extra uint32
 	if content {
-		mask |= contentEvents
+		extra = contentEvents
 	}
-	wd, err := unix.InotifyAddWatch(pw.w.fd, dir, mask)
+	pw.watch(dir, name, extra)
+}
+
+// addTree watches dir for subdirectories and .git entries that appear, go
+// or move. It must run before dir is searched.
+func (pw *pathWatch) addTree(dir string) { pw.watch(dir, treeName, 0) }
+
+// watch registers interest in key (a name, or treeName) of directory dir.
+func (pw *pathWatch) watch(dir, key string, extra uint32) {
+	wd, err := unix.InotifyAddWatch(pw.w.fd, dir, uint32(dirEvents|unix.IN_ONLYDIR|unix.IN_MASK_ADD)|extra)
 	if err != nil {
 		// A directory that does not exist (or cannot be read) may yet
 		// appear; its parent's watch sees that. Anything else: no cache.
@@ -107,24 +116,7 @@ func (pw *pathWatch) add(p string, content bool) {
 		}
 		return
 	}
-	k := watchKey{int32(wd), name}
-	pw.keys = append(pw.keys, k)
-	pw.w.mu.Lock()
-	pw.w.interest[k] = true
-	pw.w.mu.Unlock()
-}
-
-// addTree watches dir for subdirectories and .git entries that appear, go
-// or move. It must run before dir is searched.
-func (pw *pathWatch) addTree(dir string) {
-	wd, err := unix.InotifyAddWatch(pw.w.fd, dir, uint32(dirEvents|unix.IN_ONLYDIR|unix.IN_MASK_ADD))
-	if err != nil {
-		if err != unix.ENOENT && err != unix.ENOTDIR {
-			pw.failed = true
-		}
-		return
-	}
-	k := watchKey{int32(wd), treeName}
+	k := watchKey{int32(wd), key}
 	pw.keys = append(pw.keys, k)
 	pw.w.mu.Lock()
 	pw.w.interest[k] = true

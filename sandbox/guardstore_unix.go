@@ -13,48 +13,49 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileGuardStore shares baselines between cordon processes through files
-// in <state-dir>/guard: "lock" serialises joining and leaving (for every
-// root: both are quick), every live call on a root holds a shared lock on
-// KEY.live (so "am I the last?" is a non-blocking exclusive lock), and
-// KEY.json is the root's baseline. The last call removes both, so that
-// between calls only "lock" is there. flock locks belong to open file
-// descriptions, so two calls of one process exclude each other just as
-// two processes do, and a killed process's locks go with it.
-type fileGuardStore struct{ dir string }
+// fileGuardStore shares baselines between cordon processes that use one
+// state directory. The state directory itself is the lock that serialises
+// joining and leaving (for every root: both are quick); every live call on
+// a root holds a shared lock on guard/KEY.live, so "am I the last?" is a
+// non-blocking exclusive lock; guard/KEY.json is the root's baseline. The
+// last call removes both, and the directory when it is empty, so that
+// between calls nothing of the guard is on disk. flock locks belong to open
+// file descriptions, so two calls of one process exclude each other just
+// as two processes do, and a killed process's locks go with it.
+type fileGuardStore struct{ state, dir string }
 
 func fileStoreFor(stateDir string) guardStore {
-	dir := guardDir(stateDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if fi, err := os.Stat(stateDir); err != nil || !fi.IsDir() {
 		return nil
 	}
-	s := &fileGuardStore{dir: dir}
-	f, err := os.OpenFile(s.lockFile(), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil
-	}
-	f.Close()
-	return s
+	return &fileGuardStore{state: stateDir, dir: guardDir(stateDir)}
 }
 
-func (s *fileGuardStore) lockFile() string { return filepath.Join(s.dir, "lock") }
-
-func (s *fileGuardStore) files(root string) (lock, live, base string) {
-	k := filepath.Join(s.dir, guardKey(root))
-	return s.lockFile(), k + ".live", k + ".json"
-}
-
-// lockPath opens path and takes a blocking lock of kind how on it.
-func lockPath(path string, how int) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+// lock takes the store's mutex: an exclusive lock on the state directory.
+func (s *fileGuardStore) lock() (*os.File, error) {
+	f, err := os.Open(s.state)
 	if err != nil {
 		return nil, err
 	}
-	if err := flock(f, how); err != nil {
+	if err := flock(f, unix.LOCK_EX); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+func (s *fileGuardStore) files(root string) (live, base string) {
+	k := filepath.Join(s.dir, guardKey(root))
+	return k + ".live", k + ".json"
+}
+
+// forget removes a root's files, and the guard directory once it is empty
+// (the caller holds the mutex, and nobody touches these files without it).
+func (s *fileGuardStore) forget(root string) {
+	live, base := s.files(root)
+	os.Remove(base)
+	os.Remove(live)
+	os.Remove(s.dir) // fails, as it should, while another root is guarded
 }
 
 func flock(f *os.File, how int) error {
@@ -85,12 +86,15 @@ func alone(path string) (*os.File, bool, error) {
 }
 
 func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
-	lockName, liveName, baseName := s.files(set.Root)
-	mu, err := lockPath(lockName, unix.LOCK_EX)
+	liveName, baseName := s.files(set.Root)
+	mu, err := s.lock()
 	if err != nil {
 		return nil, fmt.Errorf("guard: %w", err)
 	}
 	defer mu.Close() // closing drops the lock
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
+	}
 	live, first, err := alone(liveName)
 	if err != nil {
 		return nil, fmt.Errorf("guard: %w", err)
@@ -116,11 +120,10 @@ func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 		err = flock(live, unix.LOCK_SH) // from exclusive (first) or none
 	}
 	if err != nil {
-		if first {
-			os.Remove(liveName)
-			os.Remove(baseName)
-		}
 		live.Close()
+		if first {
+			s.forget(set.Root)
+		}
 		return nil, err
 	}
 	return &fileHold{s: s, root: set.Root, live: live, recovered: recovered}, nil
@@ -137,8 +140,8 @@ func (h *fileHold) end() ([]Change, error) {
 	if h.live == nil {
 		return nil, nil
 	}
-	lockName, liveName, baseName := h.s.files(h.root)
-	mu, err := lockPath(lockName, unix.LOCK_EX)
+	liveName, baseName := h.s.files(h.root)
+	mu, err := h.s.lock()
 	if err != nil {
 		return h.recovered, fmt.Errorf("guard: %w", err)
 	}
@@ -153,15 +156,14 @@ func (h *fileHold) end() ([]Change, error) {
 	if !last {
 		return h.recovered, nil
 	}
-	// Nobody opens the live file without holding "lock": removing it here
-	// cannot strand another call's lock on an unlinked file.
-	defer os.Remove(liveName)
+	// Nobody opens the live file without holding the mutex: removing it
+	// here cannot strand another call's lock on an unlinked file.
+	defer h.s.forget(h.root)
 	base, err := readBaseline(baseName)
 	if err != nil {
 		return h.recovered, err
 	}
 	changes, err := base.restore()
-	os.Remove(baseName)
 	return append(h.recovered, changes...), err
 }
 
@@ -175,6 +177,9 @@ func RecoverGuards(stateDir string) ([]Change, error) {
 		return nil, nil
 	}
 	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -189,24 +194,29 @@ func RecoverGuards(stateDir string) ([]Change, error) {
 		if err != nil || guardKey(base.Root) != key {
 			continue
 		}
-		mu, err := lockPath(s.lockFile(), unix.LOCK_EX)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		liveName := filepath.Join(s.dir, key+".live")
-		probe, last, err := alone(liveName)
-		if err == nil && last {
-			c, err := base.restore()
-			all = append(all, c...)
-			errs = append(errs, err)
-			os.Remove(filepath.Join(s.dir, e.Name()))
-			os.Remove(liveName)
-		}
-		if probe != nil {
-			probe.Close()
-		}
-		mu.Close()
+		c, err := s.recover(base)
+		all = append(all, c...)
+		errs = append(errs, err)
 	}
 	return all, errors.Join(errs...)
+}
+
+// recover restores base if no live call holds its root.
+func (s *fileGuardStore) recover(base *guardBaseline) ([]Change, error) {
+	mu, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer mu.Close()
+	liveName, _ := s.files(base.Root)
+	probe, last, err := alone(liveName)
+	if err != nil {
+		return nil, err
+	}
+	defer probe.Close()
+	if !last {
+		return nil, nil
+	}
+	defer s.forget(base.Root)
+	return base.restore()
 }

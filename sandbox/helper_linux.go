@@ -35,13 +35,13 @@ func RunHelper(args []string) {
 	if err != nil {
 		fail(err)
 	}
+	if cfg.reapFD > 0 {
+		os.Exit(reap(cfg, status))
+	}
 	if err := confineSelf(cfg); err != nil {
 		fail(err)
 	}
 	path, lookErr := exec.LookPath(cfg.argv[0])
-	if cfg.reapFD > 0 {
-		os.Exit(reap(cfg, path, lookErr, status))
-	}
 	if status != nil {
 		status.WriteString(statusStarted)
 	}

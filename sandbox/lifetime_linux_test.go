@@ -190,3 +190,17 @@ func processTree(token string) string {
 	}
 	return b.String()
 }
+
+// TestCommandCannotKillItsReaper: under Landlock the reaper is outside the
+// command's domain, so the command cannot kill it to orphan its children
+// to init.
+func TestCommandCannotKillItsReaper(t *testing.T) {
+	f := newFixture(t, Landlock())
+	token := fmt.Sprintf("cordon-reaper-%d", time.Now().UnixNano())
+	out, code := f.run(f.policy(WorkspaceWrite, NetworkAllow), "bash", "-c",
+		leavers(token)+"\nkill -9 $PPID 2>&1; echo still-here", token)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "Operation not permitted")
+	assert.Contains(t, out, "still-here")
+	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
+}

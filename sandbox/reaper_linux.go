@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,57 +16,71 @@ import (
 // Under Landlock there is no pid namespace whose end takes every process
 // with it: a command's `setsid -f`, `nohup … &` or double-forked daemon
 // would outlive the call, keep the mode it started with after the session
-// narrows, and keep the human's terminal. So the helper does not exec the
-// command but starts it and stays as its parent and child subreaper: every
-// orphan of the tree is reparented to it rather than to init. When the
-// command exits — or cordon closes the control pipe (a timeout, a
-// cancellation, cordon itself gone) — the helper kills everything left,
-// reaps it, and exits as the command did.
+// narrows, and keep the human's terminal. So the helper runs twice: the
+// first, the reaper, stays outside the sandbox as the command's parent and
+// child subreaper — every orphan of the tree is reparented to it rather
+// than to init — and starts itself again as the second, which confines
+// itself and execs the command. When the command exits, or cordon closes
+// the control pipe (a timeout, a cancellation, cordon itself gone), the
+// reaper kills everything left, reaps it, and exits as the command did.
 //
-// The helper is confined like the command (it confined itself before
-// starting it) and made non-dumpable, so that the command can neither
-// ptrace it nor write its memory through /proc to keep it from reaping.
+// The reaper is outside the command's Landlock domain, so the command can
+// neither signal it (ABI 6 signal scoping) nor ptrace it or write its
+// memory (Landlock confines ptrace to the domain); it has no capabilities,
+// no_new_privs, and is not dumpable.
 
 // forwardedSignals are passed on to the command, so that `cordon exec`
 // behaves like the command itself.
 var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
-// reap runs the command as a child and returns the helper's exit code once
+// reap starts the confining helper and returns the reaper's exit code once
 // nothing of the command is left. Where the command was killed by a
-// signal, the helper kills itself with the same one.
-func reap(cfg helperConfig, path string, lookErr error, status *os.File) int {
+// signal, the reaper kills itself with the same one.
+func reap(cfg helperConfig, status *os.File) int {
 	control := os.NewFile(uintptr(cfg.reapFD), "control")
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return failStarting(status, fmt.Errorf("becoming a child subreaper: %w", err))
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return failStarting(status, fmt.Errorf("marking inherited descriptors close-on-exec: %w", err))
 	}
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return failStarting(status, fmt.Errorf("making the helper non-dumpable: %w", err))
+	for _, step := range []struct {
+		what string
+		do   func() error
+	}{
+		{"setting no_new_privs", func() error { return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }},
+		{"becoming a child subreaper", func() error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }},
+		{"making the reaper non-dumpable", func() error { return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }},
+		{"dropping capabilities", dropCapabilities},
+	} {
+		if err := step.do(); err != nil {
+			return failStarting(status, fmt.Errorf("%s: %w", step.what, err))
+		}
 	}
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, forwardedSignals...)
+	child := cfg
+	child.reapFD = 0
+	files := []uintptr{0, 1, 2}
 	if status != nil {
-		status.WriteString(statusStarted)
-		status.Close()
+		child.statusFD = len(files)
+		files = append(files, status.Fd())
 	}
-	if lookErr != nil {
-		fmt.Fprintf(os.Stderr, "cordon: %s: command not found\n", cfg.argv[0])
-		return 127
+	exe, err := os.Executable()
+	if err != nil {
+		return failStarting(status, err)
 	}
-	pid, err := syscall.ForkExec(path, cfg.argv, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(exe, append([]string{exe, HelperArg}, child.args()...), &syscall.ProcAttr{
 		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
-		// The helper's locked thread forked it: should the helper die, so
+		Files: files,
+		// The reaper's locked thread forked it: should the reaper die, so
 		// does the command (its descendants are killed by nobody then,
-		// which is why cordon never kills the helper but asks it).
+		// which is why cordon never kills the reaper but asks it).
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: %s: %v\n", cfg.argv[0], err)
-		if errors.Is(err, unix.ENOENT) {
-			return 127
-		}
-		return 126
+		return failStarting(status, fmt.Errorf("starting the confined helper: %w", err))
+	}
+	if status != nil {
+		status.Close() // the confining helper reports, on its own copy
 	}
 	// One loop reaps every child (the command, and each orphan handed
 	// to the helper); once the command has exited, or cordon has closed
