@@ -206,11 +206,14 @@ func markerName(r rune) string {
 }
 
 // codePoint is "U+202E RLO": the code point, and the common abbreviation
-// of the characters used to hide or reorder text.
+// of the characters used to hide or reorder text, or the key of a control
+// character ("U+0003 Ctrl-C").
 func codePoint(r rune) string {
 	s := fmt.Sprintf("U+%04X", r)
 	if n, ok := unicodeNames[r]; ok {
 		s += " " + n
+	} else if r < 0x20 {
+		s += " Ctrl-" + string(rune('@'+r)) // what process_input's Ctrl-C is
 	}
 	return s
 }

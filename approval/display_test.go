@@ -31,6 +31,7 @@ func TestShowLine(t *testing.T) {
 		{"tag characters", "ls\U000E0041", "ls⟨U+E0041⟩"},
 		{"C1 control", "a\u009b2Jb", "a⟨U+009B⟩2Jb"},
 		{"delete and nul", "a\x7f\x00b", "a⟨DEL⟩⟨NUL⟩b"},
+		{"ctrl-c", "\x03", "⟨U+0003 Ctrl-C⟩"},
 		{"hangul filler", "a\u3164b", "a⟨U+3164⟩b"},
 		{"braille blank", "a\u2800b", "a⟨U+2800⟩b"},
 		{"private use", "a\ue000b", "a⟨U+E000⟩b"},
