@@ -128,7 +128,11 @@ func approvalMessage(q tools.Question) string {
 	} else {
 		fmt.Fprintf(&b, "%s (%s):\n", label, count(shown.SourceLines, "line"))
 		for _, line := range shown.Lines {
-			b.WriteString(strings.TrimRight(gutter+line, " ") + "\n")
+			if line == "" {
+				b.WriteString(strings.TrimRight(gutter, " ") + "\n")
+			} else {
+				b.WriteString(gutter + line + "\n")
+			}
 		}
 	}
 	if q.Justification != "" {

@@ -45,6 +45,8 @@ var hostileQuestions = map[string]tools.Question{
 		Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite, Justification: "fix the typo"},
 	"unicode_text": {Tool: "bash", Subject: "echo 'café, ñandú, 日本語, Ελληνικά, naïve' > menu.txt",
 		Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite, Justification: "write the menu (café)"},
+	"trailing_spaces": {Tool: "bash", Subject: "echo a   \necho b",
+		Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite, Justification: "print"},
 	"tabs": {Tool: "bash", Subject: "printf 'a\tb\\tc\\n' | column -t\t\t\t\t# aligned",
 		Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite, Justification: "format the table"},
 	"ask_dangerous": {Tool: "bash", Subject: "rm -rf build\x1b[8m",
@@ -110,6 +112,7 @@ func TestApprovalMessageOwnLines(t *testing.T) {
 		}
 	}
 	assert.Contains(t, approvalMessage(hostileQuestions["padded_with_spaces"]), "ls⟨10,000 spaces⟩; touch W/CANARY")
+	assert.Contains(t, approvalMessage(hostileQuestions["trailing_spaces"]), "\n  │ echo a   \n", "a line keeps its own spaces")
 }
 
 // TestElicitationSchemaUnchanged: the form is one required decision, an
