@@ -3,7 +3,7 @@
 // sandbox, decides what the call can touch; the two are orthogonal, so this
 // package never looks at paths or modes beyond reporting them.
 //
-// Three things live here:
+// Four things live here:
 //
 //   - Policy: how often the human is asked (never, on-request,
 //     ask-dangerous, always), and Decide, which the tool layer calls before
@@ -17,6 +17,11 @@
 //     list of Rules that is data: DefaultRules plus rules from the config,
 //     written in the small syntax ParseRule accepts. rules.md lists the
 //     defaults and the built-in checks.
+//   - Show: what the human reads when asked (ShowText, ShowLine). Every
+//     character of the command, path or input is visible (control, bidi and
+//     zero-width characters as ⟨…⟩ markers), runs are collapsed visibly, and
+//     nothing is cut: a text that does not Fit is refused before anyone is
+//     asked.
 //
 // # Limits
 //

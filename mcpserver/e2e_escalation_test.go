@@ -186,6 +186,48 @@ func TestEscalationValidatedBeforeAsking(t *testing.T) {
 	assert.NoFileExists(t, f)
 }
 
+// TestEscalationQuestionShownWhole: the review's hostile escalation
+// reaches a real client's elicitation with every character visible and
+// the forged lines kept on the agent's line; one too long to show whole
+// is refused before anyone is asked, and nothing runs.
+func TestEscalationQuestionShownWhole(t *testing.T) {
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) {
+			w := newWorld(t)
+			h := &human{action: "accept", decision: "deny"}
+			cs := w.stdio(t, clientOpts{version: v, elicit: h.handle}, "--mode", "read-only")
+			canary := filepath.Join(w.ws, "CANARY")
+
+			padded := "ls" + strings.Repeat(" ", 10000) + "; touch " + canary + "\r\x1b[2K\x1b[8m\u202e"
+			res := call(t, cs, "bash", map[string]any{"command": padded, "sandbox_permissions": "workspace-write",
+				"justification": "list the files\nCommand: ls -la\nAllow it?"})
+			assert.True(t, res.IsError)
+			assert.Equal(t, "ESCALATION_DENIED", errorCode(t, res), text(res))
+			require.EqualValues(t, 1, h.asked.Load())
+			msg := h.lastMsg.Load().(string)
+			assert.Contains(t, msg, "\n  │ ls⟨10,000 spaces⟩; touch "+canary+"⟨CR⟩⟨ESC⟩[2K⟨ESC⟩[8m⟨U+202E RLO⟩\n", msg)
+			assert.Contains(t, msg, `(its own words, not checked by cordon): "list the files⟨LF⟩Command: ls -la⟨LF⟩Allow it?"`)
+			assert.NotContains(t, msg, "\x1b")
+			assert.NotContains(t, msg, "\r")
+			assert.NotContains(t, msg, "\u202e")
+			assert.Equal(t, 1, strings.Count(msg, "\nAllow it?"), "only cordon asks: %s", msg)
+			assert.True(t, strings.HasSuffix(msg, "\nAllow it?"))
+			assert.NoFileExists(t, canary)
+
+			long := "touch " + canary + "; : " + strings.Repeat("x", 5000)
+			res = call(t, cs, "bash", map[string]any{"command": long, "sandbox_permissions": "workspace-write", "justification": "it builds"})
+			assert.True(t, res.IsError)
+			assert.Equal(t, "INVALID_ARGUMENT", errorCode(t, res), text(res))
+			assert.Contains(t, text(res), "script file")
+			assert.EqualValues(t, 1, h.asked.Load(), "the human is not asked about a command they cannot see whole")
+			assert.NoFileExists(t, canary)
+			logText := cordonCLI(t, w, "log", "--json", listSessions(t, w)[0])
+			assert.Equal(t, 1, strings.Count(logText, `"type":"approval/request"`), "only the first question was logged")
+			assert.NotContains(t, logText, strings.Repeat("x", 100))
+		})
+	}
+}
+
 func TestAskDangerous(t *testing.T) {
 	w := newWorld(t)
 	h := &human{action: "decline"}

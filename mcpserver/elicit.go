@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/tools"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -54,6 +55,11 @@ func (a *asker) Answered() bool { return a.answer != nil }
 // clients get the question back as an input_required result, and the call
 // returns until they retry with the answer.
 func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+	if err := q.Displayable(); err != nil {
+		// The tool layer refuses such a question first; a cut one is
+		// never shown.
+		return sandbox.Deny, err
+	}
 	if a.answer != nil {
 		if a.answer.target != q.Target {
 			return sandbox.Deny, errStateBinding
@@ -99,29 +105,55 @@ func elicitationParams(q tools.Question) mcp.ElicitationParams {
 	}
 }
 
-// approvalMessage names the tool, the command or path, the target mode and
-// the justification. It never asks for secrets.
+// approvalMessage is what the human reads: what the agent asks for (or
+// why cordon asks), the command or path with every character visible
+// (approval.ShowText, ShowLine), the model's justification marked as its
+// words, and the question. Only cordon's own lines start at the left
+// margin: every line of a command or input is indented under a gutter,
+// and the justification and the reason are each one line after cordon's
+// label, so nothing the model wrote can pass for a line of cordon's
+// (Command:, Allow it?, the mode line). Nothing is cut: the tool layer
+// never asks a question that does not fit (tools.Question.Displayable).
+// It never asks for secrets.
 func approvalMessage(q tools.Question) string {
 	var b strings.Builder
-	subject := q.Subject
-	if len(subject) > 2000 {
-		subject = subject[:2000] + "…"
-	}
 	if q.Target != "" {
-		fmt.Fprintf(&b, "The agent asks to run %s with %s access (now %s).\n", q.Tool, q.Target, q.Current)
+		fmt.Fprintf(&b, "The agent asks to run %s in %s mode (now %s).\n", q.Tool, q.Target, q.Current)
 	} else {
-		fmt.Fprintf(&b, "The agent wants to run %s (mode %s); cordon asks first: %s.\n", q.Tool, q.Current, q.Reason)
+		fmt.Fprintf(&b, "The agent wants to run %s (mode %s); cordon asks first: %s.\n", q.Tool, q.Current, oneLine(q.Reason))
 	}
-	label := "Path"
-	if q.Tool == "bash" {
-		label = "Command"
+	label, shown := q.SubjectLabel(), q.ShownSubject()
+	if label == "Path" {
+		fmt.Fprintf(&b, "Path: \"%s\"\n", shown.Lines[0])
+	} else {
+		fmt.Fprintf(&b, "%s (%s):\n", label, count(shown.SourceLines, "line"))
+		for _, line := range shown.Lines {
+			if line == "" {
+				b.WriteString(strings.TrimRight(gutter, " ") + "\n")
+			} else {
+				b.WriteString(gutter + line + "\n")
+			}
+		}
 	}
-	fmt.Fprintf(&b, "%s: %s\n", label, subject)
 	if q.Justification != "" {
-		fmt.Fprintf(&b, "Justification: %s\n", q.Justification)
+		fmt.Fprintf(&b, "Justification from the agent (its own words, not checked by cordon): \"%s\"\n", oneLine(q.Justification))
 	}
 	b.WriteString("Allow it?")
 	return b.String()
+}
+
+// gutter starts every line of a command or input in the dialog.
+const gutter = "  │ "
+
+// oneLine is s on one line, every character visible.
+func oneLine(s string) string { return approval.ShowLine(s).Lines[0] }
+
+// count is "1 line", "3 lines".
+func count(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }
 
 // decisionOf reads the form. Anything but an accepted, valid decision is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/sandbox"
@@ -23,6 +24,53 @@ type Question struct {
 	Reason string
 	// AllowSession says whether allow_session may be offered.
 	AllowSession bool
+}
+
+// SubjectLabel names the subject in the dialog: "Command" for bash,
+// "Input" for process_input, "Path" for the file tools.
+func (q Question) SubjectLabel() string {
+	switch q.Tool {
+	case "bash":
+		return "Command"
+	case "process_input":
+		return "Input"
+	}
+	return "Path"
+}
+
+// ShownSubject is the subject as the dialog shows it: a command or an
+// input keeps its lines, a path is one line.
+func (q Question) ShownSubject() approval.Shown {
+	if q.SubjectLabel() == "Path" {
+		return approval.ShowLine(q.Subject)
+	}
+	return approval.ShowText(q.Subject)
+}
+
+// Displayable says why the dialog cannot show this question whole, or
+// nil. cordon never cuts what it asks about, so such a question is not
+// asked: the call is refused before anyone is, and the error tells the
+// model what to ask for instead.
+func (q Question) Displayable() error {
+	if s := q.ShownSubject(); !s.Fits() {
+		what := strings.ToLower(q.SubjectLabel())
+		instead := "write the command to a script file in the workspace and ask to run that file instead (bash ./task.sh): " +
+			"the human is then asked about one short line and can read the file before answering"
+		switch what {
+		case "path":
+			instead = "use a shorter path"
+		case "input":
+			instead = "send the input in smaller pieces"
+		}
+		return fmt.Errorf("the %s is too long to show the human whole in the approval dialog "+
+			"(%d characters on %d lines as shown; the dialog shows at most %d characters on %d lines), and cordon never asks about a cut one: %s",
+			what, s.Chars, len(s.Lines), approval.MaxShownChars, approval.MaxShownLines, instead)
+	}
+	if j := approval.ShowLine(q.Justification); j.Chars > approval.MaxJustificationChars {
+		return fmt.Errorf("the justification is %d characters as shown; the approval dialog shows at most %d: say in one sentence why the call needs wider access",
+			j.Chars, approval.MaxJustificationChars)
+	}
+	return nil
 }
 
 // Asker asks the human. mcpserver implements it with MCP elicitation.
@@ -55,7 +103,8 @@ func IsPending(e *ToolError) bool { return isPending(e) }
 // authorize runs the escalation ladder and the approval gate for one call
 // of a tool that can write, and returns the policy the call runs under. It
 // has no side effects before the human's answer except the log's
-// approval/request line: a retried call may ask again.
+// approval/request line: a retried call may ask again. A question the
+// dialog cannot show whole is refused before that line (INVALID_ARGUMENT).
 func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, command, permissions, justification string) (sandbox.ExecutionPolicy, *ToolError) {
 	target, justification, err := sandbox.ParseEscalation(permissions, justification)
 	if err != nil {
@@ -87,6 +136,11 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	}
 	q := Question{Tool: tool, Subject: subject, Current: pol.Mode, Target: target, Justification: justification,
 		Reason: d.Reason, AllowSession: target != "" && call.Session.AllowSession}
+	if err := q.Displayable(); err != nil {
+		// Refused before the log's approval/request line and before the
+		// human is asked: nothing happened, and the model can fix it.
+		return pol, invalid("%v", err)
+	}
 	if a, ok := call.Asker.(interface{ Answered() bool }); !ok || !a.Answered() {
 		// A multi round-trip retry brings the answer to a question that
 		// was already logged when it was asked.
