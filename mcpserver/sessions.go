@@ -59,7 +59,6 @@ func (s *Server) newSession(id, transport string, allowSession bool) (*tools.Ses
 	}
 	sess := &tools.Session{ID: id, Tmp: tmp, Log: log, Ceiling: ceiling, AllowSession: allowSession}
 	sess.LoadHistory(log.History())
-	s.tb.Register(sess)
 	s.log.Info().Str("session", id).Str("transport", transport).Msg("session started")
 	return sess, nil
 }
@@ -86,7 +85,6 @@ func (s *Server) resumeSession(id string) (*tools.Session, error) {
 			}
 		}
 	}
-	s.tb.Register(sess)
 	mode, _ := sess.Mode()
 	s.log.Info().Str("session", id).Str("mode", string(mode)).Msg("session resumed")
 	return sess, nil
@@ -120,7 +118,6 @@ func (s *Server) parentMode(parent string) (sandbox.Mode, error) {
 }
 
 func (s *Server) closeSession(sess *tools.Session) {
-	s.tb.Unregister(sess.ID)
 	if sess.Log != nil {
 		sess.Log.Close()
 	}

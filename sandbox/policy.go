@@ -118,17 +118,10 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 // Policy returns the policy being confined.
 func (c ConfinedPolicy) Policy() ExecutionPolicy { return c.p }
 
-// ModeSource answers the second layer of resolution: the mode that the
-// session log says is in force for a session (its last sandbox/mode event).
-type ModeSource interface {
-	SessionMode(sessionID string) (Mode, bool)
-}
-
 // PolicyService resolves the effective policy of one call. The shell and
 // the file tools both call Resolve, and nothing else computes a policy.
 type PolicyService struct {
 	Settings Settings
-	Sessions ModeSource
 }
 
 // Request carries what a single call adds to the deployment's settings.
@@ -138,6 +131,10 @@ type Request struct {
 	Workspace string
 	// Override is the mode of an approved escalation for this one call.
 	Override Mode
+	// SessionMode is the mode the session's log puts in force (its last
+	// sandbox/mode event), or "" when it has none: the caller reads the
+	// log, so that resolution never calls back into it.
+	SessionMode Mode
 	TmpDir   string
 	// ClientRoots are the client's declared roots (absolute paths).
 	ClientRoots []string
@@ -203,10 +200,8 @@ func (s *PolicyService) ModeFor(req Request) Mode {
 	if req.Override != "" {
 		return req.Override
 	}
-	if s.Sessions != nil && req.SessionID != "" {
-		if m, ok := s.Sessions.SessionMode(req.SessionID); ok {
-			return m
-		}
+	if req.SessionMode != "" {
+		return req.SessionMode
 	}
 	return s.Settings.Mode
 }

@@ -28,24 +28,19 @@ func TestParseModeAndOrder(t *testing.T) {
 	assert.Equal(t, WorkspaceWrite, Narrowest(WorkspaceWrite, DangerFullAccess))
 }
 
-type fakeSessions map[string]Mode
-
-func (f fakeSessions) SessionMode(id string) (Mode, bool) { m, ok := f[id]; return m, ok }
-
 func TestResolvePriority(t *testing.T) {
 	ws := t.TempDir()
 	fallback := t.TempDir()
 	svc := PolicyService{
 		Settings: Settings{Mode: ReadOnly, Workspace: ws, FallbackRoot: fallback},
-		Sessions: fakeSessions{"s1": WorkspaceWrite},
 	}
 	p, err := svc.Resolve(Request{SessionID: "other"})
 	require.NoError(t, err)
 	assert.Equal(t, ReadOnly, p.Mode, "deployment default")
-	p, err = svc.Resolve(Request{SessionID: "s1"})
+	p, err = svc.Resolve(Request{SessionID: "s1", SessionMode: WorkspaceWrite})
 	require.NoError(t, err)
 	assert.Equal(t, WorkspaceWrite, p.Mode, "the session log outranks the default")
-	p, err = svc.Resolve(Request{SessionID: "s1", Override: DangerFullAccess})
+	p, err = svc.Resolve(Request{SessionID: "s1", SessionMode: WorkspaceWrite, Override: DangerFullAccess})
 	require.NoError(t, err)
 	assert.Equal(t, DangerFullAccess, p.Mode, "an approved escalation outranks the session")
 

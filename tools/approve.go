@@ -89,7 +89,14 @@ type Call struct {
 	Asker Asker
 	// Progress reports progress when the client asked for it; may be nil.
 	Progress func(progress float64, message string)
+	// st is the toolbox configuration the call runs under from start to
+	// end: a SIGHUP reload in the middle of a call cannot mix the old
+	// policy with the new executor. Set by pin at the tool's entry.
+	st *toolboxState
 }
+
+// conf is the call's configuration.
+func (c Call) conf() Config { return c.st.cfg }
 
 // PendingError is returned (as a *ToolError with Pending set) when the
 // call must end to wait for the human's answer.
@@ -110,7 +117,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	if err != nil {
 		return sandbox.ExecutionPolicy{}, invalid("%v", err)
 	}
-	pol, terr := tb.Resolve(call.Session, "")
+	pol, terr := tb.resolve(call, "")
 	if terr != nil {
 		return pol, terr
 	}
@@ -124,7 +131,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 				Denied:  true}
 		}
 	}
-	d := tb.conf().Gate.Decide(approval.Call{Tool: tool, Command: command, Escalate: target})
+	d := call.conf().Gate.Decide(approval.Call{Tool: tool, Command: command, Escalate: target})
 	switch d.Action {
 	case approval.Allow:
 		return pol, nil
@@ -144,7 +151,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	if a, ok := call.Asker.(interface{ Answered() bool }); !ok || !a.Answered() {
 		// A multi round-trip retry brings the answer to a question that
 		// was already logged when it was asked.
-		call.Session.record(tb.conf().Logger, sessionlog.EventApprovalRequest, map[string]any{
+		call.Session.record(call.conf().Logger, sessionlog.EventApprovalRequest, map[string]any{
 			"tool": tool, "subject": subject, "current": pol.Mode, "target": target, "justification": justification, "reason": d.Reason})
 	}
 	decision, err := call.Asker.Ask(ctx, q)
@@ -154,7 +161,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	case errors.Is(err, sandbox.ErrEscalationNoApprover):
 		return pol, tb.noApprover(call.Session, pol.Mode, target, "the client cannot show approval requests")
 	case err != nil:
-		tb.logger().Info().Err(err).Str("tool", tool).Msg("approval not obtained")
+		call.logger().Info().Err(err).Str("tool", tool).Msg("approval not obtained")
 		decision = sandbox.Deny
 	}
 	outcome := map[string]any{"tool": tool, "subject": subject, "target": target, "decision": decision}
@@ -186,7 +193,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	if target == "" {
 		return pol, nil
 	}
-	return tb.Resolve(call.Session, target)
+	return tb.resolve(call, target)
 }
 
 // noApprover fails closed and tells the human how to widen the mode

@@ -65,7 +65,6 @@ func TestQuestionTooLongToShowIsNotAsked(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { log.Close() })
 			s := &tools.Session{ID: "s", Log: log, AllowSession: true}
-			tb.Register(s)
 			asked := 0
 			call := tools.Call{Session: s, Asker: askerFunc(func(context.Context, tools.Question) (sandbox.Decision, error) {
 				asked++

@@ -31,6 +31,7 @@ const progressEvery = 2 * time.Second
 
 // Bash runs `bash -c COMMAND` under the call's policy.
 func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, *ToolError) {
+	call = tb.pin(call)
 	if strings.TrimSpace(in.Command) == "" {
 		return nil, invalid("command is empty: give the shell command to run")
 	}
@@ -40,7 +41,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	if strings.IndexByte(in.Command, 0) >= 0 {
 		return nil, invalid("command contains a NUL byte")
 	}
-	timeout := tb.conf().BashTimeout
+	timeout := call.conf().BashTimeout
 	switch {
 	case in.TimeoutMs < 0 || time.Duration(in.TimeoutMs)*time.Millisecond > MaxBashTimeout:
 		return nil, invalid("timeout_ms must be between 1 and %d", MaxBashTimeout.Milliseconds())
@@ -55,7 +56,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode})
+	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode})
 	res, terr := tb.runBash(ctx, call, pol, in.Command, cwd, timeout)
 	summary := map[string]any{"tool": "bash"}
 	if terr != nil {
@@ -63,7 +64,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	} else {
 		summary["exit_code"] = res.Structured["exit_code"]
 	}
-	call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, summary)
+	call.Session.record(call.conf().Logger, sessionlog.EventToolResult, summary)
 	return res, terr
 }
 
@@ -88,30 +89,82 @@ func resolveCwd(workspace, cwd string) (string, *ToolError) {
 }
 
 func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, command, cwd string, timeout time.Duration) (*Result, *ToolError) {
-	confined, err := tb.conf().Executor.Prepare([]string{"bash", "-c", command}, pol)
-	if err != nil {
-		return nil, unavailable(pol.Mode, err)
-	}
-	launch, err := confined.NewLaunch()
-	if err != nil {
-		confined.Cleanup()
-		return nil, errorf(sandbox.CodeRunnerFailed, "%v", err)
-	}
-	out := NewOutputBuffer(tb.conf().MaxOutput)
-	cmd := launch.Cmd
-	cmd.Stdout, cmd.Stderr, cmd.Dir = out, out, cwd
-	cmd.Env = sandbox.Environ(os.Environ(), tb.conf().EnvPassthrough)
-	// The command leads its own process group, so a timeout or a
-	// cancellation kills it and everything it started.
-	launch.OwnGroup = true
-	// A grandchild that keeps the output pipe open must not hold the call.
-	cmd.WaitDelay = 2 * time.Second
-
+	conf := call.conf()
+	out := NewOutputBuffer(conf.MaxOutput)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	if err := launch.Start(); err != nil {
+	stopProgress := reportProgress(call, start)
+	res, err := conf.Executor.Run(runCtx, pol, sandbox.RunSpec{
+		Argv: []string{"bash", "-c", command}, Dir: cwd,
+		Env:    sandbox.Environ(os.Environ(), conf.EnvPassthrough),
+		Stdout: out, Stderr: out,
+		// The command leads its own process group, so a timeout or a
+		// cancellation kills it and everything it started.
+		OwnGroup: true,
+		// A grandchild that keeps the output pipe open must not hold the call.
+		WaitDelay: 2 * time.Second,
+	})
+	stopProgress()
+	if err != nil {
+		var ue *sandbox.UnavailableError
+		if errors.As(err, &ue) || res.Backend == "" {
+			return nil, unavailable(pol.Mode, err)
+		}
 		return nil, errorf(sandbox.CodeRunnerFailed, "starting the command: %v", err)
+	}
+	out.Close()
+	text, truncated, _ := out.String()
+	fields := map[string]any{
+		"exit_code": res.ExitCode, "output": text, "timed_out": res.Ending == sandbox.TimedOut || res.Ending == sandbox.Cancelled,
+		"truncated": truncated, "mode": pol.Mode, "backend": res.Backend, "enforcement": res.Enforcement, "denied": res.Ending == sandbox.Denied,
+	}
+	fail := func(e *ToolError) (*Result, *ToolError) {
+		e.Fields = fields
+		return nil, e
+	}
+	switch res.Ending {
+	case sandbox.RunnerFailed:
+		return fail(&ToolError{Code: sandbox.CodeRunnerFailed,
+			Message: fmt.Sprintf("the sandbox runner (%s) failed before the command started: %s\n%s", res.Backend, res.RunnerFailure, text)})
+	case sandbox.TimedOut, sandbox.Cancelled:
+		why := fmt.Sprintf("timed out after %s", timeout)
+		if res.Ending == sandbox.Cancelled || ctx.Err() != nil {
+			why = "cancelled"
+		}
+		return fail(&ToolError{Code: sandbox.CodeTimeout,
+			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text)})
+	case sandbox.Denied:
+		what := fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", res.ExitCode, text)
+		if len(res.Undone) > 0 || res.GuardErr != nil {
+			what = undoneMessage(res.Outcome, text)
+		}
+		return fail(denial("bash", pol.Mode, what))
+	}
+	msg := text
+	addLine := func(line string) {
+		if msg != "" && !strings.HasSuffix(msg, "\n") {
+			msg += "\n"
+		}
+		msg += line
+	}
+	if res.ExitCode != 0 {
+		addLine(fmt.Sprintf("[exit code %d]", res.ExitCode))
+	}
+	if notes := protectedNotes(res, pol, text); len(notes) > 0 {
+		fields["notes"] = notes
+		for _, n := range notes {
+			addLine(n)
+		}
+	}
+	return &Result{Text: msg, Structured: fields}, nil
+}
+
+// reportProgress tells a client that asked for progress, every
+// progressEvery, that the command is alive. The returned func stops it.
+func reportProgress(call Call, start time.Time) func() {
+	if call.Progress == nil {
+		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -121,96 +174,12 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 			select {
 			case <-done:
 				return
-			case <-runCtx.Done():
-				launch.Kill()
-				return
 			case <-ticker.C:
-				if call.Progress != nil {
-					call.Progress(time.Since(start).Seconds(), fmt.Sprintf("running for %s", time.Since(start).Round(time.Second)))
-				}
+				call.Progress(time.Since(start).Seconds(), fmt.Sprintf("running for %s", time.Since(start).Round(time.Second)))
 			}
 		}
 	}()
-	outcome, waitErr := launch.Wait()
-	close(done)
-	// Whatever the command left behind in its group goes with it.
-	launch.Kill()
-
-	out.Close()
-	text, truncated, _ := out.String()
-	timedOut := runCtx.Err() != nil
-	if outcome.RunnerFailure == "" && confined.Backend != "none" && !confined.ReportsRunnerStatus() {
-		// A backend without cordon's helper (Seatbelt) is judged by its
-		// runner-failure rules, before any denial signature.
-		if sig, ok := sandbox.MatchAny(confined.RunnerFailureRules, outcome.ExitCode, text); ok {
-			outcome.RunnerFailure = "the runner reported: " + sig
-		}
-	}
-	fields := map[string]any{
-		"exit_code": outcome.ExitCode, "output": text, "timed_out": timedOut, "truncated": truncated,
-		"mode": pol.Mode, "backend": confined.Backend, "enforcement": confined.Enforcement, "denied": false,
-	}
-	switch {
-	case waitErr != nil && !timedOut:
-		return nil, &ToolError{Code: sandbox.CodeRunnerFailed, Message: fmt.Sprintf("waiting for the command: %v", waitErr), Fields: fields}
-	case outcome.RunnerFailure != "" && !timedOut:
-		return nil, &ToolError{Code: sandbox.CodeRunnerFailed,
-			Message: fmt.Sprintf("the sandbox runner (%s) failed before the command started: %s\n%s", confined.Backend, outcome.RunnerFailure, text),
-			Fields:  fields}
-	case timedOut:
-		why := fmt.Sprintf("timed out after %s", timeout)
-		if ctx.Err() != nil {
-			why = "cancelled"
-		}
-		return nil, &ToolError{Code: sandbox.CodeTimeout,
-			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text), Fields: fields}
-	case len(outcome.Undone) > 0 || outcome.GuardErr != nil:
-		fields["denied"] = true
-		e := denial("bash", pol.Mode, undoneMessage(outcome, text))
-		e.Fields = fields
-		return nil, e
-	case outcome.ExitCode != 0 && pol.Mode.Confined() && confined.Backend != "none" && looksDenied(confined, pol, text):
-		fields["denied"] = true
-		e := denial("bash", pol.Mode,
-			fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", outcome.ExitCode, text))
-		e.Fields = fields
-		return nil, e
-	}
-	msg := text
-	addLine := func(line string) {
-		if msg != "" && !strings.HasSuffix(msg, "\n") {
-			msg += "\n"
-		}
-		msg += line
-	}
-	if outcome.ExitCode != 0 {
-		addLine(fmt.Sprintf("[exit code %d]", outcome.ExitCode))
-	}
-	if notes := protectedNotes(confined, pol, text); len(notes) > 0 {
-		fields["notes"] = notes
-		for _, n := range notes {
-			addLine(n)
-		}
-	}
-	return &Result{Text: msg, Structured: fields}, nil
-}
-
-// protectedNotes explain a refusal that the command got over and still
-// succeeded (husky's `git config core.hooksPath` in an npm install): the
-// path it could not write is protected, and why.
-func protectedNotes(c *sandbox.ConfinedArgv, pol sandbox.ExecutionPolicy, output string) []string {
-	if !pol.Mode.Confined() || c.Backend == "none" ||
-		!(sandbox.LooksDenied(c.DenialSignatures, output) || strings.Contains(output, "Device or resource busy")) {
-		return nil
-	}
-	var notes []string
-	for _, p := range pol.Protected {
-		shown := displayPath(pol, p)
-		if strings.Contains(output, p) || (shown != p && strings.Contains(output, shown)) {
-			notes = append(notes, fmt.Sprintf("[sandbox: %s is protected: it names code a human runs later outside the sandbox, so only the human changes it]", shown))
-		}
-	}
-	return notes
+	return func() { close(done) }
 }
 
 // undoneMessage says what the guard undid after the command: writes to
@@ -228,22 +197,21 @@ func undoneMessage(o sandbox.Outcome, output string) string {
 	return b.String()
 }
 
-// looksDenied tells a sandbox refusal from an ordinary failure: one of the
-// backend's denial signatures, or "Is a directory" naming a protected path
-// (a missing protected path is covered by an empty read-only directory).
-func looksDenied(c *sandbox.ConfinedArgv, pol sandbox.ExecutionPolicy, output string) bool {
-	if sandbox.LooksDenied(c.DenialSignatures, output) {
-		return true
+// protectedNotes explain a refusal that the command got over and still
+// succeeded (husky's `git config core.hooksPath` in an npm install): the
+// path it could not write is protected, and why.
+func protectedNotes(res sandbox.RunResult, pol sandbox.ExecutionPolicy, output string) []string {
+	if !pol.Mode.Confined() || !res.RefusalSeen {
+		return nil
 	}
-	if !strings.Contains(output, "Is a directory") {
-		return false
-	}
+	var notes []string
 	for _, p := range pol.Protected {
-		if strings.Contains(output, filepath.Base(p)) {
-			return true
+		shown := displayPath(pol, p)
+		if strings.Contains(output, p) || (shown != p && strings.Contains(output, shown)) {
+			notes = append(notes, fmt.Sprintf("[sandbox: %s is protected: it names code a human runs later outside the sandbox, so only the human changes it]", shown))
 		}
 	}
-	return false
+	return notes
 }
 
 // unavailable reports a command that no backend could confine: it did not

@@ -35,6 +35,7 @@ const maxDiffLines = 20000
 // replaced), and returns the unified diff. On any error the file is left
 // as it was.
 func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*Result, *ToolError) {
+	call = tb.pin(call)
 	if in.OldString == "" {
 		return nil, invalid("old_string is empty: give the exact text to replace (use write_file to create or overwrite a whole file)")
 	}
@@ -71,12 +72,12 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 		if !errors.As(err, &refusal) {
 			refusal = &editRefusal{fenceError("edit_file", pol, path, err)}
 		}
-		call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "error": refusal.terr.Code})
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "error": refusal.terr.Code})
 		return nil, refusal.terr
 	}
-	call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "replacements": replacements})
+	call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "replacements": replacements})
 	diff := unifiedDiff(displayPath(pol, path), before, after)
-	if limit := tb.conf().MaxOutput; limit > 0 && len(diff) > limit {
+	if limit := call.conf().MaxOutput; limit > 0 && len(diff) > limit {
 		diff = diff[:limit] + fmt.Sprintf("\n[diff cut at %d of %d bytes; the edit was applied in full: read_file shows the result]\n", limit, len(diff))
 	}
 	// The diff goes in both: Claude Code and Codex show the model the

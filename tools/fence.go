@@ -16,8 +16,8 @@ import (
 // gets, so the file tools and bash can never disagree about where a call may
 // read or write. A danger-full-access policy needs no special case: its
 // writable root is "/", and cordon's own config and state stay protected.
-func (tb *Toolbox) fence(pol sandbox.ExecutionPolicy) (*fsfence.Fence, *ToolError) {
-	f, err := tb.state.Load().cache.fence(fenceConfig(pol))
+func (tb *Toolbox) fence(call Call, pol sandbox.ExecutionPolicy) (*fsfence.Fence, *ToolError) {
+	f, err := call.st.cache.fence(fenceConfig(pol))
 	if err != nil {
 		// Fail closed: without a fence no file tool may touch anything.
 		return nil, &ToolError{Code: sandbox.CodeUnavailable, Denied: true, Message: fmt.Sprintf(

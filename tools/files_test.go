@@ -52,8 +52,6 @@ func newFilesWorld(t testing.TB, mode sandbox.Mode) *filesWorld {
 		Logger:   zerolog.Nop(),
 	})
 	s := &tools.Session{ID: "t"}
-	w.tb.Register(s)
-	t.Cleanup(func() { w.tb.Unregister(s.ID) })
 	w.call = tools.Call{Session: s}
 	return w
 }

@@ -28,6 +28,7 @@ const MaxGlobMatches = 1000
 // It skips .git and what .gitignore ignores, and never lists or shows what
 // the fence refuses. Directories themselves are not matches.
 func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, *ToolError) {
+	call = tb.pin(call)
 	pattern := in.Pattern
 	if strings.IndexByte(pattern, 0) >= 0 {
 		return nil, invalid("pattern contains a NUL byte")
@@ -38,7 +39,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if !doublestar.ValidatePattern(pattern) {
 		return nil, invalid("pattern %q is not a valid glob: check its brackets and braces (syntax: * ? [abc] {a,b} and ** for any number of directories)", pattern)
 	}
-	pol, terr := tb.Resolve(call.Session, "")
+	pol, terr := tb.resolve(call, "")
 	if terr != nil {
 		return nil, terr
 	}
@@ -49,7 +50,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	f, terr := tb.fence(pol)
+	f, terr := tb.fence(call, pol)
 	if terr != nil {
 		return nil, terr
 	}

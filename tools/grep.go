@@ -51,6 +51,7 @@ const (
 // paths), files are searched in parallel, and the search stops as soon as
 // the first max_results matches in that order are known.
 func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, *ToolError) {
+	call = tb.pin(call)
 	if strings.IndexByte(in.Pattern, 0) >= 0 || strings.IndexByte(in.Glob, 0) >= 0 {
 		return nil, invalid("pattern and glob must not contain a NUL byte")
 	}
@@ -71,7 +72,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	pol, terr := tb.Resolve(call.Session, "")
+	pol, terr := tb.resolve(call, "")
 	if terr != nil {
 		return nil, terr
 	}
@@ -79,7 +80,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	f, terr := tb.fence(pol)
+	f, terr := tb.fence(call, pol)
 	if terr != nil {
 		return nil, terr
 	}

@@ -37,6 +37,7 @@ type ListEntry struct {
 // fence refuses (the read-deny list) are left out without a word, so a
 // listing never reveals what it may not show.
 func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirectoryInput) (*Result, *ToolError) {
+	call = tb.pin(call)
 	depth := in.Depth
 	if depth == 0 {
 		depth = 1
@@ -44,7 +45,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 	if depth < 1 || depth > MaxListDepth {
 		return nil, invalid("depth must be between 1 and %d", MaxListDepth)
 	}
-	pol, terr := tb.Resolve(call.Session, "")
+	pol, terr := tb.resolve(call, "")
 	if terr != nil {
 		return nil, terr
 	}
@@ -52,7 +53,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 	if terr != nil {
 		return nil, terr
 	}
-	f, terr := tb.fence(pol)
+	f, terr := tb.fence(call, pol)
 	if terr != nil {
 		return nil, terr
 	}

@@ -58,6 +58,7 @@ const readChunk = 64 << 10
 // instead, JSON-escaped. It streams the file: memory is bounded by what it
 // returns, not by the file's size.
 func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*Result, *ToolError) {
+	call = tb.pin(call)
 	if in.Offset < 0 || in.Limit < 0 {
 		return nil, invalid("offset and limit must be positive (offset is the first line, from 1; limit is a number of lines)")
 	}
@@ -68,7 +69,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	if limit == 0 {
 		limit = DefaultReadLimit
 	}
-	pol, terr := tb.Resolve(call.Session, "")
+	pol, terr := tb.resolve(call, "")
 	if terr != nil {
 		return nil, terr
 	}
@@ -76,7 +77,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	if terr != nil {
 		return nil, terr
 	}
-	f, terr := tb.fence(pol)
+	f, terr := tb.fence(call, pol)
 	if terr != nil {
 		return nil, terr
 	}

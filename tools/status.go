@@ -8,11 +8,12 @@ import (
 // Status reports the session's effective policy and the backend, so the
 // model knows where it may write and how to ask for more.
 func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
-	pol, terr := tb.Resolve(call.Session, "")
+	call = tb.pin(call)
+	pol, terr := tb.resolve(call, "")
 	if terr != nil {
 		return nil, terr
 	}
-	st := tb.conf().Executor.Status()
+	st := call.conf().Executor.Status()
 	enforcement := st.Enforcement
 	if pol.IsDanger() {
 		enforcement = "none"
@@ -21,7 +22,7 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 		"mode": pol.Mode, "workspace_root": pol.WorkspaceRoot, "writable_roots": nonNil(pol.WritableRoots),
 		"protected_paths": nonNil(pol.Protected), "read_deny": nonNil(pol.ReadDeny), "network": pol.Network,
 		"backend": st.Backend, "enforcement": enforcement, "status": st.State,
-		"approval": tb.conf().Gate.Policy, "preset": tb.conf().Preset,
+		"approval": call.conf().Gate.Policy, "preset": call.conf().Preset,
 	}
 	if len(st.Unenforced) > 0 {
 		fields["unenforced"] = st.Unenforced
@@ -30,7 +31,7 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 		fields["reason"] = st.Reason
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, tb.conf().Preset, tb.conf().Gate.Policy)
+	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
 	fmt.Fprintf(&b, "sandbox: %s, backend %s, enforcement %s\n", st.State, st.Backend, enforcement)
 	if st.Reason != "" {
 		fmt.Fprintf(&b, "  reason: %s\n", st.Reason)

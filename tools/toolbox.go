@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,16 +33,12 @@ type Config struct {
 	Logger         zerolog.Logger
 }
 
-// Toolbox runs tool calls for any number of sessions. It is the
-// sandbox.ModeSource of its own policy service, so a session's mode comes
-// from that session's log.
+// Toolbox runs tool calls for any number of sessions. A session's mode
+// comes from its own log (Session.Mode), read by the call that needs it.
 type Toolbox struct {
-	// state is swapped whole by Reload (SIGHUP), so a call sees one
-	// consistent configuration from start to end.
+	// state is swapped whole by Reload (SIGHUP); a call pins one at its
+	// start and uses it to its end.
 	state atomic.Pointer[toolboxState]
-
-	mu       sync.Mutex
-	sessions map[string]*Session
 }
 
 type toolboxState struct {
@@ -54,13 +49,13 @@ type toolboxState struct {
 
 // New returns a toolbox for cfg.
 func New(cfg Config) *Toolbox {
-	tb := &Toolbox{sessions: map[string]*Session{}}
+	tb := &Toolbox{}
 	tb.Reload(cfg)
 	return tb
 }
 
 // Reload replaces the configuration: calls that start afterwards use the
-// new one, calls in flight finish with the old. Sessions are kept.
+// new one, calls in flight finish with the old.
 func (tb *Toolbox) Reload(cfg Config) {
 	if cfg.BashTimeout <= 0 {
 		cfg.BashTimeout = DefaultBashTimeout
@@ -68,61 +63,45 @@ func (tb *Toolbox) Reload(cfg Config) {
 	if cfg.MaxOutput <= 0 {
 		cfg.MaxOutput = DefaultMaxOutput
 	}
-	tb.state.Store(&toolboxState{cfg: cfg, policy: &sandbox.PolicyService{Settings: cfg.Settings, Sessions: tb}})
+	tb.state.Store(&toolboxState{cfg: cfg, policy: &sandbox.PolicyService{Settings: cfg.Settings}})
 }
 
-// Config returns the toolbox's configuration.
-func (tb *Toolbox) Config() Config { return tb.conf() }
+// Config returns the toolbox's configuration now.
+func (tb *Toolbox) Config() Config { return tb.state.Load().cfg }
 
-func (tb *Toolbox) conf() Config { return tb.state.Load().cfg }
-
-// Register makes a session known, so that its mode resolves from its log.
-func (tb *Toolbox) Register(s *Session) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	tb.sessions[s.ID] = s
-}
-
-// Unregister forgets a session.
-func (tb *Toolbox) Unregister(id string) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	delete(tb.sessions, id)
-}
-
-// SessionMode implements sandbox.ModeSource.
-func (tb *Toolbox) SessionMode(id string) (sandbox.Mode, bool) {
-	tb.mu.Lock()
-	s := tb.sessions[id]
-	tb.mu.Unlock()
-	if s == nil {
-		return "", false
+// pin gives a call the configuration it runs under, once.
+func (tb *Toolbox) pin(c Call) Call {
+	if c.st == nil {
+		c.st = tb.state.Load()
 	}
-	return s.Mode()
+	return c
 }
 
-// Resolve is the one place a call's policy comes from, for the shell and
+// resolve is the one place a call's policy comes from, for the shell and
 // the file tools alike. override is an approved escalation, or "".
-func (tb *Toolbox) Resolve(s *Session, override sandbox.Mode) (sandbox.ExecutionPolicy, *ToolError) {
+func (tb *Toolbox) resolve(call Call, override sandbox.Mode) (sandbox.ExecutionPolicy, *ToolError) {
+	s := call.Session
 	req := sandbox.Request{SessionID: s.ID, Workspace: s.Workspace, Override: override}
+	if m, ok := s.Mode(); ok {
+		req.SessionMode = m
+	}
 	req.ClientRoots, _ = s.ClientRoots()
 	if s.Tmp != nil {
 		if recreated, err := s.Tmp.Ensure(); err != nil {
 			return sandbox.ExecutionPolicy{}, errorf(sandbox.CodeUnavailable, "session tmp: %v", err)
 		} else if recreated {
-			s.warnTmpOnce(tb.conf().Logger)
+			s.warnTmpOnce(call.conf().Logger)
 		}
 		req.TmpDir = s.Tmp.Path
 	}
-	st := tb.state.Load()
-	p, err := st.cache.resolve(st.policy, req)
+	p, err := call.st.cache.resolve(call.st.policy, req)
 	if err != nil {
 		return p, errorf(sandbox.CodeUnavailable, "resolving the sandbox policy: %v", err)
 	}
 	return p, nil
 }
 
-func (tb *Toolbox) logger() *zerolog.Logger {
-	l := tb.conf().Logger
+func (c Call) logger() *zerolog.Logger {
+	l := c.conf().Logger
 	return &l
 }

@@ -23,6 +23,7 @@ type WriteFileInput struct {
 // escalation included). Parents are created; an existing file keeps its
 // mode.
 func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) (*Result, *ToolError) {
+	call = tb.pin(call)
 	path, pol, f, terr := tb.prepareWrite(ctx, call, "write_file", in.Path, in.SandboxPermissions, in.Justification,
 		map[string]any{"bytes": len(in.Content)})
 	if terr != nil {
@@ -31,10 +32,10 @@ func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) 
 	res, err := f.WriteFile(path, []byte(in.Content))
 	if err != nil {
 		terr := fenceError("write_file", pol, path, err)
-		call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})
 		return nil, terr
 	}
-	call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{
+	call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{
 		"tool": "write_file", "path": path, "bytes_written": res.Bytes, "created": res.Created})
 	verb := "Updated"
 	if res.Created {
@@ -57,7 +58,7 @@ func (tb *Toolbox) writePath(call Call, tool, p, permissions string) (string, *T
 	if p == "" {
 		return "", invalid("path is empty: give a file path (absolute, or relative to the workspace)")
 	}
-	pol, terr := tb.Resolve(call.Session, "")
+	pol, terr := tb.resolve(call, "")
 	if terr != nil {
 		return "", terr
 	}
@@ -65,14 +66,14 @@ func (tb *Toolbox) writePath(call Call, tool, p, permissions string) (string, *T
 	if terr != nil || permissions != "" {
 		return path, terr
 	}
-	f, terr := tb.fence(pol)
+	f, terr := tb.fence(call, pol)
 	if terr != nil {
 		return "", terr
 	}
 	if err := f.CheckWrite(path); errors.Is(err, fsfence.ErrDenied) {
 		terr := fenceError(tool, pol, path, err)
-		call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": tool, "path": path, "mode": pol.Mode})
-		call.Session.record(tb.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": tool, "path": path, "error": terr.Code})
+		call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": tool, "path": path, "mode": pol.Mode})
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": tool, "path": path, "error": terr.Code})
 		return "", terr
 	}
 	return path, nil
@@ -90,7 +91,7 @@ func (tb *Toolbox) prepareWrite(ctx context.Context, call Call, tool, rawPath, p
 	if terr != nil {
 		return "", pol, nil, terr
 	}
-	f, terr := tb.fence(pol)
+	f, terr := tb.fence(call, pol)
 	if terr != nil {
 		return "", pol, nil, terr
 	}
@@ -98,6 +99,6 @@ func (tb *Toolbox) prepareWrite(ctx context.Context, call Call, tool, rawPath, p
 	for k, v := range logFields {
 		fields[k] = v
 	}
-	call.Session.record(tb.conf().Logger, sessionlog.EventToolCall, fields)
+	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, fields)
 	return path, pol, f, nil
 }

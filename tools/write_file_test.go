@@ -163,7 +163,6 @@ func TestFileToolsLogged(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
 	s := &tools.Session{ID: "logged", Log: log}
-	w.tb.Register(s)
 	call := tools.Call{Session: s}
 
 	_, terr := w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: "a.txt", Content: "one\n"})
@@ -206,7 +205,6 @@ func TestWriteFileNotAskedWhenRefused(t *testing.T) {
 	cfg.Gate = approval.Gate{Policy: approval.Always}
 	tb := tools.New(cfg)
 	s := &tools.Session{ID: "always"}
-	tb.Register(s)
 	var asked []string
 	call := tools.Call{Session: s, Asker: askerFunc(func(_ context.Context, q tools.Question) (sandbox.Decision, error) {
 		asked = append(asked, q.Tool+" "+q.Subject)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,45 +55,39 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, "exec", err)
 	}
-	confined, err := ex.Prepare(argv, pol)
-	if err != nil {
-		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", trimUnavailable(err))
-		return exitSandbox
+	var stop func()
+	res, err := ex.Run(context.Background(), pol, sandbox.RunSpec{
+		Argv: argv, Dir: pol.WorkspaceRoot, Env: sandbox.Environ(os.Environ(), d.passthrough),
+		Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		Started: func(p *os.Process) { stop = forwardSignals(p) },
+	})
+	if stop != nil {
+		stop()
 	}
-	launch, err := confined.NewLaunch()
-	if err != nil {
-		confined.Cleanup()
+	var ue *sandbox.UnavailableError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %s\n", ue.Reason)
+		return exitSandbox
+	case err != nil && res.Backend == "none" && errors.Is(err, exec.ErrNotFound):
+		fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
+		return 127
+	case err != nil && res.Backend == "":
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
+		return exitSandbox
+	case err != nil:
 		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %v\n", err)
 		return exitSandbox
-	}
-	launch.Cmd.Stdin, launch.Cmd.Stdout, launch.Cmd.Stderr = stdin, stdout, stderr
-	launch.Cmd.Dir = pol.WorkspaceRoot
-	launch.Cmd.Env = sandbox.Environ(os.Environ(), d.passthrough)
-	if err := launch.Start(); err != nil {
-		if confined.Backend == "none" && errors.Is(err, exec.ErrNotFound) {
-			fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
-			return 127
-		}
-		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %v\n", err)
+	case res.Ending == sandbox.RunnerFailed:
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %s\n", res.RunnerFailure)
 		return exitSandbox
 	}
-	stop := forwardSignals(launch.Cmd.Process)
-	out, err := launch.Wait()
-	stop()
-	if err != nil {
-		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %v\n", err)
+	reportUndone(stderr, res.Undone)
+	if res.GuardErr != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: restoring protected paths: %v\n", res.GuardErr)
 		return exitSandbox
 	}
-	if out.RunnerFailure != "" {
-		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %s\n", out.RunnerFailure)
-		return exitSandbox
-	}
-	reportUndone(stderr, out.Undone)
-	if out.GuardErr != nil {
-		fmt.Fprintf(stderr, "cordon: sandbox runner failed: restoring protected paths: %v\n", out.GuardErr)
-		return exitSandbox
-	}
-	return out.ExitCode
+	return res.ExitCode
 }
 
 // reportUndone tells the human what cordon undid after the command: its

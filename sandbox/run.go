@@ -1,0 +1,180 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Run is one command from policy to outcome, the way both `cordon exec`
+// and the bash tool run one: prepare (confined, unconfined or refused),
+// start, wait — killing the whole tree when ctx ends — and classify how it
+// ended. What the outcome is called for a model or a terminal is the
+// caller's business.
+
+// RunSpec is what a caller gives a command besides its policy.
+type RunSpec struct {
+	Argv           []string
+	Dir            string
+	Env            []string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// OwnGroup makes the runner lead a process group of its own (the bash
+	// tool); `cordon exec` leaves it in the terminal's foreground group.
+	OwnGroup bool
+	// WaitDelay bounds how long a descendant that keeps the output open
+	// may hold the call after the command exited.
+	WaitDelay time.Duration
+	// Started is told the runner's process once it runs (to forward
+	// signals to it).
+	Started func(*os.Process)
+}
+
+// Ending is how a run ended.
+type Ending int
+
+// The endings, from the most ordinary.
+const (
+	// Exited: the command ran and exited (any code is a normal outcome).
+	Exited Ending = iota
+	// Denied: the sandbox refused something the command tried — a denial
+	// signature in its output with a failing exit, or writes to protected
+	// paths that the guard undid.
+	Denied
+	// RunnerFailed: the runner failed before the command started.
+	RunnerFailed
+	// TimedOut and Cancelled: ctx ended (its deadline, or the caller), and
+	// the command and every process it started were killed.
+	TimedOut
+	Cancelled
+)
+
+// RunResult is what happened.
+type RunResult struct {
+	Outcome
+	Ending      Ending
+	Backend     string
+	Enforcement Enforcement
+	// Unenforced names what the backend leaves to others (partial).
+	Unenforced []string
+	// RefusalSeen says the output carries a refusal of the sandbox (a
+	// denial signature, or EBUSY from a protected mount point), whatever
+	// the exit: a command may get over one and still succeed.
+	RefusalSeen bool
+}
+
+// tailSize is how much of a command's output is kept for judging it: the
+// signatures of a denial or a runner failure sit at the end.
+const tailSize = 64 << 10
+
+// Run runs spec.Argv under p. An error means the command did not run: no
+// backend could confine it (an *UnavailableError: fail closed), or the
+// runner could not be started.
+func (e *Executor) Run(ctx context.Context, p ExecutionPolicy, spec RunSpec) (RunResult, error) {
+	confined, err := e.Prepare(spec.Argv, p)
+	if err != nil {
+		return RunResult{}, err
+	}
+	res := RunResult{Backend: confined.Backend, Enforcement: confined.Enforcement, Unenforced: confined.Unenforced}
+	launch, err := confined.NewLaunch()
+	if err != nil {
+		return res, err
+	}
+	tail := &tailWriter{max: tailSize}
+	cmd := launch.Cmd
+	cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, spec.Env, spec.Stdin
+	cmd.Stdout, cmd.Stderr = teeTo(spec.Stdout, tail), teeTo(spec.Stderr, tail)
+	if spec.Stdout != nil && spec.Stdout == spec.Stderr {
+		cmd.Stderr = cmd.Stdout // one writer keeps the order of what both write
+	}
+	cmd.WaitDelay = spec.WaitDelay
+	launch.OwnGroup = spec.OwnGroup
+	if err := launch.Start(); err != nil {
+		return res, err
+	}
+	if spec.Started != nil {
+		spec.Started(cmd.Process)
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			launch.Kill()
+		case <-done:
+		}
+	}()
+	out, waitErr := launch.Wait()
+	close(done)
+	launch.Kill() // whatever is left in the group goes with it
+	res.Outcome = out
+	switch ctxErr := ctx.Err(); {
+	case errors.Is(ctxErr, context.DeadlineExceeded):
+		res.Ending = TimedOut
+		return res, nil
+	case ctxErr != nil:
+		res.Ending = Cancelled
+		return res, nil
+	case waitErr != nil:
+		res.Ending, res.RunnerFailure = RunnerFailed, fmt.Sprintf("waiting for the command: %v", waitErr)
+		return res, nil
+	}
+	output := tail.String()
+	res.Ending = judge(confined, p, &res.Outcome, output)
+	res.RefusalSeen = confined.Backend != "none" && (LooksDenied(confined.DenialSignatures, output) || LooksDenied([]string{"Device or resource busy"}, output))
+	return res, nil
+}
+
+// judge tells the endings of a command that ran to its end apart.
+func judge(c *ConfinedArgv, p ExecutionPolicy, o *Outcome, output string) Ending {
+	if o.RunnerFailure == "" && c.Backend != "none" && !c.ReportsRunnerStatus() {
+		// A backend without cordon's helper (Seatbelt) is judged by its
+		// runner-failure rules, before any denial signature.
+		if sig, ok := MatchAny(c.RunnerFailureRules, o.ExitCode, output); ok {
+			o.RunnerFailure = "the runner reported: " + sig
+		}
+	}
+	switch {
+	case o.RunnerFailure != "":
+		return RunnerFailed
+	case len(o.Undone) > 0 || o.GuardErr != nil:
+		return Denied
+	case o.ExitCode != 0 && p.Mode.Confined() && c.Backend != "none" && LooksDenied(c.DenialSignatures, output):
+		return Denied
+	}
+	return Exited
+}
+
+// teeTo writes to w (when set) and to the tail.
+func teeTo(w io.Writer, tail *tailWriter) io.Writer {
+	if w == nil {
+		return tail
+	}
+	return io.MultiWriter(w, tail)
+}
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
