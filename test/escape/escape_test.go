@@ -88,7 +88,7 @@ func summarize(t *testing.T) {
 			if v == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "\n  %s/%s: %d blocked, %d documented gaps reproduced, %d ESCAPES", be.name, m, v.blocked, v.gaps, len(v.escapes))
+			fmt.Fprintf(&b, "\n  %s/%s: %d blocked, %d refused, %d documented gaps reproduced, %d ESCAPES", be.name, m, v.blocked, v.refused, v.gaps, len(v.escapes))
 			for _, e := range v.escapes {
 				fmt.Fprintf(&b, "\n      ESCAPE %s", e)
 			}
@@ -112,7 +112,7 @@ func (g *group) raceFence(t *testing.T, c *escapeCase) {
 		r.srv.call("bash", map[string]any{"command": loop})
 		close(done)
 	}()
-	var during, refused int
+	var during, nRefused int
 	var lastOut string
 	deadline := time.Now().Add(10 * time.Second)
 writes:
@@ -128,7 +128,7 @@ writes:
 		}
 		during++
 		if res.IsError && strings.Contains(resultText(res), "denied") {
-			refused++
+			nRefused++
 			lastOut = resultText(res)
 		}
 	}
@@ -142,7 +142,7 @@ writes:
 		t.Logf("the server ran the calls one after another: the fence race was not exercised")
 		return
 	}
-	t.Logf("%d write_file calls raced the swap, %d refused by the fence (%s), none landed outside", during, refused, firstLine(lastOut))
+	t.Logf("%d write_file calls raced the swap, %d refused by the fence (%s), none landed outside", during, nRefused, firstLine(lastOut))
 }
 
 // TestPositiveControls runs every attack unconfined (danger-full-access)
@@ -312,6 +312,8 @@ func expectation(c *escapeCase) string {
 
 func (o outcome) String() string {
 	switch {
+	case o.refused:
+		return "refused — " + o.why
 	case !o.gap:
 		return "blocked"
 	case o.intact:
@@ -337,6 +339,10 @@ const readmeHead = "# cordon escape suite\n\n" +
 	"start that must be unchanged.\n\n" +
 	"- **blocked**: no trace at all. A trace fails the test with `ESCAPE [backend/mode via\n" +
 	"  channel] case — doc`, the evidence and the command's output.\n" +
+	"- **refused**: the backend cannot confine the policy (Landlock with the workspace at HOME,\n" +
+	"  where cordon's config and state would be writable), so cordon must refuse it: the command\n" +
+	"  never runs (`cordon exec` exits 125 with `cordon: sandbox unavailable:`, the bash tool\n" +
+	"  answers `isError` with `SANDBOX_UNAVAILABLE`) and nothing changes.\n" +
 	"- **documented gap**: a limitation README.md's *Limitations* (and `cordon status`)\n" +
 	"  already states. The suite asserts it still reproduces (so the docs stay true) and runs the\n" +
 	"  equivalent `write_file`/`read_file` call to show that the FS fence refuses it.\n\n" +
