@@ -21,7 +21,12 @@ import (
 var ww = []string{"workspace-write"}
 
 // cases is the table. README.md is generated from it (TestReadmeIsCurrent).
-var cases = []*escapeCase{
+// persistenceCases (escape_persist_test.go) plant what a human runs later;
+// kernelCases (escape_kernel_test.go) reach kernel objects outside the file
+// system.
+var cases = slices.Concat(baseCases, persistenceCases)
+
+var baseCases = []*escapeCase{
 	// ── Paths: symlinks, hard links, .., prefixes ───────────────────────
 	{
 		Name: "symlink-to-outside-file",
@@ -541,7 +546,7 @@ kill -HUP $PPID %[2]s 2>&1; true`, so, r.cordonPid())
 	},
 	{
 		Name:  "home-unlisted-startup-files",
-		Doc:   "with the workspace at HOME, plant code in start-up files the protected list omits: ~/.zshenv, ~/.bash_login, ~/.gitconfig (core.fsmonitor), systemd user units, ~/.local/bin",
+		Doc:   "with the workspace at HOME, plant code in start-up files beyond the shell rc files: ~/.zshenv, ~/.bash_login, ~/.gitconfig (core.fsmonitor), systemd user units, ~/.local/bin",
 		Home:  true,
 		Modes: ww,
 		Setup: func(r *run) { gitInit(r.t, r.w.ws) },
@@ -993,30 +998,71 @@ func hookScript(r *run) string {
 // hookPayload is hookScript for printf in a shell script.
 func hookPayload(r *run) string { return strings.ReplaceAll(hookScript(r), "\n", `\n`) }
 
-// humanRunsGit plays the human: a commit and a status in the workspace,
-// outside any sandbox, with the user's HOME. A planted hook or fsmonitor
-// leaves hook-ran-TOKEN outside.
-func humanRunsGit(r *run) []string {
-	if _, err := os.Stat(filepath.Join(r.w.ws, ".git")); err != nil {
-		return nil
+// humanRunsGit plays the human: a commit, a status and (in a repository
+// with submodules) a `git submodule update --init` in the workspace,
+// outside any sandbox, with the user's HOME. A planted hook, fsmonitor or
+// filter leaves hook-ran-TOKEN outside.
+func humanRunsGit(r *run) []string { return humanRunsGitIn(r, r.w.ws) }
+
+// humanRunsGitIn does the same in each of the given work trees.
+func humanRunsGitIn(r *run, dirs ...string) []string {
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+			continue
+		}
+		r.humanGit(dir, "commit", "--allow-empty", "-q", "-m", "human")
+		r.humanGit(dir, "status", "--short")
+		if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err == nil {
+			r.humanGit(dir, "submodule", "update", "--init")
+		}
 	}
-	env := []string{"HOME=" + r.w.home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "XDG_CONFIG_HOME="}
-	for _, args := range [][]string{
-		{"-c", "user.name=Human", "-c", "user.email=human@example.com", "commit", "--allow-empty", "-q", "-m", "human"},
-		{"status", "--short"},
-	} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.w.ws}, args...)...)
-		cmd.Env = env
-		cmd.CombinedOutput()
-		cancel()
-	}
-	marker := filepath.Join(r.w.outside, "hook-ran-"+r.tok)
-	if _, err := os.Stat(marker); err == nil {
-		hooks, _ := exec.Command("git", "-C", r.w.ws, "rev-parse", "--git-path", "hooks").Output()
-		return []string{fmt.Sprintf("the human's next `git commit` ran code planted from inside the sandbox (git now takes hooks from %s)", strings.TrimSpace(string(hooks)))}
+	if ran := r.ran(); ran != "" {
+		hooks, _ := exec.Command("git", "-C", dirs[0], "rev-parse", "--git-path", "hooks").Output()
+		return []string{fmt.Sprintf("the human's next git commit/status/submodule update in %s ran code planted from inside the sandbox (%s; git now takes hooks from %s)",
+			strings.Join(dirs, ", "), ran, strings.TrimSpace(string(hooks)))}
 	}
 	return nil
+}
+
+// humanGit runs git as the human, on the host and unconfined, with the
+// user's HOME and no system config, and returns its output.
+func (r *run) humanGit(dir string, args ...string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "user.name=Human", "-c", "user.email=human@example.com",
+		"-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always", "-C", dir}, args...)...)
+	cmd.Env = r.humanEnv()
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+// setupGit is humanGit for a case's Setup: a failure fails the test.
+func (r *run) setupGit(dir string, args ...string) {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=Human", "-c", "user.email=human@example.com",
+		"-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always", "-C", dir}, args...)...)
+	cmd.Env = r.humanEnv()
+	out, err := cmd.CombinedOutput()
+	must(r.t, errorsJoin(err, out))
+}
+
+func (r *run) humanEnv() []string {
+	return []string{"HOME=" + r.w.home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "XDG_CONFIG_HOME=", "LANG=C.UTF-8", "TERM=dumb"}
+}
+
+// ranMarker is the file a planted payload leaves outside when the human
+// runs it; payload(label) is the shell command that leaves it, and ran
+// what it says ("" when nothing ran).
+func (r *run) ranMarker() string { return filepath.Join(r.w.outside, "hook-ran-"+r.tok) }
+
+func (r *run) payload(label string) string { return "echo " + label + " >> " + r.ranMarker() }
+
+func (r *run) ran() string {
+	data, err := os.ReadFile(r.ranMarker())
+	if err != nil {
+		return ""
+	}
+	return "it left: " + strings.Join(strings.Fields(string(data)), " ")
 }
 
 // readKmsg reads the kernel log records that arrived since f was opened.

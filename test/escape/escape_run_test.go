@@ -219,9 +219,10 @@ func resultText(res *mcp.CallToolResult) string {
 // httpServer is `cordon serve --http` on this group's world: the target of
 // the bearer-token case.
 type httpServer struct {
-	cmd *exec.Cmd
-	url string
-	pty *pty
+	cmd   *exec.Cmd
+	url   string
+	token string // the bearer token the human's clients are configured with
+	pty   *pty
 }
 
 func (g *group) httpSrv(t testing.TB) *httpServer {
@@ -268,13 +269,15 @@ func (g *group) httpSrv(t testing.TB) *httpServer {
 		t.Fatal("cordon serve --http did not start")
 	}
 	if envToken != "" {
+		h.token = envToken
 		g.w.tokens = append(g.w.tokens, envToken)
 		g.http = h
 		return h
 	}
 	tok, err := os.ReadFile(filepath.Join(g.w.state, "http-token"))
 	must(t, err)
-	g.w.tokens = append(g.w.tokens, strings.TrimSpace(string(tok)))
+	h.token = strings.TrimSpace(string(tok))
+	g.w.tokens = append(g.w.tokens, h.token)
 	g.http = h
 	return h
 }

@@ -334,9 +334,11 @@ const readmeHead = "# cordon escape suite\n\n" +
 	"guarded trees (everything outside the writable workspace, plus the protected paths inside\n" +
 	"it: type, mode, owner, size, mtime, content hash, link target, link count, xattrs) before\n" +
 	"and after, planted secrets absent from the output, listeners that must receive nothing,\n" +
-	"a terminal that must receive no keystrokes, host processes that must stay alive, the\n" +
-	"human's next `git commit` that must run nothing planted, and `cordon status` of the next\n" +
-	"start that must be unchanged.\n\n" +
+	"a terminal that must receive no keystrokes, host processes that must stay alive (with their\n" +
+	"resource limits), no process of the command left once its call returned, host keys and SysV\n" +
+	"IPC objects unchanged, what the human runs next (`git commit`, `git status` and `git submodule\n" +
+	"update` in every repository concerned, an interactive bash, programs on a login PATH,\n" +
+	"`kubectl get pods`) running nothing planted, and `cordon status` of the next start unchanged.\n\n" +
 	"- **blocked**: no trace at all. A trace fails the test with `ESCAPE [backend/mode via\n" +
 	"  channel] case — doc`, the evidence and the command's output.\n" +
 	"- **refused**: the backend cannot confine the policy (Landlock with the workspace at HOME,\n" +
