@@ -24,7 +24,7 @@ var ww = []string{"workspace-write"}
 // persistenceCases (escape_persist_test.go) plant what a human runs later;
 // kernelCases (escape_kernel_test.go) reach kernel objects outside the file
 // system.
-var cases = slices.Concat(baseCases, persistenceCases)
+var cases = slices.Concat(baseCases, persistenceCases, kernelCases)
 
 var baseCases = []*escapeCase{
 	// ── Paths: symlinks, hard links, .., prefixes ───────────────────────

@@ -355,8 +355,9 @@ const readmeHead = "# cordon escape suite\n\n" +
 	"state dir `~/.local/state/cordon`), a fake `$XDG_RUNTIME_DIR` with a session-bus socket,\n" +
 	"files cordon holds open as fds 3-5, a pty as cordon's controlling terminal (fd 6), a host\n" +
 	"process to kill, TCP/UDP/unix/abstract listeners, and `/run/docker.sock` when no Docker\n" +
-	"daemon owns it. cordon runs as whatever user runs the tests; as root, no denial can come\n" +
-	"from file permissions, only from the sandbox.\n\n" +
+	"daemon owns it. The suite runs in a session keyring of its own (as a login session has one),\n" +
+	"which every cordon it starts inherits. cordon runs as whatever user runs the tests; as root,\n" +
+	"no denial can come from file permissions, only from the sandbox.\n\n" +
 	"This file is generated from the table in `escape_cases_test.go`; `TestReadmeIsCurrent`\n" +
 	"fails when it is stale. Regenerate with\n" +
 	"`ESCAPE_UPDATE_README=1 go test -run TestReadmeIsCurrent ./test/escape/`.\n\n"
