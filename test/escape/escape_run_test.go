@@ -39,11 +39,16 @@ type run struct {
 
 	ignoreNlink bool
 
-	output  string
-	exit    int
-	isError bool
-	vals    map[string]string
-	files   map[string]*os.File
+	output   string
+	exit     int
+	isError  bool
+	timedOut bool
+	// unavailable: cordon refused to set up the sandbox (exec exit 125
+	// with "cordon: sandbox unavailable:", or SANDBOX_UNAVAILABLE).
+	unavailable bool
+	nested      []string // nested repositories found before the command (guarded())
+	vals        map[string]string
+	files       map[string]*os.File
 }
 
 const attackDone = "ATTACK-DONE"
@@ -214,9 +219,10 @@ func resultText(res *mcp.CallToolResult) string {
 // httpServer is `cordon serve --http` on this group's world: the target of
 // the bearer-token case.
 type httpServer struct {
-	cmd *exec.Cmd
-	url string
-	pty *pty
+	cmd   *exec.Cmd
+	url   string
+	token string // the bearer token the human's clients are configured with
+	pty   *pty
 }
 
 func (g *group) httpSrv(t testing.TB) *httpServer {
@@ -263,13 +269,15 @@ func (g *group) httpSrv(t testing.TB) *httpServer {
 		t.Fatal("cordon serve --http did not start")
 	}
 	if envToken != "" {
+		h.token = envToken
 		g.w.tokens = append(g.w.tokens, envToken)
 		g.http = h
 		return h
 	}
 	tok, err := os.ReadFile(filepath.Join(g.w.state, "http-token"))
 	must(t, err)
-	g.w.tokens = append(g.w.tokens, strings.TrimSpace(string(tok)))
+	h.token = strings.TrimSpace(string(tok))
+	g.w.tokens = append(g.w.tokens, h.token)
 	g.http = h
 	return h
 }
@@ -313,7 +321,8 @@ func (r *run) execCordon(script string, mode string) {
 	case err != nil:
 		r.t.Fatalf("cordon exec: %v", err)
 	}
-	if r.exit == 125 {
+	r.unavailable = r.exit == 125 && strings.Contains(r.output, "cordon: sandbox unavailable:")
+	if r.exit == 125 && !r.c.expect(r.backend, r.mode).refused {
 		r.t.Errorf("cordon exec could not set up the sandbox (exit 125): %s", r.output)
 	}
 }
@@ -353,8 +362,14 @@ func (r *run) bashTool(script string, extra map[string]any) {
 		if code, ok := m["exit_code"].(float64); ok {
 			r.exit = int(code)
 		}
-		if e, ok := m["error"].(map[string]any); ok && e["code"] == "SANDBOX_UNAVAILABLE" && !r.c.NoMarker {
-			r.t.Errorf("the bash tool could not set up the sandbox: %s", r.output)
+		if to, ok := m["timed_out"].(bool); ok {
+			r.timedOut = to
+		}
+		if e, ok := m["error"].(map[string]any); ok && e["code"] == "SANDBOX_UNAVAILABLE" {
+			r.unavailable = res.IsError
+			if !r.c.NoMarker && !r.c.expect(r.backend, r.mode).refused {
+				r.t.Errorf("the bash tool could not set up the sandbox: %s", r.output)
+			}
 		}
 	}
 }
@@ -513,8 +528,8 @@ var tally = struct {
 }{m: map[string]*verdicts{}}
 
 type verdicts struct {
-	blocked, gaps int
-	escapes       []string
+	blocked, refused, gaps int
+	escapes                []string
 }
 
 func record(group, channel, name string, kind string) {
@@ -528,6 +543,8 @@ func record(group, channel, name string, kind string) {
 	switch kind {
 	case "blocked":
 		v.blocked++
+	case "refused":
+		v.refused++
 	case "gap":
 		v.gaps++
 	default:
@@ -544,13 +561,24 @@ func (r *run) judge(e evidence, want outcome) {
 		switch {
 		case t.Failed():
 			record(group, r.channel, r.c.Name, "escape")
+		case want.refused:
+			record(group, r.channel, r.c.Name, "refused")
 		case want.gap:
 			record(group, r.channel, r.c.Name, "gap")
 		default:
 			record(group, r.channel, r.c.Name, "blocked")
 		}
 	}()
-	if !r.c.NoMarker && !strings.Contains(r.output, attackDone) {
+	if want.refused {
+		r.judgeRefused(e, want, where)
+		return
+	}
+	switch {
+	case r.c.TimeoutKill && r.channel == "bash":
+		if !r.timedOut {
+			t.Errorf("%s %s: the call was meant to be killed by its timeout_ms, but it was not (timed_out false), so the verdict would prove nothing:\n%s", where, r.c.Name, r.output)
+		}
+	case !r.c.NoMarker && !strings.Contains(r.output, attackDone):
 		t.Errorf("%s %s: the attack script did not run to its end, so the verdict would prove nothing:\n%s", where, r.c.Name, r.output)
 	}
 	var beyond []string
@@ -572,6 +600,27 @@ func (r *run) judge(e evidence, want outcome) {
 		t.Logf("%s documented gap reproduced (%s):\n%s", where, want.why, e)
 	default:
 		t.Logf("%s blocked; the command said: %s", where, compact(r.output))
+	}
+}
+
+// judgeRefused: the policy must have been refused before anything ran.
+func (r *run) judgeRefused(e evidence, want outcome, where string) {
+	t := r.t
+	ran := strings.Contains(r.output, attackDone)
+	switch {
+	case !r.unavailable || ran:
+		how := "cordon exec did not exit 125 with \"cordon: sandbox unavailable:\""
+		if r.channel == "bash" {
+			how = "the bash tool did not answer isError with SANDBOX_UNAVAILABLE"
+		}
+		if ran {
+			how = "the command ran to its end"
+		}
+		t.Errorf("ESCAPE %s %s — %s\nthe policy must be refused (%s), but %s (exit %d)\nevidence:\n%soutput:\n%s", where, r.c.Name, r.c.Doc, want.why, how, r.exit, e, indent(r.output))
+	case !e.empty():
+		t.Errorf("ESCAPE %s %s — refused, yet something changed:\n%soutput:\n%s", where, r.c.Name, e, indent(r.output))
+	default:
+		t.Logf("%s refused as it must be (%s): %s", where, want.why, compact(r.output))
 	}
 }
 

@@ -54,17 +54,27 @@ type escapeCase struct {
 	// Serial cases touch machine-wide state (/etc, /proc/sys): they run
 	// one at a time across all groups, and restore what they changed.
 	Serial bool
+	// TimeoutKill: through the bash tool the call is meant to be killed by
+	// its timeout_ms (BashArgs), so it must report timed_out instead of
+	// reaching its end.
+	TimeoutKill bool
 }
 
 // outcome is what the table expects of one backend (and mode).
 type outcome struct {
 	gap    bool // a documented limitation: the effect is expected
 	intact bool // … but the file system must stay unchanged
-	why    string
+	// refused: the backend cannot confine this policy, so cordon must
+	// refuse it: the command never runs (`cordon exec` exits 125 with
+	// "cordon: sandbox unavailable:", the bash tool answers isError with
+	// SANDBOX_UNAVAILABLE) and nothing changes.
+	refused bool
+	why     string
 }
 
 func gap(why string) outcome       { return outcome{gap: true, why: why} }
 func gapIntact(why string) outcome { return outcome{gap: true, intact: true, why: why} }
+func refused(why string) outcome   { return outcome{refused: true, why: why} }
 
 func (c *escapeCase) expect(backend, mode string) outcome {
 	if o, ok := c.Expect[backend+"/"+mode]; ok {
@@ -98,18 +108,23 @@ func rel(p string) func(r *run) string { return func(*run) string { return p } }
 // The documented limitations (README.md, "Limitations"; `cordon status`
 // lists them for Landlock).
 var (
-	llProtected = "Landlock: protected paths are enforced by the FS fence only"
-	llReadDeny  = "Landlock: the read-deny list is enforced by the FS fence only"
-	llMetadata  = "Landlock: file metadata outside the writable roots is not governed in workspace-write"
-	llUnixSock  = "Landlock: unix sockets on the file system stay reachable with network allow"
-	llSurvives  = "Landlock: a process that leaves the command's session (setsid) outlives the call, still confined"
-	byPath      = "both backends confine by path: a hard link made before the session is reachable through the workspace"
-	unlisted    = "protected names cover shell, git and systemd start-up files but not ~/.local/bin or ~/.config/autostart (README, Limitations)"
-	commonDir   = ".git/commondir is not protected: a missing one cannot be covered (git dies on a directory there) (README, Limitations)"
-	netAllow    = "network allow: only $XDG_RUNTIME_DIR (bwrap) and the Docker sockets are hidden; other unix sockets stay reachable"
+	llMetadata = "Landlock: file metadata outside the writable roots is not governed in workspace-write"
+	llUnixSock = "Landlock: unix sockets on the file system stay reachable with network allow"
+	llCmdline  = "Landlock: no pid namespace, so other processes' command lines in /proc stay readable"
+	byPath     = "both backends confine by path: a hard link made before the session is reachable through the workspace"
+	netAllow   = "network allow: only $XDG_RUNTIME_DIR (bwrap) and the Docker sockets are hidden; other unix sockets stay reachable"
+	// llHome is why a Landlock policy whose writable roots contain
+	// cordon's config or state directory (the workspace is HOME) is
+	// refused: Landlock cannot keep a path read-only under a writable
+	// parent (SPEC §1, "cordon's control plane is never writable").
+	llHome = "Landlock cannot keep cordon's config and state read-only inside a writable HOME, so the policy is refused"
 )
 
 func onLandlock(o outcome) map[string]outcome { return map[string]outcome{"landlock": o} }
+
+// homeRefused is the expectation of every workspace = HOME case that
+// writes: bwrap blocks it, Landlock refuses the policy in workspace-write.
+func homeRefused() map[string]outcome { return onLandlockWW(refused(llHome)) }
 
 func onLandlockWW(o outcome) map[string]outcome {
 	return map[string]outcome{"landlock/workspace-write": o}

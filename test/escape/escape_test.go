@@ -88,7 +88,7 @@ func summarize(t *testing.T) {
 			if v == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "\n  %s/%s: %d blocked, %d documented gaps reproduced, %d ESCAPES", be.name, m, v.blocked, v.gaps, len(v.escapes))
+			fmt.Fprintf(&b, "\n  %s/%s: %d blocked, %d refused, %d documented gaps reproduced, %d ESCAPES", be.name, m, v.blocked, v.refused, v.gaps, len(v.escapes))
 			for _, e := range v.escapes {
 				fmt.Fprintf(&b, "\n      ESCAPE %s", e)
 			}
@@ -112,7 +112,7 @@ func (g *group) raceFence(t *testing.T, c *escapeCase) {
 		r.srv.call("bash", map[string]any{"command": loop})
 		close(done)
 	}()
-	var during, refused int
+	var during, nRefused int
 	var lastOut string
 	deadline := time.Now().Add(10 * time.Second)
 writes:
@@ -128,7 +128,7 @@ writes:
 		}
 		during++
 		if res.IsError && strings.Contains(resultText(res), "denied") {
-			refused++
+			nRefused++
 			lastOut = resultText(res)
 		}
 	}
@@ -142,7 +142,7 @@ writes:
 		t.Logf("the server ran the calls one after another: the fence race was not exercised")
 		return
 	}
-	t.Logf("%d write_file calls raced the swap, %d refused by the fence (%s), none landed outside", during, refused, firstLine(lastOut))
+	t.Logf("%d write_file calls raced the swap, %d refused by the fence (%s), none landed outside", during, nRefused, firstLine(lastOut))
 }
 
 // TestPositiveControls runs every attack unconfined (danger-full-access)
@@ -312,6 +312,8 @@ func expectation(c *escapeCase) string {
 
 func (o outcome) String() string {
 	switch {
+	case o.refused:
+		return "refused — " + o.why
 	case !o.gap:
 		return "blocked"
 	case o.intact:
@@ -332,11 +334,17 @@ const readmeHead = "# cordon escape suite\n\n" +
 	"guarded trees (everything outside the writable workspace, plus the protected paths inside\n" +
 	"it: type, mode, owner, size, mtime, content hash, link target, link count, xattrs) before\n" +
 	"and after, planted secrets absent from the output, listeners that must receive nothing,\n" +
-	"a terminal that must receive no keystrokes, host processes that must stay alive, the\n" +
-	"human's next `git commit` that must run nothing planted, and `cordon status` of the next\n" +
-	"start that must be unchanged.\n\n" +
+	"a terminal that must receive no keystrokes, host processes that must stay alive (with their\n" +
+	"resource limits), no process of the command left once its call returned, host keys and SysV\n" +
+	"IPC objects unchanged, what the human runs next (`git commit`, `git status` and `git submodule\n" +
+	"update` in every repository concerned, an interactive bash, programs on a login PATH,\n" +
+	"`kubectl get pods`) running nothing planted, and `cordon status` of the next start unchanged.\n\n" +
 	"- **blocked**: no trace at all. A trace fails the test with `ESCAPE [backend/mode via\n" +
 	"  channel] case — doc`, the evidence and the command's output.\n" +
+	"- **refused**: the backend cannot confine the policy (Landlock with the workspace at HOME,\n" +
+	"  where cordon's config and state would be writable), so cordon must refuse it: the command\n" +
+	"  never runs (`cordon exec` exits 125 with `cordon: sandbox unavailable:`, the bash tool\n" +
+	"  answers `isError` with `SANDBOX_UNAVAILABLE`) and nothing changes.\n" +
 	"- **documented gap**: a limitation README.md's *Limitations* (and `cordon status`)\n" +
 	"  already states. The suite asserts it still reproduces (so the docs stay true) and runs the\n" +
 	"  equivalent `write_file`/`read_file` call to show that the FS fence refuses it.\n\n" +
@@ -347,8 +355,9 @@ const readmeHead = "# cordon escape suite\n\n" +
 	"state dir `~/.local/state/cordon`), a fake `$XDG_RUNTIME_DIR` with a session-bus socket,\n" +
 	"files cordon holds open as fds 3-5, a pty as cordon's controlling terminal (fd 6), a host\n" +
 	"process to kill, TCP/UDP/unix/abstract listeners, and `/run/docker.sock` when no Docker\n" +
-	"daemon owns it. cordon runs as whatever user runs the tests; as root, no denial can come\n" +
-	"from file permissions, only from the sandbox.\n\n" +
+	"daemon owns it. The suite runs in a session keyring of its own (as a login session has one),\n" +
+	"which every cordon it starts inherits. cordon runs as whatever user runs the tests; as root,\n" +
+	"no denial can come from file permissions, only from the sandbox.\n\n" +
 	"This file is generated from the table in `escape_cases_test.go`; `TestReadmeIsCurrent`\n" +
 	"fails when it is stale. Regenerate with\n" +
 	"`ESCAPE_UPDATE_README=1 go test -run TestReadmeIsCurrent ./test/escape/`.\n\n"

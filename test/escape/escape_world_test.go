@@ -230,18 +230,27 @@ func errorsJoin(err error, out []byte) error {
 }
 
 // protectedNames are the paths, relative to a writable root, that stay
-// read-only in workspace-write (SPEC §1), and readDenyNames the credential
-// locations relative to HOME.
-var protectedNames = []string{".git/hooks", ".git/config", ".cordon", ".bashrc", ".bash_profile", ".profile",
-	".zshrc", ".zprofile", ".vscode", ".idea", ".mcp.json", "cordon.toml"}
+// read-only in workspace-write (SPEC §1), homeStartupNames the start-up
+// locations protected when a writable root contains HOME, and
+// readDenyNames the credential locations relative to HOME (uncreatable
+// there too).
+var protectedNames = []string{".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree", ".gitmodules",
+	".cordon", ".bashrc", ".bash_aliases", ".bashrc.d", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".gitconfig", ".config/git", ".config/systemd",
+	".vscode", ".idea", ".mcp.json", ".claude", ".cursor", ".codex", ".gemini", ".envrc", ".ripgreprc",
+	".devcontainer", ".pre-commit-config.yaml", "cordon.toml"}
+
+var homeStartupNames = []string{".config/autostart", ".config/environment.d", ".pam_environment", ".xprofile",
+	".config/fish", ".vimrc", ".config/nvim", ".local/bin", "bin", ".cargo/bin", ".claude.json"}
 
 var readDenyNames = []string{".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gh", ".config/gcloud",
 	".gcp", ".azure", ".netrc", ".git-credentials", ".npmrc", ".pypirc"}
 
 // guarded are the trees that no confined command may change in this mode:
 // everything outside the writable workspace, plus the protected paths
-// inside it. cordon's own churn in its state dir (session logs, session
-// tmp, stub journal) is left out; the planted state canary is in.
+// inside it (those of the nested repositories and submodules too).
+// cordon's own churn in its state dir (session logs, session tmp, stub
+// journal) is left out; the planted state canary is in.
 func (r *run) guarded() []string {
 	w := r.w
 	paths := []string{w.outside, w.held, w.run, w.sock,
@@ -258,14 +267,49 @@ func (r *run) guarded() []string {
 	case r.c.Home: // the workspace is HOME
 		paths = append(paths, w.ws)
 		add(w.home, protectedNames)
+		add(w.home, homeStartupNames)
 		add(w.home, readDenyNames)
 		paths = append(paths, w.config, w.state)
+		paths = append(paths, r.gitGuarded(w.home)...)
 	default:
 		paths = append(paths, w.home)
 		add(w.ws, protectedNames)
+		paths = append(paths, r.gitGuarded(w.ws)...)
 	}
 	if r.c.Guard != nil {
 		paths = append(paths, r.c.Guard(r)...)
+	}
+	return paths
+}
+
+// gitGuarded are the git files beneath root that name programs git runs:
+// each submodule's gitdir config and hooks (.git/modules/*, which the
+// command may also create), each linked worktree's config.worktree, and
+// the hooks, config, commondir and config.worktree of every repository
+// nested up to 3 levels deep, or its .git file (a gitdir pointer). The
+// nested repositories are those found before the command ran (the first
+// call), so that one the command makes itself is not counted.
+func (r *run) gitGuarded(root string) []string {
+	var paths []string
+	for _, pat := range []string{".git/modules/*/hooks", ".git/modules/*/config", ".git/worktrees/*/config.worktree"} {
+		m, _ := filepath.Glob(filepath.Join(root, pat))
+		paths = append(paths, m...)
+	}
+	if r.nested == nil {
+		r.nested = []string{}
+		for _, pat := range []string{"*/.git", "*/*/.git", "*/*/*/.git"} {
+			m, _ := filepath.Glob(filepath.Join(root, pat))
+			r.nested = append(r.nested, m...)
+		}
+	}
+	for _, dotgit := range r.nested {
+		if fi, err := os.Lstat(dotgit); err != nil || !fi.IsDir() {
+			paths = append(paths, dotgit)
+			continue
+		}
+		for _, n := range []string{"hooks", "config", "commondir", "config.worktree"} {
+			paths = append(paths, filepath.Join(dotgit, n))
+		}
 	}
 	return paths
 }
