@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // GitRepo is a git repository found beneath a writable root. Git runs code
@@ -179,6 +181,16 @@ func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []s
 		if r.DotGitFile {
 			paths = append(paths, filepath.Join(r.Worktree, ".git"))
 		}
+		// A submodule that .gitmodules declares but nobody initialised:
+		// its gitdir does not exist yet, and `git submodule update --init`
+		// would adopt one a command made there, hooks and all.
+		if r.CommonDir != "" {
+			for _, name := range declaredSubmodules(filepath.Join(r.Worktree, ".gitmodules"), in) {
+				if gd := filepath.Join(r.CommonDir, "modules", filepath.FromSlash(name)); !existsNoFollow(gd) {
+					paths = append(paths, gd)
+				}
+			}
+		}
 	}
 	if r.GitDir != "" {
 		for _, dir := range []string{r.GitDir, r.CommonDir} {
@@ -205,4 +217,30 @@ func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []s
 		}
 	}
 	return out
+}
+
+// declaredSubmodules returns the submodule names a .gitmodules declares,
+// read by git: `submodule.NAME.path` keys.
+func declaredSubmodules(file string, in *PolicyInputs) []string {
+	in.content(file)
+	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		return nil
+	}
+	out, err := gitOnFile(gitPath, file, "--name-only", "--get-regexp", `^submodule\..*\.path$`)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, key := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if name, ok := strings.CutPrefix(key, "submodule."); ok {
+			if name, ok = strings.CutSuffix(name, ".path"); ok && name != "" && !strings.Contains(name, "..") {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
 }

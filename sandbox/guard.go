@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // A guard keeps the protected paths that no OS mechanism can keep
@@ -90,6 +91,8 @@ type nodeState struct {
 	// Links counts a file's hard links: one made to a protected file
 	// would let a later write through the other name change it.
 	Links uint64 `json:"links,omitempty"`
+	// Mtime is put back too: tools (make, git's index) go by it.
+	Mtime int64 `json:"mtime,omitempty"`
 }
 
 func (n nodeState) same(o nodeState) bool {
@@ -177,7 +180,7 @@ func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
 			return n, fmt.Errorf("%w: more than %d files", ErrGuardTooLarge, maxGuardNodes)
 		}
 	}
-	n.Mode, n.Stamp = fi.Mode()&(fs.ModePerm|fs.ModeType), fileStamp(fi)
+	n.Mode, n.Stamp, n.Mtime = fi.Mode()&(fs.ModePerm|fs.ModeType), fileStamp(fi), fi.ModTime().UnixNano()
 	if !fi.IsDir() {
 		n.Links = fileLinks(fi)
 	}
@@ -259,8 +262,11 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 		return nil, nil
 	}
 	// Rewritten with the same content (git rewrites a submodule's config
-	// to set what it already says): nothing to undo.
+	// to set what it already says): nothing to undo but the times.
 	if same, err := sameContent(r, rel, then.Tree); err != nil || same {
+		if err == nil {
+			err = restoreTimes(r, then.Tree)
+		}
 		return nil, err
 	}
 	what := "changed"
@@ -280,7 +286,24 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 			return nil, fmt.Errorf("guard: restoring %s: %w", abs(n.Rel), err)
 		}
 	}
+	if err := restoreTimes(r, then.Tree); err != nil {
+		return nil, err
+	}
 	return []Change{{Path: abs(rel), What: what}}, nil
+}
+
+// restoreTimes puts the recorded modification times back, children before
+// parents (making an entry touches its directory's).
+func restoreTimes(r *os.Root, tree []nodeState) error {
+	for i := len(tree) - 1; i >= 0; i-- {
+		if n := tree[i]; n.Kind == nodeDir || n.Kind == nodeFile {
+			t := time.Unix(0, n.Mtime)
+			if err := r.Chtimes(n.Rel, t, t); err != nil {
+				return fmt.Errorf("guard: restoring the time of %s: %w", n.Rel, err)
+			}
+		}
+	}
+	return nil
 }
 
 // sameContent reports whether rel holds what tree recorded, by kind,

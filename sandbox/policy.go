@@ -135,7 +135,7 @@ type Request struct {
 	// sandbox/mode event), or "" when it has none: the caller reads the
 	// log, so that resolution never calls back into it.
 	SessionMode Mode
-	TmpDir   string
+	TmpDir      string
 	// ClientRoots are the client's declared roots (absolute paths).
 	ClientRoots []string
 }

@@ -606,7 +606,8 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`mv .git .git-old && mkdir .git && (cd .git-old && tar cf - --exclude=./hooks --exclude=./config .) | (cd .git && tar xf -) && cp .git-old/config .git/config && mkdir .git/hooks && printf '%[1]s' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo ESCAPED-%[2]s:git-dir-replaced`, hookPayload(r), r.tok)
 		},
-		Check: humanRunsGit,
+		Check:  humanRunsGit,
+		Expect: onLandlockWW(gap(llRename)),
 	},
 	{
 		Name:  "git-commondir",

@@ -111,6 +111,7 @@ var (
 	llMetadata = "Landlock: file metadata outside the writable roots is not governed in workspace-write"
 	llUnixSock = "Landlock: unix sockets on the file system stay reachable with network allow"
 	llCmdline  = "Landlock: no pid namespace, so other processes' command lines in /proc stay readable"
+	llRename   = "Landlock: .git can be renamed and replaced while the command runs; the guard puts the recorded hooks and config into the new one before the call returns"
 	byPath     = "both backends confine by path: a hard link made before the session is reachable through the workspace"
 	netAllow   = "network allow: only $XDG_RUNTIME_DIR (bwrap) and the Docker sockets are hidden; other unix sockets stay reachable"
 	// llHome is why a Landlock policy whose writable roots contain
