@@ -257,7 +257,7 @@ func TestOrdinaryClientAllowed(t *testing.T) {
 			v := checker(t, mark).Check(server, client)
 			assert.False(t, v.Refused, v.Reason)
 			assert.Equal(t, cl.pid, v.PID, "the holder found: %s", v.Reason)
-			assert.Contains(t, v.Command, "peer-test-connect")
+			assert.Equal(t, self(t)+" …", v.Command)
 		})
 	}
 }
@@ -507,6 +507,15 @@ func TestHasArg(t *testing.T) {
 	assert.False(t, hasArg(argv, []byte("__sandbox")))
 	assert.False(t, hasArg([]byte("echo\x00x__sandbox-helper\x00"), []byte("__sandbox-helper")))
 	assert.True(t, hasArg([]byte("a\x00__sandbox-helper"), []byte("__sandbox-helper")), "no final NUL (a rewritten argv)")
+}
+
+// A command line may hold a secret (curl -H "Authorization: Bearer …"):
+// only the program is named, and nothing unprintable.
+func TestCommandNamesTheProgramOnly(t *testing.T) {
+	assert.Equal(t, "/usr/bin/curl …", command([]byte("/usr/bin/curl\x00-H\x00Authorization: Bearer s3cret\x00")))
+	assert.Equal(t, "sleep", command([]byte("sleep\x00")))
+	assert.Equal(t, "a?[8mb …", command([]byte("a\x1b[8mb\x00x")))
+	assert.Equal(t, "", command(nil))
 }
 
 // TestAsNobody runs the tests whose outcome depends on privilege as an

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode"
 
 	"golang.org/x/sys/unix"
 )
@@ -170,20 +171,30 @@ func hasArg(argv []byte, arg []byte) bool {
 	return false
 }
 
-// command renders an argv for a person: arguments joined by spaces, cut
-// short.
+// command names the program of an argv for a person: argv[0], and "…"
+// when arguments follow. The arguments are left out, for they may hold
+// secrets (a bearer token on curl's command line) that would end up in
+// cordon's log; anything unprintable becomes '?', so that the log cannot
+// carry terminal escapes.
 func command(argv []byte) string {
 	const max = 160
-	argv = bytes.TrimRight(argv, "\x00")
-	cut := len(argv) > max
-	if cut {
-		argv = argv[:max]
+	arg0, rest, _ := bytes.Cut(argv, []byte{0})
+	more := len(bytes.Trim(rest, "\x00")) > 0
+	out := []rune{}
+	for _, r := range string(arg0) {
+		if len(out) == max {
+			more = true
+			break
+		}
+		if !unicode.IsPrint(r) {
+			r = '?'
+		}
+		out = append(out, r)
 	}
-	out := bytes.ReplaceAll(argv, []byte{0}, []byte{' '})
-	if cut {
-		out = append(out, "…"...)
+	if more {
+		out = append(out, ' ', '…')
 	}
-	return string(bytes.ToValidUTF8(out, []byte("?")))
+	return string(out)
 }
 
 // describe is "pid N (its command)".
