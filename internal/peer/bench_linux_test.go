@@ -3,7 +3,7 @@
 package peer
 
 import (
-	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"testing"
@@ -33,9 +33,11 @@ func BenchmarkCheck(b *testing.B) {
 }
 
 func benchCheck(b *testing.B, extra int) {
-	// The old client connects before the idle processes start.
+	// The old client connects before the idle processes start, once for
+	// every -count.
 	oldLn := listen(b, "127.0.0.1:0")
 	start(b, connectArgv(b, oldLn.Addr().String())...)
+	oldServer, oldClient := accepted(b, oldLn)
 	for range extra {
 		cmd := exec.Command("/bin/sleep", "3600")
 		require.NoError(b, cmd.Start())
@@ -48,8 +50,7 @@ func benchCheck(b *testing.B, extra int) {
 		require.NoError(b, err)
 		return c
 	}
-	run := func(b *testing.B, c *Checker, ln net.Listener, inside, forget bool) {
-		server, client := accepted(b, ln)
+	run := func(b *testing.B, c *Checker, server, client netip.AddrPort, inside, forget bool) {
 		v := c.Check(server, client)
 		require.Equal(b, inside, v.Refused, v.Reason)
 		procs := countProcs(b)
@@ -64,21 +65,22 @@ func benchCheck(b *testing.B, extra int) {
 		}
 		b.ReportMetric(float64(procs), "procs")
 	}
-	newClient := func(b *testing.B, argv func(addr string) []string) net.Listener {
+	newClient := func(b *testing.B, argv func(addr string) []string) (server, client netip.AddrPort) {
 		ln := listen(b, "127.0.0.1:0")
 		start(b, argv(ln.Addr().String())...)
-		return ln
+		return accepted(b, ln)
 	}
 	outside := func(addr string) []string { return connectArgv(b, addr) }
 	b.Run("no-sandbox", func(b *testing.B) {
-		run(b, newChecker(marker(b)), newClient(b, outside), false, false)
+		server, client := newClient(b, outside)
+		run(b, newChecker(marker(b)), server, client, false, false)
 	})
 	b.Run("sandbox/client-inside", func(b *testing.B) {
 		mark := marker(b)
-		ln := newClient(b, func(addr string) []string {
+		server, client := newClient(b, func(addr string) []string {
 			return append([]string{self(b), "peer-test-root", mark, "--"}, connectArgv(b, addr)...)
 		})
-		run(b, newChecker(mark), ln, true, false)
+		run(b, newChecker(mark), server, client, true, false)
 	})
 	for _, c := range []struct {
 		name        string
@@ -87,11 +89,11 @@ func benchCheck(b *testing.B, extra int) {
 		b.Run("sandbox/client-outside/"+c.name, func(b *testing.B) {
 			mark := marker(b)
 			idleSandbox(b, mark)
-			ln := oldLn
+			server, client := oldServer, oldClient
 			if !c.old {
-				ln = newClient(b, outside)
+				server, client = newClient(b, outside)
 			}
-			run(b, newChecker(mark), ln, false, c.forget)
+			run(b, newChecker(mark), server, client, false, c.forget)
 		})
 	}
 }

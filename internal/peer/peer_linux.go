@@ -79,7 +79,7 @@ func (c *Checker) check(server, client netip.AddrPort) Verdict {
 	if len(inside) == 0 {
 		return allow("no cordon sandbox is running")
 	}
-	ino, found, err := clientSocket(server, client)
+	sk, found, err := clientSocket(server, client)
 	if err != nil {
 		return refuse("cannot find the client's socket: " + err.Error())
 	}
@@ -93,10 +93,10 @@ func (c *Checker) check(server, client netip.AddrPort) Verdict {
 		}
 		return allow("the client is not on this host")
 	}
-	if ino == 0 {
+	if sk.ino == 0 {
 		return refuse("the client closed its socket before it could be identified")
 	}
-	want := []byte("socket:[" + strconv.FormatUint(uint64(ino), 10) + "]")
+	want := []byte("socket:[" + strconv.FormatUint(uint64(sk.ino), 10) + "]")
 
 	// The sandboxes first: they are few, and a refusal is the answer that
 	// matters.
@@ -114,7 +114,7 @@ func (c *Checker) check(server, client netip.AddrPort) Verdict {
 			return s.refuseHolder(pid, root, "runs inside the cordon sandbox of %s, and reading its descriptors failed: "+err.Error())
 		}
 	}
-	return c.findOutside(s, inside, want)
+	return c.findOutside(s, inside, want, sk.uid)
 }
 
 // refuseHolder is the verdict against pid: "pid N (command) " and the
@@ -185,33 +185,53 @@ func (c *Checker) sandboxed(s *snapshot, roots []root) map[int]int {
 }
 
 // findOutside looks for want among the descriptors of the processes
-// outside every sandbox, the recent holders first, then the newest
-// processes. A holder is judged by its ancestry read live, which a reused
-// pid cannot fake.
-func (c *Checker) findOutside(s *snapshot, inside map[int]int, want []byte) Verdict {
+// outside every sandbox, the recent holders first. A holder is judged by
+// its ancestry read live, which a reused pid cannot fake.
+func (c *Checker) findOutside(s *snapshot, inside map[int]int, want []byte, uid uint32) Verdict {
 	c.mu.Lock()
-	order := slices.Clone(c.recent)
+	recent := slices.Clone(c.recent)
 	c.mu.Unlock()
-	for i := len(s.pids) - 1; i >= 0; i-- {
-		if pid := s.pids[i]; !slices.Contains(order, pid) {
-			order = append(order, pid)
-		}
-	}
-	for _, pid := range order {
+	try := func(pid int) (Verdict, bool) {
 		if _, in := inside[pid]; in {
-			continue
+			return Verdict{}, false
 		}
 		v, held := c.judgeHolder(s, inside, pid, want)
-		if !held {
-			continue
-		}
-		if !v.Refused {
+		if held && !v.Refused {
 			c.mu.Lock()
 			c.recent = append([]int{pid}, slices.DeleteFunc(c.recent, func(p int) bool { return p == pid })...)
 			c.recent = c.recent[:min(len(c.recent), 4)]
 			c.mu.Unlock()
 		}
-		return v
+		return v, held
+	}
+	for _, pid := range recent {
+		if v, held := try(pid); held {
+			return v
+		}
+	}
+	// Then the processes of the socket's user, newest first, and the
+	// others. A process's /proc directory belongs to its effective uid (to
+	// root when it is not dumpable): one stat costs a tenth of reading a
+	// descriptor table.
+	var others []int
+	for i := len(s.pids) - 1; i >= 0; i-- {
+		pid := s.pids[i]
+		if slices.Contains(recent, pid) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(s.dir, strconv.Itoa(pid), &st, 0) != nil || st.Uid != uid {
+			others = append(others, pid)
+			continue
+		}
+		if v, held := try(pid); held {
+			return v
+		}
+	}
+	for _, pid := range others {
+		if v, held := try(pid); held {
+			return v
+		}
 	}
 	return refuse("no process outside the cordon sandboxes could be found holding the client's socket " +
 		"(it may be passing between processes, or be held by one whose descriptors cannot be read)")

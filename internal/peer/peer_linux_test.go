@@ -432,19 +432,20 @@ func TestProcNetAgreesWithSockDiag(t *testing.T) {
 			}
 			start(t, argv...)
 			server, client := accepted(t, ln)
-			ino, found, err := sockDiag(server, client)
+			sk, found, err := sockDiag(server, client)
 			require.NoError(t, err)
 			require.True(t, found)
-			require.NotZero(t, ino)
-			ino2, found, err := procNet(server, client)
+			require.NotZero(t, sk.ino)
+			assert.Equal(t, uint32(os.Geteuid()), sk.uid)
+			sk2, found, err := procNet(server, client)
 			require.NoError(t, err)
 			require.True(t, found)
-			assert.Equal(t, ino, ino2)
+			assert.Equal(t, sk, sk2)
 			// The server's own end is not the client's.
-			sino, found, err := sockDiag(client, server)
+			ssk, found, err := sockDiag(client, server)
 			require.NoError(t, err)
 			require.True(t, found)
-			assert.NotEqual(t, ino, sino)
+			assert.NotEqual(t, sk.ino, ssk.ino)
 		})
 	}
 }

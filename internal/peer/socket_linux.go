@@ -16,36 +16,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// sock is what the kernel's tables say of the client's socket: its inode
+// (0 once its owner has closed it: an orphan, or TIME_WAIT) and the uid
+// that created it.
+type sock struct{ ino, uid uint32 }
+
 // clientSocket finds the client's end of the connection (local address
 // client, remote address server) in this network namespace's TCP tables.
 // found is false when it is not there: the client is on another host or in
-// another network namespace. A found socket with inode 0 has been closed
-// by its owner (it is an orphan, or in TIME_WAIT).
+// another network namespace.
 //
 // It asks sock_diag for exactly that socket, which is one lookup in the
 // kernel's hash table whatever the number of connections. /proc/net/tcp
 // and tcp6 are read only when sock_diag cannot answer: they list every
 // socket, take time proportional to that, and, read in pieces while
 // sockets come and go, can skip an entry.
-func clientSocket(server, client netip.AddrPort) (ino uint32, found bool, err error) {
-	ino, found, err = sockDiag(server, client)
+func clientSocket(server, client netip.AddrPort) (sk sock, found bool, err error) {
+	sk, found, err = sockDiag(server, client)
 	if err == nil && found {
-		return ino, true, nil
+		return sk, true, nil
 	}
 	// ENOENT is also what a kernel without tcp_diag answers.
 	if err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EPROTONOSUPPORT) &&
 		!errors.Is(err, unix.EAFNOSUPPORT) && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EINVAL) {
-		return 0, false, err
+		return sock{}, false, err
 	}
 	return procNet(server, client)
 }
 
 // sockDiag is one SOCK_DIAG_BY_FAMILY request for one TCP socket.
-func sockDiag(server, client netip.AddrPort) (uint32, bool, error) {
+func sockDiag(server, client netip.AddrPort) (sock, bool, error) {
 	family, src, dst := diagAddrs(client.Addr(), server.Addr())
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return 0, false, fmt.Errorf("sock_diag: %w", err)
+		return sock{}, false, fmt.Errorf("sock_diag: %w", err)
 	}
 	defer unix.Close(fd)
 	tv := unix.NsecToTimeval(int64(2 * time.Second))
@@ -67,42 +71,42 @@ func sockDiag(server, client netip.AddrPort) (uint32, bool, error) {
 	ne.PutUint32(id[40:], ^uint32(0))                      // INET_DIAG_NOCOOKIE
 	ne.PutUint32(id[44:], ^uint32(0))
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, false, fmt.Errorf("sock_diag: %w", err)
+		return sock{}, false, fmt.Errorf("sock_diag: %w", err)
 	}
 	resp := make([]byte, 8192)
 	n, _, err := unix.Recvfrom(fd, resp, 0)
 	if err != nil {
-		return 0, false, fmt.Errorf("sock_diag: %w", err)
+		return sock{}, false, fmt.Errorf("sock_diag: %w", err)
 	}
 	resp = resp[:n]
 	if len(resp) < 16 {
-		return 0, false, errors.New("sock_diag: short answer")
+		return sock{}, false, errors.New("sock_diag: short answer")
 	}
 	switch ne.Uint16(resp[4:]) {
 	case unix.NLMSG_ERROR:
 		if len(resp) < 20 {
-			return 0, false, errors.New("sock_diag: short error")
+			return sock{}, false, errors.New("sock_diag: short error")
 		}
 		if e := int32(ne.Uint32(resp[16:])); e != 0 {
-			return 0, false, fmt.Errorf("sock_diag: %w", unix.Errno(-e))
+			return sock{}, false, fmt.Errorf("sock_diag: %w", unix.Errno(-e))
 		}
-		return 0, false, errors.New("sock_diag: acknowledged without an answer")
+		return sock{}, false, errors.New("sock_diag: acknowledged without an answer")
 	case unix.SOCK_DIAG_BY_FAMILY:
 	default:
-		return 0, false, fmt.Errorf("sock_diag: unexpected message type %d", ne.Uint16(resp[4:]))
+		return sock{}, false, fmt.Errorf("sock_diag: unexpected message type %d", ne.Uint16(resp[4:]))
 	}
 	// struct inet_diag_msg: family, state, timer, retrans, id, expires,
 	// rqueue, wqueue, uid, inode.
 	m := resp[16:]
 	if len(m) < 72 {
-		return 0, false, errors.New("sock_diag: short inet_diag_msg")
+		return sock{}, false, errors.New("sock_diag: short inet_diag_msg")
 	}
 	// The kernel falls back to a listening socket whose port matches: only
 	// the exact connection counts.
 	if m[1] == tcpListen || !sameConn(m[0], m[4:40], client, server) {
-		return 0, false, nil
+		return sock{}, false, nil
 	}
-	return ne.Uint32(m[68:]), true, nil
+	return sock{ino: ne.Uint32(m[68:]), uid: ne.Uint32(m[64:])}, true, nil
 }
 
 // sameConn compares the ports and addresses of an answer's struct
@@ -184,7 +188,7 @@ func putSockID(b []byte, sport, dport uint16, src, dst [16]byte) {
 }
 
 // procNet looks the socket up in /proc/net/tcp and /proc/net/tcp6.
-func procNet(server, client netip.AddrPort) (uint32, bool, error) {
+func procNet(server, client netip.AddrPort) (sock, bool, error) {
 	var firstErr error
 	for _, t := range procNetKeys(server, client) {
 		b, err := os.ReadFile(t.file)
@@ -194,14 +198,14 @@ func procNet(server, client netip.AddrPort) (uint32, bool, error) {
 			}
 			continue
 		}
-		if ino, ok := findProcNet(b, t.local, t.remote); ok {
-			return ino, true, nil
+		if sk, ok := findProcNet(b, t.local, t.remote); ok {
+			return sk, true, nil
 		}
 	}
 	if firstErr != nil {
-		return 0, false, fmt.Errorf("neither sock_diag nor /proc/net could be read: %w", firstErr)
+		return sock{}, false, fmt.Errorf("neither sock_diag nor /proc/net could be read: %w", firstErr)
 	}
-	return 0, false, nil
+	return sock{}, false, nil
 }
 
 type procNetKey struct{ file, local, remote string }
@@ -234,7 +238,7 @@ func hexAddr6(a netip.Addr, port uint16) string {
 
 // findProcNet finds the line "sl local remote st tx:rx tr:when retrnsmt
 // uid timeout inode ..." with the given addresses.
-func findProcNet(table []byte, local, remote string) (uint32, bool) {
+func findProcNet(table []byte, local, remote string) (sock, bool) {
 	for len(table) > 0 {
 		line := table
 		if i := bytes.IndexByte(table, '\n'); i >= 0 {
@@ -249,11 +253,12 @@ func findProcNet(table []byte, local, remote string) (uint32, bool) {
 		if string(f[3]) == "0A" { // TCP_LISTEN
 			continue
 		}
-		var ino uint32
-		if _, err := fmt.Sscan(string(f[9]), &ino); err != nil {
+		uid, err1 := strconv.ParseUint(string(f[7]), 10, 32)
+		ino, err2 := strconv.ParseUint(string(f[9]), 10, 32)
+		if err1 != nil || err2 != nil {
 			continue
 		}
-		return ino, true
+		return sock{ino: uint32(ino), uid: uint32(uid)}, true
 	}
-	return 0, false
+	return sock{}, false
 }
