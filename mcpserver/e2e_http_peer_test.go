@@ -154,6 +154,20 @@ func TestHTTPRefusesCordonExecClients(t *testing.T) {
 			acceptedOutside(t, w, url)
 		})
 	}
+	// What cordon runs unconfined (danger-full-access, --no-sandbox) is not
+	// inside anything, and stays a client like any other process.
+	t.Run("danger-full-access", func(t *testing.T) {
+		w := newWorld(t)
+		url, _ := peerServer(t, w)
+		file := filepath.Join(w.ws, "from-danger")
+		cmd := exec.Command(cordonBin, "exec", "--mode", "danger-full-access", "--workspace", w.ws,
+			"--state-dir", filepath.Join(w.base, "exec-state"), "--", "/bin/sh", "-c", attackScript(url, file))
+		cmd.Env = w.env()
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, 2, strings.Count(string(out), "status=200"), "%s", out)
+		assert.FileExists(t, file)
+	})
 }
 
 // A command that orphans a background client (a double fork into a new

@@ -37,13 +37,18 @@ func (l *lockedBuffer) String() string {
 }
 
 // The wiring of refuseSandboxed, in this process (so that -race sees it):
-// the test binary stands for cordon's executable, so that a child of this
-// test is inside "a sandbox" while the test's own connections are not.
-// The end-to-end tests (e2e_http_peer_test.go) drive the real binary.
+// the test binary stands for cordon's executable, so that a confined
+// child of this test (no_new_privs set, as cordon's helper sets it) is
+// inside "a sandbox" while the test's own connections are not. The
+// end-to-end tests (e2e_http_peer_test.go) drive the real binary.
 func TestRefuseSandboxedWiring(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Skip("no curl")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv")
 	}
 	peers, err := peer.New(peer.Options{HelperArg: sandbox.HelperArg, SelfExe: "/proc/self/exe"})
 	require.NoError(t, err)
@@ -61,7 +66,9 @@ func TestRefuseSandboxedWiring(t *testing.T) {
 	var wg sync.WaitGroup
 	var out []byte
 	var curlErr error
-	wg.Go(func() { out, curlErr = exec.Command(curl, "-sS", "-i", srv.URL).CombinedOutput() })
+	wg.Go(func() {
+		out, curlErr = exec.Command(setpriv, "--no-new-privs", curl, "-sS", "-i", srv.URL).CombinedOutput()
+	})
 	for range 8 {
 		wg.Go(func() {
 			for range 5 {

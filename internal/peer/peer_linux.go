@@ -152,7 +152,11 @@ func (c *Checker) isRoot(s *snapshot, pid int, argv []byte) (root, bool) {
 }
 
 // sandboxed maps every process inside a sandbox to the root of its
-// sandbox.
+// sandbox. Beneath a process that holds the marker, everything is inside.
+// Beneath a process running cordon's executable, what is confined is: its
+// no_new_privs says so, for cordon's helper sets it before it execs a
+// confined command, a danger-full-access command runs without it, and no
+// process can unset it.
 func (c *Checker) sandboxed(s *snapshot, roots []root) map[int]int {
 	if len(roots) == 0 {
 		return nil
@@ -165,10 +169,11 @@ func (c *Checker) sandboxed(s *snapshot, roots []root) map[int]int {
 	inside := make(map[int]int)
 	var stack []int
 	for _, r := range roots {
-		if r.inside {
-			if _, seen := inside[r.pid]; !seen {
-				inside[r.pid] = r.pid
-			}
+		if !r.inside {
+			continue
+		}
+		if _, seen := inside[r.pid]; !seen {
+			inside[r.pid] = r.pid
 		}
 		stack = childrenOf(r.pid, stack[:0])
 		for len(stack) > 0 {
@@ -178,6 +183,26 @@ func (c *Checker) sandboxed(s *snapshot, roots []root) map[int]int {
 				continue
 			}
 			inside[pid] = r.pid
+			stack = childrenOf(pid, stack)
+		}
+	}
+	seen := make(map[int]bool)
+	for _, r := range roots {
+		if r.inside {
+			continue
+		}
+		stack = childrenOf(r.pid, stack[:0])
+		for len(stack) > 0 {
+			pid := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if _, in := inside[pid]; in || seen[pid] {
+				continue
+			}
+			seen[pid] = true
+			// Unreadable counts as confined: refusing is the safe side.
+			if nnp, err := s.noNewPrivs(s.dir, strconv.Itoa(pid)+"/status"); nnp || (err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ESRCH)) {
+				inside[pid] = r.pid
+			}
 			stack = childrenOf(pid, stack)
 		}
 	}
@@ -259,37 +284,45 @@ func (c *Checker) judgeHolder(s *snapshot, inside map[int]int, pid int, want []b
 	if err != nil {
 		return refuse(fmt.Sprintf("pid %d (%s) holds the client's socket, and exited before its ancestry could be read", pid, cmd)), true
 	}
-	r, err := c.sandboxAbove(s, self, inside)
+	r, cordon, err := c.sandboxAbove(s, self, inside)
 	switch {
 	case err != nil:
 		return refuse(fmt.Sprintf("pid %d (%s) holds the client's socket, and its ancestry could not be read: %v", pid, cmd, err)), true
 	case r != 0:
-		v := s.refuseHolder(pid, r, "holds the client's socket and runs inside the cordon sandbox of %s")
-		return v, true
+		return s.refuseHolder(pid, r, "holds the client's socket and runs inside the cordon sandbox of %s"), true
+	case cordon != 0:
+		nnp, err := s.noNewPrivs(pd, "status")
+		if err != nil {
+			return s.refuseHolder(pid, cordon, "holds the client's socket, runs beneath %s, and whether it is confined could not be read: "+err.Error()), true
+		}
+		if nnp {
+			return s.refuseHolder(pid, cordon, "holds the client's socket and runs inside the cordon sandbox of %s"), true
+		}
 	}
 	return Verdict{Reason: "the client runs outside every cordon sandbox", PID: pid, Command: cmd}, true
 }
 
 // sandboxAbove walks from p up to the first process without a parent,
-// reading each parent live, and returns the first that is inside a
-// sandbox or marks one (0: none). A parent that started after its child
-// is a reused pid: the child has been reparented, and the walk starts
-// again.
-func (c *Checker) sandboxAbove(s *snapshot, p proc, inside map[int]int) (int, error) {
+// reading each parent live. It returns the first that is inside a sandbox
+// or holds the marker, or else the first that runs cordon's executable
+// (then p is inside if it is confined). A parent that started after its
+// child is a reused pid: the child has been reparented, and the walk
+// starts again.
+func (c *Checker) sandboxAbove(s *snapshot, p proc, inside map[int]int) (root, cordon int, err error) {
 	first := p
 	for tries := 0; tries < 3; tries++ {
-		p = first
+		p, cordon = first, 0
 		if tries > 0 {
 			q, err := s.statAt(s.dir, strconv.Itoa(p.pid)+"/stat", p.pid)
 			if err != nil || q.start != p.start {
-				return 0, errors.New("the process exited during the walk")
+				return 0, 0, errors.New("the process exited during the walk")
 			}
 			p = q
 		}
 		restart := false
 		for depth := 0; p.ppid > 0 && depth < 1<<16; depth++ {
 			if r, in := inside[p.ppid]; in {
-				return r, nil
+				return r, 0, nil
 			}
 			parent, err := s.statAt(s.dir, strconv.Itoa(p.ppid)+"/stat", p.ppid)
 			if err != nil || parent.start > p.start {
@@ -298,14 +331,19 @@ func (c *Checker) sandboxAbove(s *snapshot, p proc, inside map[int]int) (int, er
 			}
 			if argv, err := s.cmdline(parent.pid); err == nil {
 				if r, ok := c.isRoot(s, parent.pid, argv); ok {
-					return r.pid, nil
+					if r.inside {
+						return r.pid, 0, nil
+					}
+					if cordon == 0 {
+						cordon = r.pid
+					}
 				}
 			}
 			p = parent
 		}
 		if !restart {
-			return 0, nil
+			return 0, cordon, nil
 		}
 	}
-	return 0, errors.New("its parents kept changing")
+	return 0, 0, errors.New("its parents kept changing")
 }

@@ -63,6 +63,7 @@ func runRoot(argv []string) int {
 // where the options want it:
 //
 //	nondumpable   prctl(PR_SET_DUMPABLE, 0) first
+//	nnp           prctl(PR_SET_NO_NEW_PRIVS, 1) first, as cordon's helper does
 //	mapped6       dial from an IPv6 socket, to the IPv4-mapped address
 //	thread-table  connect from a thread that has its own descriptor table
 //	close         send a request and close the socket at once
@@ -82,6 +83,11 @@ func runConnect(addr string, opts []string) int {
 	}
 	if has("nondumpable") {
 		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return fail(err)
+		}
+	}
+	if has("nnp") {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fail(err)
 		}
 	}
@@ -400,18 +406,34 @@ func TestClientsNotInTheTables(t *testing.T) {
 	}
 }
 
-// cordon's own executable: every descendant of a process running it is
-// inside, even once a helper has exec'd its command.
-func TestDescendantOfSelfExeRefused(t *testing.T) {
-	ln := listen(t, "127.0.0.1:0")
-	cl := start(t, connectArgv(t, ln.Addr().String())...)
-	server, client := accepted(t, ln)
-	c, err := New(Options{HelperArg: marker(t), SelfExe: self(t)})
+// cordon's own executable: a confined descendant of a process running it
+// is inside, even once a helper has exec'd its command; an unconfined one
+// (danger-full-access, --no-sandbox) is not.
+func TestDescendantOfSelfExe(t *testing.T) {
+	mark := marker(t)
+	c, err := New(Options{HelperArg: mark, SelfExe: self(t)})
 	require.NoError(t, err)
-	v := c.Check(server, client)
-	assert.True(t, v.Refused, v.Reason)
-	assert.Equal(t, cl.pid, v.PID)
-	assert.Contains(t, v.Reason, fmt.Sprintf("inside the cordon sandbox of pid %d", os.Getpid()))
+	idleSandbox(t, mark) // so that the unconfined client is looked for, too
+	for _, confined := range []bool{true, false} {
+		t.Run(fmt.Sprint("confined=", confined), func(t *testing.T) {
+			ln := listen(t, "127.0.0.1:0")
+			argv := connectArgv(t, ln.Addr().String())
+			if confined {
+				argv = append(argv, "nnp")
+			}
+			// Behind a shell, so that the outside search's walk up the
+			// ancestry meets this process too.
+			cl := start(t, append([]string{"/bin/sh", "-c", `"$@"; true`, "sh"}, argv...)...)
+			server, client := accepted(t, ln)
+			v := c.Check(server, client)
+			t.Log(v.Reason)
+			assert.Equal(t, confined, v.Refused, v.Reason)
+			assert.Equal(t, cl.pid, v.PID)
+			if confined {
+				assert.Contains(t, v.Reason, fmt.Sprintf("inside the cordon sandbox of pid %d", os.Getpid()))
+			}
+		})
+	}
 }
 
 // /proc/net/tcp and tcp6, read where sock_diag is missing, find the same

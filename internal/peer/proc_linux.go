@@ -141,6 +141,22 @@ func (s *snapshot) parents() map[int][]int {
 	return tree
 }
 
+// noNewPrivs reads the NoNewPrivs line of a status file: "PID/status"
+// relative to /proc, or "status" relative to an open /proc/PID.
+func (s *snapshot) noNewPrivs(dir int, path string) (bool, error) {
+	b, err := readFileAt(dir, path, s.buf)
+	if err != nil {
+		return false, err
+	}
+	s.buf = b[:cap(b)]
+	_, rest, ok := bytes.Cut(b, []byte("\nNoNewPrivs:"))
+	if !ok {
+		return false, errors.New("no NoNewPrivs line in " + path)
+	}
+	v, _, _ := bytes.Cut(rest, []byte{'\n'})
+	return string(bytes.TrimSpace(v)) == "1", nil
+}
+
 // cmdline is the raw argv of pid, NUL-separated ("" for a kernel thread or
 // a zombie).
 func (s *snapshot) cmdline(pid int) ([]byte, error) {
