@@ -10,29 +10,35 @@
 //
 // On Linux a Checker finds the client's socket through the kernel's socket
 // tables (sock_diag, or /proc/net/tcp and tcp6 where sock_diag is missing),
-// the sandboxes through /proc (every process whose argv contains the
-// helper's marker, and every process running cordon's own executable, with
-// all their descendants), and then the process that holds the socket. It
-// allows a connection only when no sandbox is running, when the client is
-// not on this host, or when it found the socket in a process outside every
-// sandbox and in none inside. Everything it cannot establish counts
-// against the client: a sandboxed process whose descriptors cannot be read
-// (it made itself non-dumpable), a socket that no process holds (closed,
-// or in flight between processes).
+// the sandboxes through /proc, and then the process that holds the socket.
+// A sandbox is every process beneath one whose argv contains the helper's
+// marker (that one included), and every confined process (no_new_privs
+// set, as cordon's helper sets it) beneath one running cordon's own
+// executable. It allows a connection only when no sandbox is running, when
+// the client is not on this host, or when it found the socket in a process
+// outside every sandbox, whose ancestry, read live, touches none, and in
+// none inside. Everything it cannot establish counts against the client: a
+// sandboxed process whose descriptors cannot be read (it made itself
+// non-dumpable), a socket that no process holds (closed, or in flight
+// between processes). A thread with a descriptor table of its own is read
+// too.
 //
 // Limits, stated as os.Root states its own: a process that has left the
 // process tree of its sandbox (an orphan reparented to init because nothing
 // inside the sandbox reaps it) is no longer recognised; bubblewrap's pid
 // namespace makes that impossible, and under Landlock it is the helper's
-// job, as a child subreaper, to keep its orphans. Processes that /proc
+// job, as a child subreaper, to keep its orphans and to outlive them. A
+// relay outside every sandbox (a local proxy, an SSH port forward)
+// connects on a confined process's behalf and is what is seen. Processes
+// that /proc
 // hides (hidepid, another user's processes when cordon is not root) are
 // not seen. A socket in transit through an outside process that accepts
 // descriptors from anyone (a D-Bus broker) could be taken for that
 // process's own for the instant it is there.
 //
-// Nothing is cached between checks but the pid of the last outside holder,
-// which only decides where the search starts: every verdict is made from
-// what /proc shows at the time.
+// Nothing is cached between checks but the pids of the last outside
+// holders, which only decide where the search starts: every verdict is made
+// from what /proc shows at the time, so a reused pid gains nothing.
 //
 // On other systems every connection is allowed: macOS's Seatbelt profile
 // denies the port to confined commands instead.
@@ -47,10 +53,10 @@ type Options struct {
 	// HelperArg marks a sandbox: a process whose argv contains exactly
 	// this element is inside a sandbox, and so is every descendant.
 	HelperArg string
-	// SelfExe, if set, also refuses every descendant of every process
-	// running this executable file: cordon's own binary, whose processes
-	// (serve, exec, wrap) have no child that is not confined. It covers a
-	// helper that has already exec'd its command.
+	// SelfExe, if set, names cordon's own executable: a confined
+	// process (no_new_privs set) beneath any process running it is inside
+	// too. It covers a helper that has already exec'd its command, and
+	// leaves out what cordon runs unconfined (danger-full-access).
 	SelfExe string
 }
 
