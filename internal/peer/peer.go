@@ -56,7 +56,10 @@ type Options struct {
 	// SelfExe, if set, names cordon's own executable: a confined
 	// process (no_new_privs set) beneath any process running it is inside
 	// too. It covers a helper that has already exec'd its command, and
-	// leaves out what cordon runs unconfined (danger-full-access).
+	// leaves out what cordon runs unconfined (danger-full-access). Only
+	// processes whose argv[0] ends in the executable's file name are
+	// looked at (a cordon started through a link of another name is
+	// recognised by its helper's marker alone).
 	SelfExe string
 }
 

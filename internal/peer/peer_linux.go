@@ -58,7 +58,7 @@ func New(o Options) (*Checker, error) {
 
 // root is a process that marks a sandbox: one whose argv holds the
 // helper's marker is inside it; one running cordon's executable is not,
-// but all its descendants are.
+// but its confined descendants are.
 type root struct {
 	pid    int
 	inside bool
@@ -109,7 +109,7 @@ func (c *Checker) check(server, client netip.AddrPort) Verdict {
 		case held:
 			return s.refuseHolder(pid, root, "holds the client's socket and runs inside the cordon sandbox of %s")
 		case errors.Is(err, errUnreadable):
-			return s.refuseHolder(pid, root, "runs inside the cordon sandbox of %s and may hold the client's socket: "+err.Error()+" (it is not dumpable)")
+			return s.refuseHolder(pid, root, "runs inside the cordon sandbox of %s and may hold the client's socket: "+err.Error()+" (it made itself non-dumpable, or is another user's)")
 		default:
 			return s.refuseHolder(pid, root, "runs inside the cordon sandbox of %s, and reading its descriptors failed: "+err.Error())
 		}
@@ -127,9 +127,9 @@ func (s *snapshot) refuseHolder(pid, root int, reason string) Verdict {
 		Reason: fmt.Sprintf("pid %d (%s) %s", pid, cmd, strings.Replace(reason, "%s", rootDesc, 1))}
 }
 
-// isRoot: argv holds the marker, or the process runs cordon's executable
-// (looked at only when argv[0] is named like it: a look costs as much as
-// reading an argv).
+// isRoot: argv holds the marker, or the process runs cordon's executable.
+// That is looked at only when argv[0] is named like the executable: a look
+// costs most of what reading an argv costs.
 func (c *Checker) isRoot(s *snapshot, pid int, argv []byte) (root, bool) {
 	if hasArg(argv, c.helperArg) {
 		return root{pid, true}, true

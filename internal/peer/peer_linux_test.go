@@ -321,7 +321,7 @@ func TestNonDumpableRefused(t *testing.T) {
 	if os.Geteuid() == 0 {
 		assert.Contains(t, v.Reason, "holds the client's socket")
 	} else {
-		assert.Contains(t, v.Reason, "not dumpable")
+		assert.Contains(t, v.Reason, "non-dumpable")
 	}
 }
 
