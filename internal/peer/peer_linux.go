@@ -102,7 +102,7 @@ func (c *Checker) check(server, client netip.AddrPort) Verdict {
 	// matters.
 	for pid, root := range inside {
 		held, err := s.holdsAnyThread(pid, want)
-		if !held && err == nil {
+		if !held && (err == nil || errors.Is(err, errUnreadable) && s.othersOnly(pid)) {
 			continue
 		}
 		switch {
@@ -115,6 +115,20 @@ func (c *Checker) check(server, client netip.AddrPort) Verdict {
 		}
 	}
 	return c.findOutside(s, inside, want, sk.uid)
+}
+
+// othersOnly: pid runs as users other than this process's, so that its
+// descriptors are hidden from it for that reason. Another user's sandbox is
+// no client of this cordon: it has no more of the token than any of that
+// user's processes, and if it holds the client's socket, the search
+// outside finds no holder and refuses. A process of this user that made
+// itself non-dumpable is hidden too, and that one counts.
+func (s *snapshot) othersOnly(pid int) bool {
+	uids, err := s.uids(pid)
+	if err != nil || len(uids) == 0 {
+		return false
+	}
+	return !slices.Contains(uids, os.Geteuid()) && !slices.Contains(uids, os.Getuid())
 }
 
 // refuseHolder is the verdict against pid: "pid N (command) " and the

@@ -541,6 +541,30 @@ func TestCommandNamesTheProgramOnly(t *testing.T) {
 	assert.Equal(t, "", command(nil))
 }
 
+// Another user's sandbox, whose descriptors this user cannot read, is no
+// reason to refuse this user's clients. TestAsNobody runs it as nobody,
+// with the sandbox of another user (uid 65532) made non-dumpable.
+func TestOtherUsersSandboxIgnored(t *testing.T) {
+	mark := os.Getenv("PEER_TEST_FOREIGN_MARK")
+	if mark == "" {
+		t.Skip("run by TestAsNobody")
+	}
+	ln := listen(t, "127.0.0.1:0")
+	cl := start(t, connectArgv(t, ln.Addr().String())...)
+	server, client := accepted(t, ln)
+	v := checker(t, mark).Check(server, client)
+	t.Log(v.Reason)
+	assert.False(t, v.Refused, v.Reason)
+	assert.Equal(t, cl.pid, v.PID)
+
+	// Its own sandboxes, made non-dumpable, still refuse.
+	ln = listen(t, "127.0.0.1:0")
+	sandbox(t, mark, connectArgv(t, ln.Addr().String(), "nondumpable")...)
+	server, client = accepted(t, ln)
+	v = checker(t, mark).Check(server, client)
+	assert.True(t, v.Refused, v.Reason)
+}
+
 // TestAsNobody runs the tests whose outcome depends on privilege as an
 // unprivileged user: then a non-dumpable process's descriptors cannot be
 // read, and other users' processes cannot be looked at.
@@ -563,13 +587,18 @@ func TestAsNobody(t *testing.T) {
 	b, err := os.ReadFile(self(t))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	// Another user's sandbox, not dumpable, that holds nothing.
+	foreign := marker(t)
+	start(t, setpriv, "--reuid=65532", "--regid=65532", "--clear-groups", "--", bin, "peer-test-root", foreign, "--",
+		bin, "peer-test-connect", listen(t, "127.0.0.1:0").Addr().String(), "nondumpable")
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.v", "-test.count=1",
-		"-test.run", "^(TestNonDumpableRefused|TestOrdinaryClientAllowed|TestSandboxedClientRefused|TestThreadOwnTableRefused|TestIPv4MappedClients)$")
-	cmd.Env = append(os.Environ(), "PEER_TEST_NOBODY=1", "TMPDIR=/tmp", "HOME=/", "GORACE=atexit_sleep_ms=0")
+		"-test.run", "^(TestNonDumpableRefused|TestOrdinaryClientAllowed|TestSandboxedClientRefused|TestThreadOwnTableRefused|TestIPv4MappedClients|TestOtherUsersSandboxIgnored)$")
+	cmd.Env = append(os.Environ(), "PEER_TEST_NOBODY=1", "TMPDIR=/tmp", "HOME=/", "GORACE=atexit_sleep_ms=0", "PEER_TEST_FOREIGN_MARK="+foreign)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody:\n%s", out)
 	require.NoError(t, err)
 	assert.Contains(t, string(out), "--- PASS: TestNonDumpableRefused")
+	assert.Contains(t, string(out), "--- PASS: TestOtherUsersSandboxIgnored")
 	assert.NotContains(t, string(out), "SKIP")
 }

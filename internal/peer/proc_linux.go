@@ -157,6 +157,29 @@ func (s *snapshot) noNewPrivs(dir int, path string) (bool, error) {
 	return string(bytes.TrimSpace(v)) == "1", nil
 }
 
+// uids reads the Uid line of /proc/PID/status: real, effective, saved
+// and file-system uid. Unlike the descriptors, it is readable whoever owns
+// the process.
+func (s *snapshot) uids(pid int) ([]int, error) {
+	b, err := readFileAt(s.dir, strconv.Itoa(pid)+"/status", s.buf)
+	if err != nil {
+		return nil, err
+	}
+	s.buf = b[:cap(b)]
+	_, rest, ok := bytes.Cut(b, []byte("\nUid:"))
+	if !ok {
+		return nil, fmt.Errorf("no Uid line in /proc/%d/status", pid)
+	}
+	line, _, _ := bytes.Cut(rest, []byte{'\n'})
+	var out []int
+	for _, f := range bytes.Fields(line) {
+		if u, ok := atoi(f); ok {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
 // cmdline is the raw argv of pid, NUL-separated ("" for a kernel thread or
 // a zombie).
 func (s *snapshot) cmdline(pid int) ([]byte, error) {
