@@ -11,11 +11,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/peer"
+	"github.com/cordonhq/cordon/sandbox"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -53,6 +57,10 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 			return err
 		}
 	}
+	peers, err := peer.New(peer.Options{HelperArg: sandbox.HelperArg, SelfExe: "/proc/self/exe"})
+	if err != nil {
+		return fmt.Errorf("--http %s: cannot set up the check that refuses clients inside a cordon sandbox (is /proc mounted?): %w", cfg.Addr, err)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", cfg.Addr, err)
@@ -66,8 +74,9 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	// shutdown kills the commands that are still running.
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return base }}
+	srv := &http.Server{Handler: s.refuseSandboxed(peers, mux), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base },
+		ConnContext: withConnPeer}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info().Str("addr", ln.Addr().String()).Str("token_file", tokenFile).Msg("serving MCP over HTTP at /mcp")
@@ -179,4 +188,64 @@ func cancelShim(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// connPeer is what is known of one connection's client: its addresses,
+// and once its first request has arrived, the verdict on it.
+type connPeer struct {
+	server, client netip.AddrPort
+	once           sync.Once
+	verdict        peer.Verdict
+}
+
+type connPeerKey struct{}
+
+func withConnPeer(ctx context.Context, c net.Conn) context.Context {
+	cp := &connPeer{}
+	if l, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		cp.server = l.AddrPort()
+	}
+	if r, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		cp.client = r.AddrPort()
+	}
+	return context.WithValue(ctx, connPeerKey{}, cp)
+}
+
+// refuseSandboxed answers 403 to every request on a connection whose
+// client runs inside a cordon sandbox, this server's or any other's: a
+// confined command that reached the port with a token could otherwise
+// open its own session and approve its own escalation. The client is
+// judged once per connection, at its first request, in the connection's
+// own goroutine; a refused connection is closed after the answer.
+func (s *Server) refuseSandboxed(peers *peer.Checker, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cp, ok := r.Context().Value(connPeerKey{}).(*connPeer)
+		if !ok {
+			http.Error(w, "forbidden: the connection's client cannot be identified", http.StatusForbidden)
+			return
+		}
+		cp.once.Do(func() {
+			start := time.Now()
+			cp.verdict = peers.Check(cp.server, cp.client)
+			s.logVerdict(cp, time.Since(start))
+		})
+		if cp.verdict.Refused {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "forbidden: requests from inside a cordon sandbox are refused ("+cp.verdict.Reason+"). "+
+				"A command that cordon confines cannot be a client of a cordon server; connect from outside every sandbox.", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) logVerdict(cp *connPeer, took time.Duration) {
+	v := cp.verdict
+	if v.Refused {
+		s.log.Warn().Str("client", cp.client.String()).Int("pid", v.PID).Str("command", v.Command).
+			Str("reason", v.Reason).Msg("refused an HTTP client: requests from inside a cordon sandbox are refused")
+		return
+	}
+	s.log.Debug().Str("client", cp.client.String()).Int("pid", v.PID).Str("command", v.Command).
+		Str("reason", v.Reason).Dur("took", took).Msg("HTTP client allowed")
 }
