@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/cordonhq/cordon/internal/helper"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,6 +143,6 @@ func BenchmarkReadGrants(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		readRules(p.ReadDeny)
+		helper.ReadRules(p.ReadDeny)
 	}
 }

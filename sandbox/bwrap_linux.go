@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/cordonhq/cordon/internal/helper"
+
 	"fmt"
 	"os"
 	"os/exec"
@@ -129,26 +131,26 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 	}
 	args := b.args(p, plan)
 	const exeFD, statusFD = 3, 4
-	helper := helperConfig{netDeny: p.Network == NetworkDeny, statusFD: statusFD, argv: argv}
+	hc := helper.Config{NetDeny: p.Network == NetworkDeny, StatusFD: statusFD, Argv: argv}
 	// Landlock inside bwrap as a second wall where the kernel has it: it
 	// refuses writes to FIFOs and devices outside the writable roots, which
 	// a read-only bind lets through, and (ABI 6) abstract unix sockets and
 	// signals outside the sandbox.
 	if abi, err := llsyscall.LandlockGetABIVersion(); err == nil && abi >= 1 {
-		helper.landlockABI = abi
-		helper.metadataDeny = p.Mode == ReadOnly
+		hc.LandlockABI = abi
+		hc.MetadataDeny = p.Mode == ReadOnly
 		for _, r := range p.WritableRoots {
 			if r == p.TmpDir {
 				r = "/tmp"
 			}
-			helper.writable = append(helper.writable, r)
+			hc.Writable = append(hc.Writable, r)
 		}
 		if p.TmpDir == "" {
-			helper.writable = append(helper.writable, "/tmp")
+			hc.Writable = append(hc.Writable, "/tmp")
 		}
 	}
-	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), HelperArg)
-	args = append(args, helper.args()...)
+	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), helper.Arg)
+	args = append(args, hc.Args()...)
 	c := &ConfinedArgv{
 		Backend:            "bwrap",
 		Argv:               append([]string{b.path}, args...),

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/cordonhq/cordon/internal/helper"
+
 	"fmt"
 	"strconv"
 	"sync"
@@ -110,20 +112,20 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		return nil, err
 	}
 	const statusFD, reapFD = 3, 4
-	helper := helperConfig{
-		landlockABI: l.abi,
-		writable:    p.WritableRoots,
-		netDeny:     p.Network == NetworkDeny,
+	hc := helper.Config{
+		LandlockABI: l.abi,
+		Writable:    p.WritableRoots,
+		NetDeny:     p.Network == NetworkDeny,
 		// In read-only mode nothing may change, metadata included.
-		metadataDeny: p.Mode == ReadOnly,
-		ipcDeny:      true,
-		statusFD:     statusFD,
-		reapFD:       reapFD,
-		argv:         argv,
+		MetadataDeny: p.Mode == ReadOnly,
+		IPCDeny:      true,
+		StatusFD:     statusFD,
+		ReapFD:       reapFD,
+		Argv:         argv,
 	}
 	for _, d := range p.ReadDeny {
 		if !withinAny(d, p.WritableRoots) {
-			helper.denyRead = append(helper.denyRead, d)
+			hc.DenyRead = append(hc.DenyRead, d)
 		}
 	}
 	var guarded []string
@@ -135,7 +137,7 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 	enf, un := l.Limits()
 	c := &ConfinedArgv{
 		Backend:            "landlock",
-		Argv:               append([]string{exe, HelperArg}, helper.args()...),
+		Argv:               append([]string{exe, helper.Arg}, hc.Args()...),
 		Enforcement:        enf,
 		Unenforced:         un,
 		DenialSignatures:   landlockDenialSignatures,

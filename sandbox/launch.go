@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/cordonhq/cordon/internal/helper"
+
 	"errors"
 	"fmt"
 	"io"
@@ -46,14 +48,6 @@ type Outcome struct {
 	Undone   []Change
 	GuardErr error
 }
-
-// Helper status protocol: the helper writes statusStarted just before it
-// execs the command, or statusError followed by a message when setting up
-// the sandbox failed. Nothing at all means the runner never reached it.
-const (
-	statusStarted = "R"
-	statusError   = "E"
-)
 
 // NewLaunch prepares a launch. The command runs in the caller's cwd unless
 // Cmd.Dir is set.
@@ -218,10 +212,10 @@ func (l *Launch) endGuard() ([]Change, error) {
 
 func runnerFailure(status, backend string, exitCode int) string {
 	switch {
-	case strings.HasPrefix(status, statusStarted):
+	case strings.HasPrefix(status, helper.StatusStarted):
 		return ""
-	case strings.HasPrefix(status, statusError):
-		return strings.TrimSpace(strings.TrimPrefix(status, statusError))
+	case strings.HasPrefix(status, helper.StatusError):
+		return strings.TrimSpace(strings.TrimPrefix(status, helper.StatusError))
 	}
 	return fmt.Sprintf("%s exited %d before the command started", backend, exitCode)
 }

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/cordonhq/cordon/internal/helper"
+
 	"bytes"
 	"os"
 	"os/exec"
@@ -32,20 +34,20 @@ func TestRunnerFailureIsToldFromCommandFailure(t *testing.T) {
 	})
 	t.Run("helper failed to confine", func(t *testing.T) {
 		o, out := launchOutcome(t, &ConfinedArgv{Backend: "landlock", statusFD: 3,
-			Argv: append([]string{exe, HelperArg}, helperConfig{landlockABI: 99, statusFD: 3, argv: []string{"true"}}.args()...)})
+			Argv: append([]string{exe, HelperArg}, helper.Config{LandlockABI: 99, StatusFD: 3, Argv: []string{"true"}}.Args()...)})
 		assert.Contains(t, o.RunnerFailure, "older than the 99")
 		assert.Equal(t, 125, o.ExitCode)
 		assert.Contains(t, out, "cordon: sandbox runner failed:")
 	})
 	t.Run("command failed on its own", func(t *testing.T) {
 		o, _ := launchOutcome(t, &ConfinedArgv{Backend: "landlock", statusFD: 3,
-			Argv: append([]string{exe, HelperArg}, helperConfig{statusFD: 3, argv: []string{"/bin/sh", "-c", "exit 125"}}.args()...)})
+			Argv: append([]string{exe, HelperArg}, helper.Config{StatusFD: 3, Argv: []string{"/bin/sh", "-c", "exit 125"}}.Args()...)})
 		assert.Empty(t, o.RunnerFailure)
 		assert.Equal(t, 125, o.ExitCode, "a command may exit 125 itself")
 	})
 	t.Run("command not found", func(t *testing.T) {
 		o, out := launchOutcome(t, &ConfinedArgv{Backend: "landlock", statusFD: 3,
-			Argv: append([]string{exe, HelperArg}, helperConfig{statusFD: 3, argv: []string{"no-such-command-xyz"}}.args()...)})
+			Argv: append([]string{exe, HelperArg}, helper.Config{StatusFD: 3, Argv: []string{"no-such-command-xyz"}}.Args()...)})
 		assert.Empty(t, o.RunnerFailure)
 		assert.Equal(t, 127, o.ExitCode)
 		assert.Contains(t, out, "command not found")

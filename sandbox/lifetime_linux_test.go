@@ -67,8 +67,8 @@ func TestKillEndsTheWholeTree(t *testing.T) {
 		l, err := c.NewLaunch()
 		require.NoError(t, err)
 		l.OwnGroup = true
-		var out bytes.Buffer
-		l.Cmd.Stdout, l.Cmd.Stderr, l.Cmd.Dir = &out, &out, f.ws
+		out := &tailWriter{max: 1 << 20} // read while the command writes
+		l.Cmd.Stdout, l.Cmd.Stderr, l.Cmd.Dir = out, out, f.ws
 		require.NoError(t, l.Start())
 		deadline := time.Now().Add(5 * time.Second)
 		for time.Now().Before(deadline) && len(processesWith(token)) < 5 {

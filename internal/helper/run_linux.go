@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"errors"
@@ -12,22 +12,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RunHelper is the re-executed helper: it confines itself and execs the
+// Run is the re-executed helper: it confines itself and execs the
 // command. It never returns. Under bwrap it runs inside the namespaces
 // bwrap made, so both backends share the same privilege drop and filter.
-func RunHelper(args []string) {
+func Run(args []string) {
 	// Every step below applies to the calling thread, and the exec must
 	// happen from that thread: never unlock it.
 	runtime.LockOSThread()
 
-	cfg, err := parseHelperArgs(args)
-	status := os.NewFile(uintptr(cfg.statusFD), "status")
-	if cfg.statusFD == 0 {
+	cfg, err := Parse(args)
+	status := os.NewFile(uintptr(cfg.StatusFD), "status")
+	if cfg.StatusFD == 0 {
 		status = nil
 	}
 	fail := func(err error) {
 		if status != nil {
-			fmt.Fprintf(status, "%s%v", statusError, err)
+			fmt.Fprintf(status, "%s%v", StatusError, err)
 		}
 		fmt.Fprintf(os.Stderr, "cordon: sandbox runner failed: %v\n", err)
 		os.Exit(125)
@@ -35,22 +35,22 @@ func RunHelper(args []string) {
 	if err != nil {
 		fail(err)
 	}
-	if cfg.reapFD > 0 {
+	if cfg.ReapFD > 0 {
 		os.Exit(reap(cfg, status))
 	}
 	if err := confineSelf(cfg); err != nil {
 		fail(err)
 	}
-	path, lookErr := exec.LookPath(cfg.argv[0])
+	path, lookErr := exec.LookPath(cfg.Argv[0])
 	if status != nil {
-		status.WriteString(statusStarted)
+		status.WriteString(StatusStarted)
 	}
 	if lookErr != nil {
-		fmt.Fprintf(os.Stderr, "cordon: %s: command not found\n", cfg.argv[0])
+		fmt.Fprintf(os.Stderr, "cordon: %s: command not found\n", cfg.Argv[0])
 		os.Exit(127)
 	}
-	err = unix.Exec(path, cfg.argv, os.Environ())
-	fmt.Fprintf(os.Stderr, "cordon: %s: %v\n", cfg.argv[0], err)
+	err = unix.Exec(path, cfg.Argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "cordon: %s: %v\n", cfg.Argv[0], err)
 	if errors.Is(err, unix.ENOENT) {
 		os.Exit(127)
 	}
@@ -59,14 +59,14 @@ func RunHelper(args []string) {
 
 // confineSelf applies, in order: close-on-exec for every inherited fd
 // beyond 0–2, no_new_privs, Landlock, the capability drop, seccomp.
-func confineSelf(cfg helperConfig) error {
+func confineSelf(cfg Config) error {
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fmt.Errorf("marking inherited descriptors close-on-exec: %w", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	if cfg.landlockABI > 0 {
+	if cfg.LandlockABI > 0 {
 		if err := applyLandlock(cfg); err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func confineSelf(cfg helperConfig) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
-	return installSeccomp(seccompOptions{netDeny: cfg.netDeny, metadataDeny: cfg.metadataDeny, ipcDeny: cfg.ipcDeny})
+	return installSeccomp(SeccompOptions{NetDeny: cfg.NetDeny, MetadataDeny: cfg.MetadataDeny, IPCDeny: cfg.IPCDeny})
 }
 
 // landlockConfigs maps an ABI to go-landlock's config for it. ABIs above
@@ -85,19 +85,19 @@ var landlockConfigs = []landlock.Config{
 	5: landlock.V5, 6: landlock.V6, 7: landlock.V7, 8: landlock.V8,
 }
 
-func applyLandlock(cfg helperConfig) error {
+func applyLandlock(cfg Config) error {
 	// Never trust a best-effort mode: it succeeds with no Landlock at all.
 	abi, err := llsyscall.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return fmt.Errorf("landlock is not available (ABI %d): %v", abi, err)
 	}
-	if abi < cfg.landlockABI {
-		return fmt.Errorf("landlock ABI %d is older than the %d the policy was built for", abi, cfg.landlockABI)
+	if abi < cfg.LandlockABI {
+		return fmt.Errorf("landlock ABI %d is older than the %d the policy was built for", abi, cfg.LandlockABI)
 	}
-	use := min(cfg.landlockABI, len(landlockConfigs)-1)
+	use := min(cfg.LandlockABI, len(landlockConfigs)-1)
 	base := landlockConfigs[use]
 	ll := landlock.Config{HandledAccessFS: base.HandledAccessFS}
-	if cfg.netDeny {
+	if cfg.NetDeny {
 		ll.HandledAccessNet = base.HandledAccessNet // no port rules: all TCP bind/connect denied
 	}
 	if use >= 6 {
@@ -106,13 +106,13 @@ func applyLandlock(cfg helperConfig) error {
 		// address outside would otherwise act for the command.
 		ll.Scoped = landlock.ScopedSet(llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket)
 	}
-	rules := append(readRules(cfg.denyRead),
+	rules := append(ReadRules(cfg.DenyRead),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing())
 	if use >= 5 {
 		rules = append(rules, landlock.PathAccess(readFileExec|readDir|landlock.AccessFSSet(llsyscall.AccessFSIoctlDev), "/dev"))
 	}
-	if len(cfg.writable) > 0 {
-		rw := landlock.RWDirs(cfg.writable...)
+	if len(cfg.Writable) > 0 {
+		rw := landlock.RWDirs(cfg.Writable...)
 		if use >= 2 {
 			rw = rw.WithRefer()
 		}

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"fmt"
@@ -37,8 +37,8 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 // reap starts the confining helper and returns the reaper's exit code once
 // nothing of the command is left. Where the command was killed by a
 // signal, the reaper kills itself with the same one.
-func reap(cfg helperConfig, status *os.File) int {
-	control := os.NewFile(uintptr(cfg.reapFD), "control")
+func reap(cfg Config, status *os.File) int {
+	control := os.NewFile(uintptr(cfg.ReapFD), "control")
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return failStarting(status, fmt.Errorf("marking inherited descriptors close-on-exec: %w", err))
 	}
@@ -58,17 +58,17 @@ func reap(cfg helperConfig, status *os.File) int {
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, forwardedSignals...)
 	child := cfg
-	child.reapFD = 0
+	child.ReapFD = 0
 	files := []uintptr{0, 1, 2}
 	if status != nil {
-		child.statusFD = len(files)
+		child.StatusFD = len(files)
 		files = append(files, status.Fd())
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return failStarting(status, err)
 	}
-	pid, err := syscall.ForkExec(exe, append([]string{exe, HelperArg}, child.args()...), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(exe, append([]string{exe, Arg}, child.Args()...), &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,
 		// The reaper's locked thread forked it: should the reaper die, so
@@ -131,7 +131,7 @@ func reap(cfg helperConfig, status *os.File) int {
 
 func failStarting(status *os.File, err error) int {
 	if status != nil {
-		fmt.Fprintf(status, "%s%v", statusError, err)
+		fmt.Fprintf(status, "%s%v", StatusError, err)
 	}
 	fmt.Fprintf(os.Stderr, "cordon: sandbox runner failed: %v\n", err)
 	return 125

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 // assembles it (seccomp_linux.go) and `cordon status` lists it, so what is
 // reported is what is installed.
 
-// seccompOptions select the rules that depend on the policy or backend.
-type seccompOptions struct {
-	netDeny      bool // network deny: no new unix or inet sockets
-	metadataDeny bool // read-only Landlock: no mode, owner, time or xattr changes
-	ipcDeny      bool // no IPC namespace (Landlock): no SysV IPC, no POSIX queues
+// SeccompOptions select the rules that depend on the policy or backend.
+type SeccompOptions struct {
+	NetDeny      bool // network deny: no new unix or inet sockets
+	MetadataDeny bool // read-only Landlock: no mode, owner, time or xattr changes
+	IPCDeny      bool // no IPC namespace (Landlock): no SysV IPC, no POSIX queues
 }
 
 // argCond refuses a call when argument Arg compares to Value by Op ("eq",
@@ -29,7 +29,7 @@ type seccompRule struct {
 	Names []string
 	Conds []argCond
 	Why   string
-	when  func(seccompOptions) bool
+	when  func(SeccompOptions) bool
 }
 
 // Linux's values, whatever the platform this is built on (the filter only
@@ -59,7 +59,7 @@ var metadataSyscalls = []string{
 	"removexattr", "lremovexattr", "fremovexattr", "removexattrat",
 }
 
-func always(seccompOptions) bool { return true }
+func always(SeccompOptions) bool { return true }
 
 func ne0(arg uint32) argCond { return argCond{Arg: arg, Op: "ne", Value: 0} }
 
@@ -83,16 +83,16 @@ var seccompRules = []seccompRule{
 	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFVsock}, {0, "gt", beyond32Bits}},
 		Why: "no vsock sockets to the hypervisor", when: always},
 	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFUnix}, {0, "eq", linuxAFInet}, {0, "eq", linuxAFInet6}},
-		Why: "network deny: no new unix or inet sockets (socketpair stays allowed)", when: func(o seccompOptions) bool { return o.netDeny }},
+		Why: "network deny: no new unix or inet sockets (socketpair stays allowed)", when: func(o SeccompOptions) bool { return o.NetDeny }},
 	{Names: metadataSyscalls,
-		Why: "read-only under Landlock: no mode, owner, timestamp or xattr changes anywhere", when: func(o seccompOptions) bool { return o.metadataDeny }},
+		Why: "read-only under Landlock: no mode, owner, timestamp or xattr changes anywhere", when: func(o SeccompOptions) bool { return o.MetadataDeny }},
 	{Names: []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
 		"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"},
-		Why: "no IPC namespace of its own: no SysV shared memory, queues or semaphores, no POSIX message queues of the host", when: func(o seccompOptions) bool { return o.ipcDeny }},
+		Why: "no IPC namespace of its own: no SysV shared memory, queues or semaphores, no POSIX message queues of the host", when: func(o SeccompOptions) bool { return o.IPCDeny }},
 }
 
 // rulesFor returns the rules that apply under o.
-func rulesFor(o seccompOptions) []seccompRule {
+func rulesFor(o SeccompOptions) []seccompRule {
 	var out []seccompRule
 	for _, r := range seccompRules {
 		if r.when(o) {
@@ -102,14 +102,9 @@ func rulesFor(o seccompOptions) []seccompRule {
 	return out
 }
 
-// SeccompRules describes, one line a rule, the filter a command runs
-// under on the named backend with the given network setting.
-func SeccompRules(backend string, network Network, mode Mode) []string {
-	o := seccompOptions{netDeny: network == NetworkDeny}
-	if backend == "landlock" {
-		o.ipcDeny = true
-		o.metadataDeny = mode == ReadOnly
-	}
+// DescribeSeccomp lists, one line a rule, the filter a command runs
+// under with o.
+func DescribeSeccomp(o SeccompOptions) []string {
 	var lines []string
 	for _, r := range rulesFor(o) {
 		names := strings.Join(r.Names, ", ")

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ var seccompOps = map[string]seccomp.Operation{"eq": seccomp.Equal, "ne": seccomp
 
 // seccompPolicy assembles the rules of seccomp_rules.go: each refused call
 // fails with EPERM, everything else is allowed.
-func seccompPolicy(native *arch.Info, o seccompOptions) seccomp.Policy {
+func seccompPolicy(native *arch.Info, o SeccompOptions) seccomp.Policy {
 	var plain []string
 	var conditional []seccomp.NameWithConditions
 	for _, r := range rulesFor(o) {
@@ -53,7 +53,7 @@ func seccompPolicy(native *arch.Info, o seccompOptions) seccomp.Policy {
 // int 0x80 on x86_64) would skip the library's per-arch program and fall
 // through to its default "allow", so the filter first kills any process
 // that tries one.
-func installSeccomp(o seccompOptions) error {
+func installSeccomp(o SeccompOptions) error {
 	native, err := arch.GetInfo("")
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)

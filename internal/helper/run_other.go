@@ -1,15 +1,15 @@
 //go:build !linux && !windows
 
-package sandbox
+package helper
 
 import (
 	"fmt"
 	"os"
 )
 
-// RunHelper exists only on Linux; elsewhere it refuses, so a stray
+// Run exists only on Linux; elsewhere it refuses, so a stray
 // re-exec can never run a command unconfined.
-func RunHelper(args []string) {
+func Run(args []string) {
 	fmt.Fprintln(os.Stderr, "cordon: sandbox runner failed: the confinement helper is only available on Linux")
 	os.Exit(125)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"os"
@@ -24,8 +24,8 @@ var (
 	readDir      = landlock.AccessFSSet(llsyscall.AccessFSReadDir)
 )
 
-// readRules returns the read rules for a sandbox that must not read deny.
-func readRules(deny []string) []landlock.Rule {
+// ReadRules returns the read rules for a sandbox that must not read deny.
+func ReadRules(deny []string) []landlock.Rule {
 	if len(deny) == 0 {
 		return []landlock.Rule{landlock.PathAccess(readFileExec|readDir, "/")}
 	}

@@ -1,0 +1,128 @@
+package helper
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Arg is the hidden subcommand under which cordon re-executes itself
+// to confine a command: it applies Landlock (when asked), drops
+// privileges, installs the seccomp filter and execs the command. main()
+// must dispatch to Run before doing anything else, so the helper
+// path stays lean.
+const Arg = "__sandbox-helper"
+
+// Config is what the helper is told on its command line.
+type Config struct {
+	LandlockABI int      // 0: no Landlock (bwrap already confines the file system)
+	Writable    []string // Landlock write roots
+	NetDeny     bool
+	// MetadataDeny refuses chmod/chown/utimes/xattr changes: Landlock does
+	// not govern them, so a read-only Landlock sandbox needs the filter.
+	MetadataDeny bool
+	// IPCDeny refuses SysV IPC and POSIX message queues: without an IPC
+	// namespace of its own (Landlock) they are the host's.
+	IPCDeny bool
+	// DenyRead are the read-deny entries Landlock must keep unreadable:
+	// file reads are granted on their siblings only (readgrants_linux.go).
+	DenyRead []string
+	StatusFD int
+	// ReapFD, when set, makes the helper stay as the command's parent and
+	// child subreaper (there is no pid namespace to end it all): it kills
+	// every descendant when the command exits, or when this control pipe
+	// is closed (cordon kills the call, or is gone).
+	ReapFD int
+	Argv   []string
+}
+
+// Args renders the config as the helper's command line (after Arg).
+func (c Config) Args() []string {
+	var a []string
+	if c.LandlockABI > 0 {
+		a = append(a, "--landlock", strconv.Itoa(c.LandlockABI))
+	}
+	for _, w := range c.Writable {
+		a = append(a, "--rw", w)
+	}
+	if c.NetDeny {
+		a = append(a, "--net-deny")
+	}
+	if c.MetadataDeny {
+		a = append(a, "--metadata-deny")
+	}
+	if c.IPCDeny {
+		a = append(a, "--ipc-deny")
+	}
+	for _, d := range c.DenyRead {
+		a = append(a, "--deny-read", d)
+	}
+	if c.StatusFD > 0 {
+		a = append(a, "--status-fd", strconv.Itoa(c.StatusFD))
+	}
+	if c.ReapFD > 0 {
+		a = append(a, "--reap-fd", strconv.Itoa(c.ReapFD))
+	}
+	a = append(a, "--")
+	return append(a, c.Argv...)
+}
+
+// Parse is deliberately hand-written: no flag package, no
+// allocation-heavy parsing on the path of every confined command.
+func Parse(args []string) (Config, error) {
+	var c Config
+	for i := 0; i < len(args); i++ {
+		next := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%s needs a value", args[i])
+			}
+			i++
+			return args[i], nil
+		}
+		switch args[i] {
+		case "--":
+			c.Argv = args[i+1:]
+			if len(c.Argv) == 0 {
+				return c, fmt.Errorf("no command after --")
+			}
+			return c, nil
+		case "--landlock", "--status-fd", "--reap-fd":
+			flag := args[i]
+			v, err := next()
+			if err != nil {
+				return c, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return c, fmt.Errorf("%s: bad value %q", flag, v)
+			}
+			switch flag {
+			case "--landlock":
+				c.LandlockABI = n
+			case "--status-fd":
+				c.StatusFD = n
+			default:
+				c.ReapFD = n
+			}
+		case "--rw", "--deny-read":
+			flag := args[i]
+			v, err := next()
+			if err != nil {
+				return c, err
+			}
+			if flag == "--rw" {
+				c.Writable = append(c.Writable, v)
+			} else {
+				c.DenyRead = append(c.DenyRead, v)
+			}
+		case "--net-deny":
+			c.NetDeny = true
+		case "--metadata-deny":
+			c.MetadataDeny = true
+		case "--ipc-deny":
+			c.IPCDeny = true
+		default:
+			return c, fmt.Errorf("unknown helper argument %q", args[i])
+		}
+	}
+	return c, fmt.Errorf("missing -- before the command")
+}
