@@ -29,7 +29,7 @@ import (
 // one of the same name is new, and a repository moved elsewhere is not).
 func auditNewRepos(root string, known []string) ([]Change, error) {
 	repos, _, err := findRepos([]string{root}, nil)
-	if err != nil && !errors.Is(err, ErrProtectedSymlink) {
+	if err != nil && !errors.Is(err, errProtectedSymlink) {
 		return nil, err
 	}
 	var changes []Change

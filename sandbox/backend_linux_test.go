@@ -77,7 +77,7 @@ func (f *fixture) launch(p ExecutionPolicy, argv ...string) (string, Outcome) {
 	require.NoError(f.t, err)
 	c, err := f.prov.Confine(argv, cp)
 	require.NoError(f.t, err)
-	l, err := c.NewLaunch()
+	l, err := c.newLaunch()
 	require.NoError(f.t, err)
 	var out bytes.Buffer
 	l.Cmd.Stdout, l.Cmd.Stderr, l.Cmd.Dir = &out, &out, p.WorkspaceRoot
@@ -137,9 +137,9 @@ func snapshot(t *testing.T, dirs ...string) map[string]string {
 }
 
 func eachBackend(t *testing.T, fn func(t *testing.T, prov Provider)) {
-	for _, prov := range []Provider{Bwrap(), Landlock()} {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
-			res := Probe(prov)
+			res := probeProvider(prov)
 			require.True(t, res.OK, "backend %s must work on this machine: %s", prov.Name(), res.Reason)
 			fn(t, prov)
 		})
@@ -285,7 +285,7 @@ func TestBackendProcessConfinement(t *testing.T) {
 }
 
 func TestBwrapNamespaces(t *testing.T) {
-	prov := Bwrap()
+	prov := newBwrap()
 	require.NoError(t, prov.Available())
 	f := newFixture(t, prov)
 	p := f.policy(WorkspaceWrite, NetworkAllow)
@@ -383,7 +383,7 @@ func TestHelperParent(t *testing.T) {
 	script := `touch "$1"; sleep 60; : ` + os.Getenv("CORDON_TEST_TOKEN")
 	c, err := prov.Confine([]string{"/bin/sh", "-c", script, "sh", marker}, cp)
 	require.NoError(t, err)
-	l, _ := c.NewLaunch()
+	l, _ := c.newLaunch()
 	require.NoError(t, l.Start())
 	for {
 		if _, err := os.Stat(marker); err == nil {
@@ -415,7 +415,7 @@ func processesWith(token string) []int {
 // session bus lives there, and it can start unconfined processes through
 // systemd-run --user) must not be reachable from a bwrap sandbox.
 func TestRuntimeDirSocketsUnreachable(t *testing.T) {
-	prov := Bwrap()
+	prov := newBwrap()
 	f := newFixture(t, prov)
 	rt := filepath.Join(f.base, "run-user")
 	require.NoError(t, os.Mkdir(rt, 0o700))

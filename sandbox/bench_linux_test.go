@@ -18,7 +18,7 @@ import (
 // start-up.
 func BenchmarkConfineExecTrue(b *testing.B) {
 	self, _ := os.Executable()
-	lean := filepath.Join(filepath.Dir(self), HelperBinary)
+	lean := filepath.Join(filepath.Dir(self), helperBinary)
 	if out, err := exec.Command("go", "build", "-o", lean, "../cmd/cordon-helper").CombinedOutput(); err != nil {
 		b.Fatalf("building the helper: %v\n%s", err, out)
 	}
@@ -33,7 +33,7 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 			}
 		}
 	})
-	for _, prov := range []Provider{Bwrap(), Landlock()} {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		f := benchFixture(b, prov)
 		pol := f.policy(WorkspaceWrite, NetworkAllow)
 		cp, _ := pol.ToConfined()
@@ -43,7 +43,7 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				l, _ := c.NewLaunch()
+				l, _ := c.newLaunch()
 				if err := l.Start(); err != nil {
 					b.Fatal(err)
 				}
@@ -64,7 +64,7 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					l, _ := c.NewLaunch()
+					l, _ := c.newLaunch()
 					if err := l.Start(); err != nil {
 						b.Fatal(err)
 					}
@@ -100,10 +100,10 @@ func bareBwrapArgv(argv []string, cmd string) []string {
 }
 
 func BenchmarkProbe(b *testing.B) {
-	for _, prov := range []Provider{Bwrap(), Landlock()} {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		b.Run(prov.Name(), func(b *testing.B) {
 			for b.Loop() {
-				if res := Probe(prov); !res.OK {
+				if res := probeProvider(prov); !res.OK {
 					b.Fatal(res.Reason)
 				}
 			}
@@ -116,7 +116,7 @@ func benchFixture(b *testing.B, prov Provider) *fixture { return newFixture(b, p
 // BenchmarkConfine is the cost of building a confined argv (policy to
 // argv, mount plan, stub registry), without running anything.
 func BenchmarkConfine(b *testing.B) {
-	for _, prov := range []Provider{Bwrap(), Landlock()} {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		f := benchFixture(b, prov)
 		cp, _ := f.policy(WorkspaceWrite, NetworkDeny).ToConfined()
 		b.Run(prov.Name(), func(b *testing.B) {

@@ -26,8 +26,8 @@ type bwrapProvider struct {
 	err     error
 }
 
-// Bwrap returns the bubblewrap backend (found on PATH).
-func Bwrap() Provider { return &bwrapProvider{} }
+// newBwrap returns the bubblewrap backend (found on PATH).
+func newBwrap() Provider { return &bwrapProvider{} }
 
 func (b *bwrapProvider) Name() string { return "bwrap" }
 

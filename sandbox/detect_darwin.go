@@ -1,15 +1,15 @@
 package sandbox
 
 // candidates are the macOS backends, strongest first.
-func candidates() []Provider { return []Provider{Seatbelt()} }
+func candidates() []Provider { return []Provider{newSeatbelt()} }
 
 // byName returns a backend that can be forced with --backend.
 func byName(name string) Provider {
 	switch name {
 	case "seatbelt":
-		return Seatbelt()
+		return newSeatbelt()
 	case "bwrap", "landlock":
-		return Unavailable(name + " is only available on Linux")
+		return unavailableBackend(name + " is only available on Linux")
 	}
 	return nil
 }

@@ -1,15 +1,15 @@
 package sandbox
 
 // candidates are the Linux backends, strongest first.
-func candidates() []Provider { return []Provider{Bwrap(), Landlock()} }
+func candidates() []Provider { return []Provider{newBwrap(), newLandlock()} }
 
 // byName returns a backend that can be forced with --backend.
 func byName(name string) Provider {
 	switch name {
 	case "bwrap":
-		return Bwrap()
+		return newBwrap()
 	case "landlock":
-		return Landlock()
+		return newLandlock()
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ func candidates() []Provider { return nil }
 func byName(name string) Provider {
 	switch name {
 	case "bwrap", "landlock", "seatbelt":
-		return Unavailable(name + " is not available on " + runtime.GOOS)
+		return unavailableBackend(name + " is not available on " + runtime.GOOS)
 	}
 	return nil
 }

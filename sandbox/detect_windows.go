@@ -1,15 +1,15 @@
 package sandbox
 
 // candidates are the Windows backends, strongest first.
-func candidates() []Provider { return []Provider{WindowsACL()} }
+func candidates() []Provider { return []Provider{newWindowsACL()} }
 
 // byName returns a backend that can be forced with --backend.
 func byName(name string) Provider {
 	switch name {
 	case windowsACLName:
-		return WindowsACL()
+		return newWindowsACL()
 	case "bwrap", "landlock", "seatbelt":
-		return Unavailable(name + " is not available on Windows")
+		return unavailableBackend(name + " is not available on Windows")
 	}
 	return nil
 }

@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// EnvAllowlist names the variables a confined command inherits from
+// envAllowlist names the variables a confined command inherits from
 // cordon's environment; everything else (API keys, tokens) stays out
 // unless the user names it in env_passthrough.
-var EnvAllowlist = []string{
+var envAllowlist = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG",
 	"LANGUAGE", "TZ", "TMPDIR", "PWD", "EDITOR", "PAGER", "NO_COLOR",
 }
@@ -26,7 +26,7 @@ func Environ(host []string, passthrough []string) []string {
 		if !ok || slices.Contains(envDenied, name) {
 			continue
 		}
-		if slices.Contains(EnvAllowlist, name) || strings.HasPrefix(name, "LC_") || slices.Contains(passthrough, name) {
+		if slices.Contains(envAllowlist, name) || strings.HasPrefix(name, "LC_") || slices.Contains(passthrough, name) {
 			out = append(out, kv)
 		}
 	}
@@ -35,7 +35,7 @@ func Environ(host []string, passthrough []string) []string {
 
 // MergeEnv returns base with every variable of over replacing the one of
 // the same name.
-func MergeEnv(base, over []string) []string {
+func mergeEnv(base, over []string) []string {
 	names := make(map[string]bool, len(over))
 	for _, kv := range over {
 		name, _, _ := strings.Cut(kv, "=")

@@ -1,20 +1,10 @@
 package sandbox
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 )
-
-// EscalationRequest is a model's request for wider access on one call.
-type EscalationRequest struct {
-	Tool          string
-	Subject       string // the command or path, shown to the human
-	Current       Mode
-	Target        Mode
-	Justification string
-}
 
 // Decision is the human's answer to an escalation request.
 type Decision string
@@ -26,17 +16,8 @@ const (
 	Deny         Decision = "deny"
 )
 
-// EscalationApprover asks the human. Implementations live outside this
-// package (MCP elicitation); the sandbox only knows it must ask someone.
-type EscalationApprover interface {
-	ApproveEscalation(ctx context.Context, req EscalationRequest) (Decision, error)
-}
-
-// Errors of the escalation ladder.
-var (
-	ErrEscalationNoApprover = errors.New("no approver can be asked for wider access")
-	ErrEscalationInvalid    = errors.New("invalid escalation request")
-)
+// ErrEscalationInvalid is wrapped by every refusal of the ladder.
+var ErrEscalationInvalid = errors.New("invalid escalation request")
 
 // ParseEscalation validates the paired arguments sandbox_permissions and
 // justification. Both empty means "no escalation" (zero Mode, nil error).
@@ -70,28 +51,4 @@ func CanEscalateTo(current, target Mode) error {
 		return fmt.Errorf("%w: %s is not wider than the current mode %s", ErrEscalationInvalid, target, current)
 	}
 	return nil
-}
-
-// ApproveEscalation checks the request and, only when it is legal, asks the
-// approver. Illegal requests are refused before anyone is asked; with no
-// approver the answer is ErrEscalationNoApprover, never a silent grant.
-func ApproveEscalation(ctx context.Context, approver EscalationApprover, req EscalationRequest) (Decision, error) {
-	if err := CanEscalateTo(req.Current, req.Target); err != nil {
-		return Deny, err
-	}
-	if strings.TrimSpace(req.Justification) == "" {
-		return Deny, fmt.Errorf("%w: empty justification", ErrEscalationInvalid)
-	}
-	if approver == nil {
-		return Deny, ErrEscalationNoApprover
-	}
-	d, err := approver.ApproveEscalation(ctx, req)
-	if err != nil {
-		return Deny, err
-	}
-	switch d {
-	case AllowOnce, AllowSession, Deny:
-		return d, nil
-	}
-	return Deny, fmt.Errorf("approver returned unknown decision %q", d)
 }

@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// HelperBinary is the lean helper that `make build` and `go install
+// helperBinary is the lean helper that `make build` and `go install
 // ./cmd/...` put beside cordon. Without it cordon re-executes itself.
-const HelperBinary = "cordon-helper"
+const helperBinary = "cordon-helper"
 
 // helperPath is the executable that confines commands: the lean helper
 // beside cordon when it is there and trustworthy, else cordon itself. Both
@@ -19,7 +19,7 @@ var helperPath = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("finding cordon's executable: %w", err)
 	}
-	if sib := filepath.Join(filepath.Dir(self), HelperBinary); trustedSibling(sib, self) {
+	if sib := filepath.Join(filepath.Dir(self), helperBinary); trustedSibling(sib, self) {
 		return sib, nil
 	}
 	return self, nil

@@ -52,7 +52,7 @@ func (e *Executor) Prepare(argv []string, p ExecutionPolicy) (*ConfinedArgv, err
 		return nil, fmt.Errorf("empty command")
 	}
 	if p.IsDanger() || e.Requirement == Off {
-		return Direct(argv), nil
+		return direct(argv), nil
 	}
 	prov, st := e.Provider.Select()
 	if st.State != StateActive {
@@ -60,7 +60,7 @@ func (e *Executor) Prepare(argv []string, p ExecutionPolicy) (*ConfinedArgv, err
 			if e.Warn != nil {
 				e.Warn("running unconfined: " + st.Reason)
 			}
-			return Direct(argv), nil
+			return direct(argv), nil
 		}
 		return nil, &UnavailableError{Reason: st.Reason}
 	}

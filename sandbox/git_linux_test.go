@@ -27,7 +27,7 @@ func TestGitWorksInTheWorkspace(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed for this test")
 	}
-	for _, prov := range []Provider{Bwrap(), Landlock()} {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			gitHost(t, f.ws, "init", "-q")
@@ -63,7 +63,7 @@ func TestGitWorksInTheWorkspace(t *testing.T) {
 // TestSelfProtectionWhenWorkspaceIsHome: even with the home directory as
 // the workspace, cordon's config stays unwritable and its state unreadable.
 func TestSelfProtectionWhenWorkspaceIsHome(t *testing.T) {
-	f := newFixture(t, Bwrap())
+	f := newFixture(t, newBwrap())
 	cfgDir := filepath.Join(f.home, ".config", "cordon")
 	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte("mode = \"read-only\"\n"), 0o644))
@@ -127,7 +127,7 @@ func TestDockerSocketCovered(t *testing.T) {
 }
 
 func checkDockerCovered(t *testing.T) {
-	f := newFixture(t, Bwrap())
+	f := newFixture(t, newBwrap())
 	out, _ := f.sh(f.policy(WorkspaceWrite, NetworkAllow), `test -S /run/docker.sock && echo IS-SOCKET; test -S /var/run/docker.sock && echo VAR-IS-SOCKET; true`)
 	assert.NotContains(t, out, "IS-SOCKET", "the Docker socket must be covered")
 }

@@ -42,9 +42,9 @@ const (
 // commits in, and which hold more directories than everything else.
 var repoScanSkip = []string{"node_modules"}
 
-// ErrGitSymlink is returned when a .git found in a writable root is a
+// errGitSymlink is returned when a .git found in a writable root is a
 // symlink: cordon would have to follow it to protect the hooks behind it.
-var ErrGitSymlink = fmt.Errorf("%w: a .git that is a symlink", ErrProtectedSymlink)
+var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymlink)
 
 // findRepos searches each root for repositories: the root's own, nested
 // ones down to repoScanDepth levels, and the submodule gitdirs of each.
@@ -111,7 +111,7 @@ func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {
 	case err != nil:
 		return GitRepo{}, false, nil
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return GitRepo{}, false, fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", ErrGitSymlink, dotgit)
+		return GitRepo{}, false, fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, dotgit)
 	case fi.IsDir():
 		g := in.canonicalOrClean(dotgit)
 		return GitRepo{Worktree: dir, GitDir: g, CommonDir: commonDirOf(g, in)}, true, nil

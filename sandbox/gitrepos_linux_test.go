@@ -23,7 +23,7 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 // TestProtectedFromTheRepositories: git's own paths come from the
 // repositories found and from their configuration, read as git reads it.
 func TestProtectedFromTheRepositories(t *testing.T) {
-	f := newFixture(t, Bwrap())
+	f := newFixture(t, newBwrap())
 	ws := f.ws
 	gitOut(t, ws, "init", "-q")
 	for _, kv := range [][2]string{
@@ -76,7 +76,7 @@ func TestProtectedFromTheRepositories(t *testing.T) {
 // directory protects its start-up locations and makes every read-deny
 // location uncreatable.
 func TestProtectedHomeLocations(t *testing.T) {
-	f := newFixture(t, Bwrap())
+	f := newFixture(t, newBwrap())
 	p := f.policyAt(f.home, WorkspaceWrite)
 	for _, want := range []string{".bash_aliases", ".config/fish", ".config/environment.d", ".pam_environment",
 		".xprofile", ".vimrc", ".config/nvim", ".claude.json", ".claude", ".codex", ".cargo/bin", "bin", ".local/bin",
@@ -91,20 +91,20 @@ func TestProtectedHomeLocations(t *testing.T) {
 // TestSymlinkedNestedGitRefused: a .git that is a symlink anywhere in the
 // search is refused, like the workspace's own (SPEC §1).
 func TestSymlinkedNestedGitRefused(t *testing.T) {
-	f := newFixture(t, Bwrap())
+	f := newFixture(t, newBwrap())
 	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, "vendor", "x"), 0o755))
 	require.NoError(t, os.Symlink(f.outside, filepath.Join(f.ws, "vendor", "x", ".git")))
 	cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
 	require.NoError(t, err)
-	_, err = Bwrap().Confine([]string{"true"}, cp)
-	assert.ErrorIs(t, err, ErrProtectedSymlink)
+	_, err = newBwrap().Confine([]string{"true"}, cp)
+	assert.ErrorIs(t, err, errProtectedSymlink)
 	assert.Contains(t, err.Error(), filepath.Join("vendor", "x", ".git"))
 }
 
 // TestAuditDisarmsNewRepositories: what a command made into a repository
 // keeps its commits, loses whatever would run for the human.
 func TestAuditDisarmsNewRepositories(t *testing.T) {
-	f := newFixture(t, Bwrap())
+	f := newFixture(t, newBwrap())
 	gitOut(t, f.ws, "init", "-q")
 	gitOut(t, f.ws, "commit", "-q", "--allow-empty", "-m", "first")
 	known := repoIDs(f.policy(WorkspaceWrite, NetworkAllow).Repos)

@@ -67,9 +67,9 @@ var (
 	maxGuardBytes = 64 << 20
 )
 
-// ErrGuardTooLarge is returned when protected paths hold more than a guard
+// errGuardTooLarge is returned when protected paths hold more than a guard
 // can keep a copy of.
-var ErrGuardTooLarge = errors.New("too large to guard")
+var errGuardTooLarge = errors.New("too large to guard")
 
 // node kinds.
 const (
@@ -177,7 +177,7 @@ func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
 	}
 	if b != nil {
 		if b.nodes--; b.nodes < 0 {
-			return n, fmt.Errorf("%w: more than %d files", ErrGuardTooLarge, maxGuardNodes)
+			return n, fmt.Errorf("%w: more than %d files", errGuardTooLarge, maxGuardNodes)
 		}
 	}
 	n.Mode, n.Stamp, n.Mtime = fi.Mode()&(fs.ModePerm|fs.ModeType), fileStamp(fi), fi.ModTime().UnixNano()
@@ -196,7 +196,7 @@ func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
 		n.Kind = nodeFile
 		if data {
 			if b.bytes -= int(fi.Size()); b.bytes < 0 {
-				return n, fmt.Errorf("%w: more than %d MiB", ErrGuardTooLarge, maxGuardBytes>>20)
+				return n, fmt.Errorf("%w: more than %d MiB", errGuardTooLarge, maxGuardBytes>>20)
 			}
 			if n.Data, err = readNoFollow(r, rel, fi.Size()); err != nil {
 				return n, fmt.Errorf("guard: %s: %w", rel, err)
@@ -311,7 +311,7 @@ func restoreTimes(r *os.Root, tree []nodeState) error {
 func sameContent(r *os.Root, rel string, tree []nodeState) (bool, error) {
 	var now []nodeState
 	err := walkNodes(r, rel, true, newBudget(), func(n nodeState) { now = append(now, n) })
-	if errors.Is(err, ErrGuardTooLarge) {
+	if errors.Is(err, errGuardTooLarge) {
 		return false, nil // larger than what was recorded: not the same
 	}
 	if err != nil {

@@ -58,7 +58,7 @@ func (g *launchGuard) begin() error {
 		h, err := g.store.begin(set)
 		if err != nil {
 			g.end()
-			if errors.Is(err, ErrGuardTooLarge) {
+			if errors.Is(err, errGuardTooLarge) {
 				return &UnavailableError{Reason: fmt.Sprintf("the protected paths beneath %s cannot be guarded: %v (install bubblewrap, whose read-only mounts need no copy)", set.Root, err)}
 			}
 			return &UnavailableError{Reason: fmt.Sprintf("guarding the protected paths beneath %s: %v", set.Root, err)}

@@ -146,7 +146,7 @@ func TestGuardTooLarge(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "hooks", string(rune('a'+i))), nil, 0o644))
 	}
 	_, err := takeBaseline(set)
-	assert.ErrorIs(t, err, ErrGuardTooLarge)
+	assert.ErrorIs(t, err, errGuardTooLarge)
 }
 
 // TestGuardStoreOverlappingCalls: the state to go back to is what the

@@ -17,10 +17,10 @@ type PolicyInputs struct {
 	Paths, Contents, Trees []string
 }
 
-// canonical is CanonicalPath, noting p. A nil receiver only resolves.
+// canonical is canonicalPath, noting p. A nil receiver only resolves.
 func (in *PolicyInputs) canonical(p string) (string, error) {
 	in.path(p)
-	return CanonicalPath(p)
+	return canonicalPath(p)
 }
 
 // canonicalOrClean is canonicalOrClean, noting p.
@@ -55,7 +55,7 @@ func (in *PolicyInputs) content(p string) {
 	}
 }
 
-// note adds p, made absolute as CanonicalPath makes it, to list.
+// note adds p, made absolute as canonicalPath makes it, to list.
 func note(list []string, p string) []string {
 	if p == "" {
 		return list

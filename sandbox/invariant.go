@@ -2,18 +2,18 @@ package sandbox
 
 import "fmt"
 
-// InvariantError is returned, in release builds, where a development build
+// invariantError is returned, in release builds, where a development build
 // panics: a state the code promises can never exist.
-type InvariantError struct{ Msg string }
+type invariantError struct{ Msg string }
 
-func (e *InvariantError) Error() string { return "[sandbox invariant] " + e.Msg }
+func (e *invariantError) Error() string { return "[sandbox invariant] " + e.Msg }
 
 // invariant reports a broken promise of this package. Development builds
 // panic so that tests catch it at once; release builds (-tags
 // cordon_release) return an error, which every caller treats as a refusal,
 // so a broken invariant can only ever fail closed.
 func invariant(format string, args ...any) error {
-	err := &InvariantError{Msg: fmt.Sprintf(format, args...)}
+	err := &invariantError{Msg: fmt.Sprintf(format, args...)}
 	if devBuild {
 		panic(err.Error())
 	}

@@ -18,8 +18,8 @@ type landlockProvider struct {
 	err  error
 }
 
-// Landlock returns the Landlock backend.
-func Landlock() Provider { return &landlockProvider{} }
+// newLandlock returns the Landlock backend.
+func newLandlock() Provider { return &landlockProvider{} }
 
 func (l *landlockProvider) Name() string { return "landlock" }
 

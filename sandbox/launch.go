@@ -13,10 +13,10 @@ import (
 	"time"
 )
 
-// Launch is one start of a ConfinedArgv. The caller configures Cmd
+// launch is one start of a ConfinedArgv. The caller configures Cmd
 // (stdio, Dir, Env, SysProcAttr) and then calls Start and Wait, which add
 // what the backend needs: the helper's status pipe and its extra files.
-type Launch struct {
+type launch struct {
 	Cmd *exec.Cmd
 	// OwnGroup makes the runner lead a process group of its own, so that
 	// Kill takes the group (the bash tool; `cordon exec` leaves the
@@ -51,17 +51,17 @@ type Outcome struct {
 
 // NewLaunch prepares a launch. The command runs in the caller's cwd unless
 // Cmd.Dir is set.
-func (c *ConfinedArgv) NewLaunch() (*Launch, error) {
+func (c *ConfinedArgv) newLaunch() (*launch, error) {
 	if len(c.Argv) == 0 {
 		return nil, errors.New("empty command")
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Args = c.Argv
-	return &Launch{Cmd: cmd, c: c}, nil
+	return &launch{Cmd: cmd, c: c}, nil
 }
 
 // Start starts the command.
-func (l *Launch) Start() error {
+func (l *launch) Start() error {
 	l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, l.c.ExtraFiles...)
 	var childEnds []*os.File
 	pipeAt := func(fd int, what string) (r, w *os.File, err error) {
@@ -97,7 +97,7 @@ func (l *Launch) Start() error {
 		if base == nil {
 			base = os.Environ()
 		}
-		l.Cmd.Env = MergeEnv(base, l.c.Env)
+		l.Cmd.Env = mergeEnv(base, l.c.Env)
 	}
 	if l.Cmd.SysProcAttr == nil {
 		l.Cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -134,7 +134,7 @@ func (l *Launch) Start() error {
 	return nil
 }
 
-func (l *Launch) closeAll(fs ...*os.File) {
+func (l *launch) closeAll(fs ...*os.File) {
 	for _, f := range fs {
 		f.Close()
 	}
@@ -149,7 +149,7 @@ func (l *Launch) closeAll(fs ...*os.File) {
 // asked to (it kills the tree and exits; it is killed itself only if it
 // has not after a grace period), anything else is killed with its process
 // group. Safe to call at any time, and more than once.
-func (l *Launch) Kill() {
+func (l *launch) Kill() {
 	p := l.Cmd.Process
 	if p == nil {
 		return
@@ -173,7 +173,7 @@ const killGrace = 2 * time.Second
 
 // Wait waits for the command and tells a runner failure from the
 // command's own exit.
-func (l *Launch) Wait() (Outcome, error) {
+func (l *launch) Wait() (Outcome, error) {
 	err := l.Cmd.Wait()
 	if l.exited != nil {
 		close(l.exited)
@@ -202,7 +202,7 @@ func (l *Launch) Wait() (Outcome, error) {
 	return out, nil
 }
 
-func (l *Launch) endGuard() ([]Change, error) {
+func (l *launch) endGuard() ([]Change, error) {
 	if !l.guarded {
 		return nil, nil
 	}
@@ -220,7 +220,7 @@ func runnerFailure(status, backend string, exitCode int) string {
 	return fmt.Sprintf("%s exited %d before the command started", backend, exitCode)
 }
 
-func (l *Launch) finish() {
+func (l *launch) finish() {
 	if l.control != nil {
 		l.control.Close()
 		l.control = nil

@@ -14,7 +14,7 @@ import (
 
 func launchOutcome(t *testing.T, c *ConfinedArgv) (Outcome, string) {
 	t.Helper()
-	l, err := c.NewLaunch()
+	l, err := c.newLaunch()
 	require.NoError(t, err)
 	var out bytes.Buffer
 	l.Cmd.Stdout, l.Cmd.Stderr = &out, &out
@@ -53,7 +53,7 @@ func TestRunnerFailureIsToldFromCommandFailure(t *testing.T) {
 		assert.Contains(t, out, "command not found")
 	})
 	t.Run("signal", func(t *testing.T) {
-		o, _ := launchOutcome(t, Direct([]string{"/bin/sh", "-c", "kill -9 $$"}))
+		o, _ := launchOutcome(t, direct([]string{"/bin/sh", "-c", "kill -9 $$"}))
 		assert.Equal(t, 137, o.ExitCode)
 	})
 }
@@ -64,7 +64,7 @@ func TestExecutorFailsClosed(t *testing.T) {
 	ws := t.TempDir()
 	pol := ExecutionPolicy{Mode: ReadOnly, WorkspaceRoot: ws}
 	_, err := ex.Prepare([]string{"true"}, pol)
-	assert.ErrorIs(t, err, ErrUnavailable)
+	assert.ErrorIs(t, err, errUnavailable)
 	assert.ErrorContains(t, err, "bwrap not found on PATH")
 
 	var warned string
@@ -99,7 +99,7 @@ func TestExplainBwrapNamespaceFailure(t *testing.T) {
 func TestProbeCatchesAMissingFlag(t *testing.T) {
 	// A backend that forgets the read-only root confines nothing: the
 	// probe must say so rather than pass.
-	res := Probe(leakyProvider{Provider: Landlock()})
+	res := probeProvider(leakyProvider{Provider: newLandlock()})
 	assert.False(t, res.OK)
 	assert.Contains(t, res.Reason, "NOT denied")
 }
@@ -108,5 +108,5 @@ func TestProbeCatchesAMissingFlag(t *testing.T) {
 type leakyProvider struct{ Provider }
 
 func (leakyProvider) Confine(argv []string, _ ConfinedPolicy) (*ConfinedArgv, error) {
-	return Direct(argv), nil
+	return direct(argv), nil
 }

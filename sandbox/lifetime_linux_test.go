@@ -64,7 +64,7 @@ func TestKillEndsTheWholeTree(t *testing.T) {
 		require.NoError(t, err)
 		c, err := prov.Confine([]string{"bash", "-c", leavers(token) + "\nsleep 304; true", token}, cp)
 		require.NoError(t, err)
-		l, err := c.NewLaunch()
+		l, err := c.newLaunch()
 		require.NoError(t, err)
 		l.OwnGroup = true
 		out := &tailWriter{max: 1 << 20} // read while the command writes
@@ -87,7 +87,7 @@ func TestKillEndsTheWholeTree(t *testing.T) {
 // TestReaperKeepsTheCommandsExit: the Landlock helper stays as the
 // command's parent, and still reports its exit code and its signal.
 func TestReaperKeepsTheCommandsExit(t *testing.T) {
-	f := newFixture(t, Landlock())
+	f := newFixture(t, newLandlock())
 	p := f.policy(ReadOnly, NetworkAllow)
 	_, code := f.sh(p, `exit 7`)
 	assert.Equal(t, 7, code)
@@ -133,14 +133,14 @@ func TestKernelObjectsRefused(t *testing.T) {
 // config directory (the home directory) cannot be confined by Landlock,
 // which could not keep ~/.config/cordon read-only beneath it.
 func TestLandlockRefusesTheControlPlane(t *testing.T) {
-	f := newFixture(t, Landlock())
+	f := newFixture(t, newLandlock())
 	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.home, Home: f.home,
 		StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon")}}
 	p, err := svc.Resolve(Request{TmpDir: f.tmp})
 	require.NoError(t, err)
 	cp, err := p.ToConfined()
 	require.NoError(t, err)
-	_, err = Landlock().Confine([]string{"true"}, cp)
+	_, err = newLandlock().Confine([]string{"true"}, cp)
 	var ue *UnavailableError
 	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, ue.Reason, "config directory")
@@ -149,7 +149,7 @@ func TestLandlockRefusesTheControlPlane(t *testing.T) {
 	out, code := f.sh(f.policyAt(f.home, ReadOnly), `echo ok`)
 	assert.Equal(t, 0, code, out)
 	// bwrap keeps the config directory read-only beneath the home.
-	_, err = Bwrap().Confine([]string{"true"}, cp)
+	_, err = newBwrap().Confine([]string{"true"}, cp)
 	assert.NoError(t, err)
 }
 
@@ -157,7 +157,7 @@ func TestLandlockRefusesTheControlPlane(t *testing.T) {
 // read-deny list, so a command cannot read a credential even though the
 // directory holding it is readable, and everything else stays readable.
 func TestLandlockReadDenyIsTheKernels(t *testing.T) {
-	f := newFixture(t, Landlock())
+	f := newFixture(t, newLandlock())
 	require.NoError(t, os.WriteFile(filepath.Join(f.home, ".bashrc"), []byte("# rc\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(f.state, "http-token"), []byte("TOKEN-CANARY\n"), 0o600))
 	p := f.policy(ReadOnly, NetworkAllow)
@@ -195,7 +195,7 @@ func processTree(token string) string {
 // command's domain, so the command cannot kill it to orphan its children
 // to init.
 func TestCommandCannotKillItsReaper(t *testing.T) {
-	f := newFixture(t, Landlock())
+	f := newFixture(t, newLandlock())
 	token := fmt.Sprintf("cordon-reaper-%d", time.Now().UnixNano())
 	out, code := f.run(f.policy(WorkspaceWrite, NetworkAllow), "bash", "-c",
 		leavers(token)+"\nkill -9 $PPID 2>&1; echo still-here", token)

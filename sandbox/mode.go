@@ -21,12 +21,12 @@ const (
 	DangerFullAccess Mode = "danger-full-access"
 )
 
-// Modes lists every mode, narrowest first.
-var Modes = []Mode{ReadOnly, WorkspaceWrite, DangerFullAccess}
+// allModes lists every mode, narrowest first.
+var allModes = []Mode{ReadOnly, WorkspaceWrite, DangerFullAccess}
 
 // ParseMode accepts exactly the names of the modes.
 func ParseMode(s string) (Mode, error) {
-	for _, m := range Modes {
+	for _, m := range allModes {
 		if string(m) == s {
 			return m, nil
 		}
@@ -35,8 +35,8 @@ func ParseMode(s string) (Mode, error) {
 }
 
 func modeNames() string {
-	names := make([]string, len(Modes))
-	for i, m := range Modes {
+	names := make([]string, len(allModes))
+	for i, m := range allModes {
 		names[i] = string(m)
 	}
 	return strings.Join(names, ", ")
@@ -47,7 +47,7 @@ func (m Mode) Valid() bool { return m.rank() >= 0 }
 
 // rank orders modes by how much they allow; -1 for an unknown mode.
 func (m Mode) rank() int {
-	for i, known := range Modes {
+	for i, known := range allModes {
 		if m == known {
 			return i
 		}

@@ -120,7 +120,7 @@ func TestHumansNextGitRunsNothingPlanted(t *testing.T) {
 			if p.canary == "envrc" || p.canary == "claude" {
 				continue // run by direnv and Claude Code, not by git: judged by the files
 			}
-			f := newFixture(t, Bwrap())
+			f := newFixture(t, newBwrap())
 			gitWorld(t, f)
 			cmd := exec.Command("bash", "-c", plantScript(f.ws, f.outside, []plant{p}))
 			cmd.Dir = f.ws

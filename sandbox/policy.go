@@ -84,8 +84,8 @@ type ExecutionPolicy struct {
 // IsDanger reports whether the policy runs commands unconfined.
 func (p ExecutionPolicy) IsDanger() bool { return p.Mode == DangerFullAccess }
 
-// ErrDangerNotConfinable is returned by ToConfined for a danger policy.
-var ErrDangerNotConfinable = errors.New("a danger-full-access policy cannot be confined: it runs unconfined by definition")
+// errDangerNotConfinable is returned by ToConfined for a danger policy.
+var errDangerNotConfinable = errors.New("a danger-full-access policy cannot be confined: it runs unconfined by definition")
 
 // ConfinedPolicy is an ExecutionPolicy proved to be confinable. Backends
 // accept only this type, so a danger policy can never reach one by
@@ -98,7 +98,7 @@ type ConfinedPolicy struct {
 // Anything else is a programming error and fails closed.
 func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 	if p.IsDanger() {
-		return ConfinedPolicy{}, ErrDangerNotConfinable
+		return ConfinedPolicy{}, errDangerNotConfinable
 	}
 	if !p.Mode.Confined() {
 		return ConfinedPolicy{}, fmt.Errorf("cannot confine unknown mode %q", p.Mode)
@@ -218,7 +218,7 @@ func readDenyList(set Settings, in *PolicyInputs) []string {
 		}
 	}
 	if set.Home != "" {
-		for _, rel := range slices.Concat(DefaultReadDeny, ClientConfigReadDeny) {
+		for _, rel := range slices.Concat(DefaultReadDeny, clientConfigReadDeny) {
 			add(filepath.Join(set.Home, filepath.FromSlash(rel)))
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// ProbeResult is the outcome of running a backend's real argv.
-type ProbeResult struct {
+// probeResult is the outcome of running a backend's real argv.
+type probeResult struct {
 	OK       bool
 	Reason   string
 	Duration time.Duration
@@ -24,57 +24,57 @@ const canaryContent = "cordon probe canary\n"
 // workspace and then to a canary outside the writable roots must see the
 // first write land and the second denied. A builder that forgets a flag
 // fails here.
-func Probe(prov Provider) ProbeResult {
+func probeProvider(prov Provider) probeResult {
 	start := time.Now()
 	res := probe(prov)
 	res.Duration = time.Since(start)
 	return res
 }
 
-func probe(prov Provider) ProbeResult {
+func probe(prov Provider) probeResult {
 	if err := prov.Available(); err != nil {
-		return ProbeResult{Reason: err.Error()}
+		return probeResult{Reason: err.Error()}
 	}
 	base, err := probeBase()
 	if err != nil {
-		return ProbeResult{Reason: "probe: " + err.Error()}
+		return probeResult{Reason: "probe: " + err.Error()}
 	}
 	defer os.RemoveAll(base)
 	ws, tmp := filepath.Join(base, "workspace"), filepath.Join(base, "tmp")
 	canary := filepath.Join(base, "canary")
 	for _, d := range []string{ws, tmp} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			return ProbeResult{Reason: "probe: " + err.Error()}
+			return probeResult{Reason: "probe: " + err.Error()}
 		}
 	}
 	if err := os.WriteFile(canary, []byte(canaryContent), 0o644); err != nil {
-		return ProbeResult{Reason: "probe: " + err.Error()}
+		return probeResult{Reason: "probe: " + err.Error()}
 	}
 	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws, Network: NetworkAllow}}
 	pol, err := svc.Resolve(Request{TmpDir: tmp})
 	if err != nil {
-		return ProbeResult{Reason: "probe: " + err.Error()}
+		return probeResult{Reason: "probe: " + err.Error()}
 	}
 	cp, err := pol.ToConfined()
 	if err != nil {
-		return ProbeResult{Reason: "probe: " + err.Error()}
+		return probeResult{Reason: "probe: " + err.Error()}
 	}
 	marker := filepath.Join(ws, "probe-ok")
 	permissive, write := probeCommands(marker, canary)
 	if out, err := probeRun(prov, cp, ws, permissive...); err != nil {
-		return ProbeResult{Reason: fmt.Sprintf("a permissive run failed: %v%s", err, explainOutput(prov, out))}
+		return probeResult{Reason: fmt.Sprintf("a permissive run failed: %v%s", err, explainOutput(prov, out))}
 	}
 	out, err := probeRun(prov, cp, ws, write...)
 	if data, _ := os.ReadFile(canary); string(data) != canaryContent {
-		return ProbeResult{Reason: "a write outside the writable roots was NOT denied: the backend does not confine"}
+		return probeResult{Reason: "a write outside the writable roots was NOT denied: the backend does not confine"}
 	}
 	if data, _ := os.ReadFile(marker); strings.TrimSpace(string(data)) != "ok" {
-		return ProbeResult{Reason: fmt.Sprintf("a write inside the workspace failed (%v)%s", err, explainOutput(prov, out))}
+		return probeResult{Reason: fmt.Sprintf("a write inside the workspace failed (%v)%s", err, explainOutput(prov, out))}
 	}
 	if err == nil {
-		return ProbeResult{Reason: "the canary write reported success although the file is unchanged"}
+		return probeResult{Reason: "the canary write reported success although the file is unchanged"}
 	}
-	return ProbeResult{OK: true}
+	return probeResult{OK: true}
 }
 
 func explainOutput(prov Provider, out []byte) string {
@@ -92,7 +92,7 @@ func probeRun(prov Provider, cp ConfinedPolicy, dir string, argv ...string) ([]b
 	if err != nil {
 		return nil, err
 	}
-	l, err := c.NewLaunch()
+	l, err := c.newLaunch()
 	if err != nil {
 		c.Cleanup()
 		return nil, err

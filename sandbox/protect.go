@@ -37,10 +37,10 @@ type mountPlan struct {
 	HideFiles []string
 }
 
-// ErrProtectedSymlink is returned when a protected path is, or passes
+// errProtectedSymlink is returned when a protected path is, or passes
 // through, a symlink inside a writable root: following it could protect
 // the wrong place, so the sandbox is refused instead.
-var ErrProtectedSymlink = fmt.Errorf("protected path is a symlink")
+var errProtectedSymlink = fmt.Errorf("protected path is a symlink")
 
 // planMounts works out the mounts for a policy. Only protected paths inside
 // a writable root need one: everything else is read-only already.
@@ -127,7 +127,7 @@ func walkProtected(root, prot string) (existing, missing string, err error) {
 			return "", "", fmt.Errorf("protected path %s: %w", prot, err)
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return "", "", fmt.Errorf("%w: %s passes through the symlink %s; refusing to build a sandbox that would follow it", ErrProtectedSymlink, prot, cur)
+			return "", "", fmt.Errorf("%w: %s passes through the symlink %s; refusing to build a sandbox that would follow it", errProtectedSymlink, prot, cur)
 		}
 		if !fi.IsDir() && cur != prot {
 			// A file where a directory would be (a linked worktree's .git

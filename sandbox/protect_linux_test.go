@@ -11,7 +11,7 @@ import (
 )
 
 func TestProtectedPathsBwrap(t *testing.T) {
-	prov := Bwrap()
+	prov := newBwrap()
 	f := newFixture(t, prov)
 	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, ".git", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(f.ws, ".git", "config"), []byte("[core]\n"), 0o644))
@@ -84,19 +84,19 @@ func TestSymlinkedGitRefused(t *testing.T) {
 		cp, err := p.ToConfined()
 		require.NoError(t, err)
 		_, err = prov.Confine([]string{"true"}, cp)
-		assert.True(t, errors.Is(err, ErrProtectedSymlink), "got %v", err)
+		assert.True(t, errors.Is(err, errProtectedSymlink), "got %v", err)
 	})
 }
 
 func TestLandlockReportsProtectionAsPartial(t *testing.T) {
-	enf, un := Landlock().Limits()
+	enf, un := newLandlock().Limits()
 	assert.Equal(t, EnforcementPartial, enf)
 	assert.Contains(t, un[0], "read-deny")
 	assert.Contains(t, un[1], "protected paths")
 }
 
 func TestConcurrentRunsStayGuarded(t *testing.T) {
-	prov := Bwrap()
+	prov := newBwrap()
 	f := newFixture(t, prov)
 	p := f.policy(WorkspaceWrite, NetworkAllow)
 	cp, err := p.ToConfined()
@@ -105,7 +105,7 @@ func TestConcurrentRunsStayGuarded(t *testing.T) {
 	// one must not end the guard of the long one.
 	long, err := prov.Confine([]string{"/bin/sh", "-c", `sleep 0.5; printf evil > .bashrc`}, cp)
 	require.NoError(t, err)
-	l, err := long.NewLaunch()
+	l, err := long.newLaunch()
 	require.NoError(t, err)
 	l.Cmd.Dir = f.ws
 	require.NoError(t, l.Start())

@@ -26,13 +26,13 @@ var DefaultProtectedNames = []string{
 	".envrc", ".ripgreprc", ".devcontainer", ".pre-commit-config.yaml",
 }
 
-// HomeStartupNames are the places, relative to the home directory, from
+// homeStartupNames are the places, relative to the home directory, from
 // which a login, a desktop session, an interactive shell, an editor or a
 // REPL runs code. They are protected when a writable root contains the
 // home directory (a workspace at ~ or above it), together with
 // DefaultProtectedNames at the home directory itself and every read-deny
 // location, which must then also be uncreatable.
-var HomeStartupNames = []string{
+var homeStartupNames = []string{
 	// Login and desktop sessions.
 	".pam_environment", ".config/environment.d", ".config/autostart", ".local/share/applications",
 	".xprofile", ".xsession", ".xsessionrc", ".xinitrc",
@@ -48,11 +48,11 @@ var HomeStartupNames = []string{
 	".claude.json", ".config/Code/User",
 }
 
-// ClientConfigReadDeny are the files, relative to the home directory, where
+// clientConfigReadDeny are the files, relative to the home directory, where
 // MCP clients keep the servers they connect to, with their HTTP headers:
 // cordon's bearer token can sit there, and a command that reads it could
 // act as a client of cordon and answer its own approval requests.
-var ClientConfigReadDeny = []string{
+var clientConfigReadDeny = []string{
 	".claude.json", ".cursor/mcp.json", ".codex/config.toml", ".gemini/settings.json",
 	".config/Code/User/mcp.json", ".config/Code/User/settings.json",
 	".config/Claude/claude_desktop_config.json", ".codeium/windsurf/mcp_config.json",
@@ -94,7 +94,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		}
 		if home := set.Home; home != "" && slices.ContainsFunc(roots, func(r string) bool { return Within(home, r) }) {
 			home = in.canonicalOrClean(home)
-			for _, name := range append(slices.Clone(p.ProtectedNames), HomeStartupNames...) {
+			for _, name := range append(slices.Clone(p.ProtectedNames), homeStartupNames...) {
 				add(filepath.Join(home, filepath.FromSlash(name)))
 			}
 			// A credential location that does not exist yet must not be

@@ -70,8 +70,8 @@ type Provider interface {
 // unavailableProvider always refuses: the fail-closed end of the chain.
 type unavailableProvider struct{ reason string }
 
-// Unavailable returns the backend that refuses everything with reason.
-func Unavailable(reason string) Provider { return unavailableProvider{reason: reason} }
+// unavailableBackend returns the backend that refuses everything with reason.
+func unavailableBackend(reason string) Provider { return unavailableProvider{reason: reason} }
 
 func (u unavailableProvider) Name() string                    { return "unavailable" }
 func (u unavailableProvider) Version() string                 { return "" }
@@ -81,8 +81,8 @@ func (u unavailableProvider) Confine([]string, ConfinedPolicy) (*ConfinedArgv, e
 	return nil, &UnavailableError{Reason: u.reason}
 }
 
-// Direct returns an argv that runs unconfined: for danger-full-access and
+// direct returns an argv that runs unconfined: for danger-full-access and
 // for a bypassed sandbox. It shares the launch path of confined commands.
-func Direct(argv []string) *ConfinedArgv {
+func direct(argv []string) *ConfinedArgv {
 	return &ConfinedArgv{Backend: "none", Argv: argv, Enforcement: EnforcementNone}
 }

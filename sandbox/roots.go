@@ -10,11 +10,11 @@ import (
 	"strings"
 )
 
-// CanonicalPath returns p absolute, cleaned and with every symlink
+// canonicalPath returns p absolute, cleaned and with every symlink
 // resolved. Every consumer of a path list (backends, the FS fence, status)
 // goes through it, so they compare like with like. A path that does not
 // exist is an error wrapping fs.ErrNotExist.
-func CanonicalPath(p string) (string, error) {
+func canonicalPath(p string) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path")
 	}
@@ -50,7 +50,7 @@ func canonicalOrClean(p string) string {
 	return abs
 }
 
-// WritableRoots is the one function that says where a policy may write:
+// writableRoots is the one function that says where a policy may write:
 // canonical, deduplicated, existing directories. The OS backends and the
 // FS fence are both fed from it so that they can never disagree.
 //
@@ -60,8 +60,6 @@ func canonicalOrClean(p string) string {
 //   - danger-full-access: "/".
 //
 // A root that does not exist yet matches nothing until it exists.
-func WritableRoots(p ExecutionPolicy) []string { return writableRoots(p, nil) }
-
 func writableRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 	var candidates []string
 	switch p.Mode {

@@ -80,7 +80,7 @@ func (e *Executor) Run(ctx context.Context, p ExecutionPolicy, spec RunSpec) (Ru
 		return RunResult{}, err
 	}
 	res := RunResult{Backend: confined.Backend, Enforcement: confined.Enforcement, Unenforced: confined.Unenforced}
-	launch, err := confined.NewLaunch()
+	launch, err := confined.newLaunch()
 	if err != nil {
 		return res, err
 	}
@@ -124,7 +124,7 @@ func (e *Executor) Run(ctx context.Context, p ExecutionPolicy, spec RunSpec) (Ru
 	}
 	output := tail.String()
 	res.Ending = judge(confined, p, &res.Outcome, output)
-	res.RefusalSeen = confined.Backend != "none" && (LooksDenied(confined.DenialSignatures, output) || LooksDenied([]string{"Device or resource busy"}, output))
+	res.RefusalSeen = confined.Backend != "none" && (looksDenied(confined.DenialSignatures, output) || looksDenied([]string{"Device or resource busy"}, output))
 	return res, nil
 }
 
@@ -133,7 +133,7 @@ func judge(c *ConfinedArgv, p ExecutionPolicy, o *Outcome, output string) Ending
 	if o.RunnerFailure == "" && c.Backend != "none" && !c.ReportsRunnerStatus() {
 		// A backend without cordon's helper (Seatbelt) is judged by its
 		// runner-failure rules, before any denial signature.
-		if sig, ok := MatchAny(c.RunnerFailureRules, o.ExitCode, output); ok {
+		if sig, ok := matchAny(c.RunnerFailureRules, o.ExitCode, output); ok {
 			o.RunnerFailure = "the runner reported: " + sig
 		}
 	}
@@ -142,7 +142,7 @@ func judge(c *ConfinedArgv, p ExecutionPolicy, o *Outcome, output string) Ending
 		return RunnerFailed
 	case len(o.Undone) > 0 || o.GuardErr != nil:
 		return Denied
-	case o.ExitCode != 0 && p.Mode.Confined() && c.Backend != "none" && LooksDenied(c.DenialSignatures, output):
+	case o.ExitCode != 0 && p.Mode.Confined() && c.Backend != "none" && looksDenied(c.DenialSignatures, output):
 		return Denied
 	}
 	return Exited

@@ -59,7 +59,7 @@ func containsInt(list []int, v int) bool {
 }
 
 // MatchAny applies rules in order and returns the first match.
-func MatchAny(rules []RunnerFailureRule, exitCode int, stderr string) (string, bool) {
+func matchAny(rules []RunnerFailureRule, exitCode int, stderr string) (string, bool) {
 	for _, r := range rules {
 		if sig, ok := r.Matches(exitCode, stderr); ok {
 			return sig, true
@@ -70,7 +70,7 @@ func MatchAny(rules []RunnerFailureRule, exitCode int, stderr string) (string, b
 
 // LooksDenied reports whether output carries one of the backend's denial
 // signatures. Callers combine it with a failing exit code.
-func LooksDenied(signatures []string, output string) bool {
+func looksDenied(signatures []string, output string) bool {
 	lower := strings.ToLower(output)
 	for _, s := range signatures {
 		if s != "" && strings.Contains(lower, strings.ToLower(s)) {

@@ -22,8 +22,8 @@ type seatbeltProvider struct {
 	err     error
 }
 
-// Seatbelt returns the macOS Seatbelt backend.
-func Seatbelt() Provider { return &seatbeltProvider{} }
+// newSeatbelt returns the macOS Seatbelt backend.
+func newSeatbelt() Provider { return &seatbeltProvider{} }
 
 func (s *seatbeltProvider) Name() string { return "seatbelt" }
 

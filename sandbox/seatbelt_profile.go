@@ -72,7 +72,7 @@ var seatbeltMDNSResponder = []string{"/private/var/run/mDNSResponder", "/var/run
 // protected path that is, or passes through, a symlink.
 func seatbeltProfile(p ExecutionPolicy, sockets []string) (seatbeltSpec, error) {
 	if p.IsDanger() {
-		return seatbeltSpec{}, ErrDangerNotConfinable
+		return seatbeltSpec{}, errDangerNotConfinable
 	}
 	if !p.Mode.Confined() {
 		return seatbeltSpec{}, fmt.Errorf("cannot build a seatbelt profile for mode %q", p.Mode)

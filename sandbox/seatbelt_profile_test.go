@@ -322,7 +322,7 @@ func TestSeatbeltRefusesWhatItCannotExpress(t *testing.T) {
 	require.NoError(t, os.Symlink(tr.path("elsewhere"), tr.path("project/.git")))
 	p := tr.resolve(tr.settings(WorkspaceWrite, NetworkAllow, "project"))
 	_, err = seatbeltProfile(p, nil)
-	assert.ErrorIs(t, err, ErrProtectedSymlink)
+	assert.ErrorIs(t, err, errProtectedSymlink)
 }
 
 // TestSeatbeltNeverConfinesDanger: a danger-full-access policy cannot be
@@ -330,9 +330,9 @@ func TestSeatbeltRefusesWhatItCannotExpress(t *testing.T) {
 func TestSeatbeltNeverConfinesDanger(t *testing.T) {
 	danger := ExecutionPolicy{Mode: DangerFullAccess, WritableRoots: []string{"/"}}
 	_, err := danger.ToConfined()
-	assert.ErrorIs(t, err, ErrDangerNotConfinable)
+	assert.ErrorIs(t, err, errDangerNotConfinable)
 	_, err = seatbeltProfile(danger, nil)
-	assert.ErrorIs(t, err, ErrDangerNotConfinable)
+	assert.ErrorIs(t, err, errDangerNotConfinable)
 	_, err = seatbeltProfile(ExecutionPolicy{Mode: "bogus"}, nil)
 	assert.ErrorContains(t, err, `mode "bogus"`)
 }
@@ -387,12 +387,12 @@ func TestSeatbeltRunnerRules(t *testing.T) {
 		{0, "sandbox-exec: warning\n", false},
 	}
 	for _, c := range cases {
-		_, ok := MatchAny(seatbeltRunnerRules, c.code, c.stderr)
+		_, ok := matchAny(seatbeltRunnerRules, c.code, c.stderr)
 		assert.Equal(t, c.runner, ok, "%d %q", c.code, c.stderr)
 	}
-	assert.True(t, LooksDenied(seatbeltDenialSignatures, "sh: /Users/dev/x: Operation not permitted"))
-	assert.True(t, LooksDenied(seatbeltDenialSignatures, "Sandbox: sh(42) deny(1) file-write-create /Users/dev/x"))
-	assert.False(t, LooksDenied(seatbeltDenialSignatures, "Permission denied"), "EACCES is ordinary permissions, not Seatbelt")
+	assert.True(t, looksDenied(seatbeltDenialSignatures, "sh: /Users/dev/x: Operation not permitted"))
+	assert.True(t, looksDenied(seatbeltDenialSignatures, "Sandbox: sh(42) deny(1) file-write-create /Users/dev/x"))
+	assert.False(t, looksDenied(seatbeltDenialSignatures, "Permission denied"), "EACCES is ordinary permissions, not Seatbelt")
 }
 
 // TestSeatbeltEnforces runs the real backend on macOS: the generated
@@ -404,7 +404,7 @@ func TestSeatbeltEnforces(t *testing.T) {
 	prov := byName("seatbelt")
 	require.NotNil(t, prov)
 	require.NoError(t, prov.Available())
-	res := Probe(prov)
+	res := probeProvider(prov)
 	require.True(t, res.OK, res.Reason)
 
 	tr := newSeatbeltTree(t)
@@ -424,7 +424,7 @@ func TestSeatbeltEnforces(t *testing.T) {
 		require.NoError(t, err)
 		cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 		cmd.Dir = p.WorkspaceRoot
-		cmd.Env = MergeEnv(Environ(os.Environ(), nil), c.Env)
+		cmd.Env = mergeEnv(Environ(os.Environ(), nil), c.Env)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

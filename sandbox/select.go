@@ -37,16 +37,16 @@ const (
 )
 
 // Backend names accepted by --backend and the config.
-var BackendNames = []string{"auto", "bwrap", "landlock", "seatbelt", "windows-acl"}
+var backendNames = []string{"auto", "bwrap", "landlock", "seatbelt", "windows-acl"}
 
 // ValidBackend reports whether name may be given to --backend.
 func ValidBackend(name string) error {
-	for _, n := range BackendNames {
+	for _, n := range backendNames {
 		if n == name {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown backend %q: use one of %s", name, strings.Join(BackendNames, ", "))
+	return fmt.Errorf("unknown backend %q: use one of %s", name, strings.Join(backendNames, ", "))
 }
 
 // LocalProvider picks the strongest backend that passes its probe, once
@@ -72,7 +72,7 @@ func (lp *LocalProvider) selectOnce() {
 	if lp.Forced != "" && lp.Forced != "auto" {
 		p := byName(lp.Forced)
 		if p == nil {
-			p = Unavailable(fmt.Sprintf("backend %q is not available on this platform", lp.Forced))
+			p = unavailableBackend(fmt.Sprintf("backend %q is not available on this platform", lp.Forced))
 		}
 		list = []Provider{p}
 	} else {
@@ -80,7 +80,7 @@ func (lp *LocalProvider) selectOnce() {
 	}
 	var tried []Attempt
 	for _, p := range list {
-		res := Probe(p)
+		res := probeProvider(p)
 		tried = append(tried, Attempt{Backend: p.Name(), OK: res.OK, Reason: res.Reason})
 		if res.OK {
 			enf, un := p.Limits()
@@ -98,6 +98,6 @@ func (lp *LocalProvider) selectOnce() {
 		}
 		reason = strings.Join(parts, "; ")
 	}
-	lp.chosen = Unavailable(reason)
+	lp.chosen = unavailableBackend(reason)
 	lp.status = Status{State: StateUnavailable, Backend: "none", Enforcement: EnforcementNone, Reason: reason, Tried: tried}
 }

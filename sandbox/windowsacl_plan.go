@@ -265,7 +265,7 @@ func winProtectedComponents(root, prot string) (comps []winComponent, missing st
 		case err != nil:
 			return nil, "", fmt.Errorf("protected path %s: %w", prot, err)
 		case fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0:
-			return nil, "", fmt.Errorf("%w: %s passes through the link or reparse point %s; refusing to build a sandbox that would follow it", ErrProtectedSymlink, prot, cur)
+			return nil, "", fmt.Errorf("%w: %s passes through the link or reparse point %s; refusing to build a sandbox that would follow it", errProtectedSymlink, prot, cur)
 		}
 		comps = append(comps, winComponent{Path: cur, Dir: fi.IsDir()})
 		if !fi.IsDir() {

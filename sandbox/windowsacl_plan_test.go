@@ -199,7 +199,7 @@ func TestWindowsACLPlanRefusesLinkedProtectedPaths(t *testing.T) {
 	p, err := svc.Resolve(Request{TmpDir: tmp})
 	require.NoError(t, err)
 	_, err = planWindowsACL(p)
-	assert.ErrorIs(t, err, ErrProtectedSymlink)
+	assert.ErrorIs(t, err, errProtectedSymlink)
 	assert.ErrorContains(t, err, ".vscode")
 }
 
@@ -314,7 +314,7 @@ func TestWindowsACLConfine(t *testing.T) {
 		p := p
 		p.Mode = DangerFullAccess
 		_, err := p.ToConfined()
-		assert.ErrorIs(t, err, ErrDangerNotConfinable)
+		assert.ErrorIs(t, err, errDangerNotConfinable)
 	})
 }
 
@@ -384,7 +384,7 @@ func TestWindowsACLEnv(t *testing.T) {
 	}
 	assert.NotContains(t, strings.Join(windowsACLEnv(host, ""), "\n"), "TEMP=", "no session tmp, no redirection")
 
-	merged := MergeEnv([]string{"HOME=/h", "TEMP=/old"}, env)
+	merged := mergeEnv([]string{"HOME=/h", "TEMP=/old"}, env)
 	assert.Contains(t, merged, `TEMP=C:\state\tmp\abc`)
 	assert.NotContains(t, merged, "TEMP=/old")
 }
@@ -398,20 +398,20 @@ func TestWindowsACLDenialSignatures(t *testing.T) {
 		"Error: EPERM: operation not permitted, open 'C:\\x'",
 		"touch: cannot touch '/c/x': Permission denied",
 	} {
-		assert.True(t, LooksDenied(windowsACLDenialSignatures, out), out)
+		assert.True(t, looksDenied(windowsACLDenialSignatures, out), out)
 	}
-	assert.False(t, LooksDenied(windowsACLDenialSignatures, "fatal: not a git repository"))
+	assert.False(t, looksDenied(windowsACLDenialSignatures, "fatal: not a git repository"))
 }
 
 func TestWindowsACLRunnerFailureRules(t *testing.T) {
-	sig, ok := MatchAny(windowsACLRunnerRules, 125, "cordon: sandbox runner failed: CreateRestrictedToken: The parameter is incorrect.\n")
+	sig, ok := matchAny(windowsACLRunnerRules, 125, "cordon: sandbox runner failed: CreateRestrictedToken: The parameter is incorrect.\n")
 	assert.True(t, ok)
 	assert.Equal(t, "cordon: sandbox runner failed", sig)
-	_, ok = MatchAny(windowsACLRunnerRules, 125, "my tool exits 125 on its own\n")
+	_, ok = matchAny(windowsACLRunnerRules, 125, "my tool exits 125 on its own\n")
 	assert.False(t, ok, "a command may exit 125 itself")
-	_, ok = MatchAny(windowsACLRunnerRules, 1, "cordon: sandbox runner failed: quoted by the command\n")
+	_, ok = matchAny(windowsACLRunnerRules, 1, "cordon: sandbox runner failed: quoted by the command\n")
 	assert.False(t, ok, "only the runner's own exit code")
-	_, ok = MatchAny(windowsACLRunnerRules, 0, "cordon: sandbox runner failed")
+	_, ok = matchAny(windowsACLRunnerRules, 0, "cordon: sandbox runner failed")
 	assert.False(t, ok, "exit 0 never matches")
 }
 
@@ -442,7 +442,7 @@ func TestWindowsACLRunnerExitCodes(t *testing.T) {
 	code, failure = windowsChildExit(winStatusDLLInitFailed)
 	assert.Equal(t, 125, code)
 	assert.Contains(t, failure, "STATUS_DLL_INIT_FAILED")
-	_, ok := MatchAny(windowsACLRunnerRules, code, "cordon: sandbox runner failed: "+failure)
+	_, ok := matchAny(windowsACLRunnerRules, code, "cordon: sandbox runner failed: "+failure)
 	assert.True(t, ok, "the runner reports it the way its rule recognises")
 }
 

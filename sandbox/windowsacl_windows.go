@@ -23,8 +23,8 @@ type windowsACLProvider struct {
 	version  string
 }
 
-// WindowsACL returns the windows-acl backend.
-func WindowsACL() Provider { return &windowsACLProvider{} }
+// newWindowsACL returns the windows-acl backend.
+func newWindowsACL() Provider { return &windowsACLProvider{} }
 
 func (w *windowsACLProvider) Name() string { return windowsACLName }
 

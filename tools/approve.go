@@ -158,8 +158,6 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 	switch {
 	case errors.Is(err, ErrPending):
 		return pol, &ToolError{Code: codePending, Message: "waiting for the human's answer"}
-	case errors.Is(err, sandbox.ErrEscalationNoApprover):
-		return pol, tb.noApprover(call.Session, pol.Mode, target, "the client cannot show approval requests")
 	case err != nil:
 		call.logger().Info().Err(err).Str("tool", tool).Msg("approval not obtained")
 		decision = sandbox.Deny

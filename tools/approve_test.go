@@ -131,3 +131,35 @@ func TestQuestionDisplayablePath(t *testing.T) {
 	assert.Equal(t, "Input", tools.Question{Tool: "process_input"}.SubjectLabel())
 	assert.Equal(t, "Command", tools.Question{Tool: "bash"}.SubjectLabel())
 }
+
+// TestIllegalEscalationIsNotAsked: a target that is not strictly wider
+// than the session's mode (or is read-only, or no mode) is refused before
+// anyone is asked, and a blank justification counts as none.
+func TestIllegalEscalationIsNotAsked(t *testing.T) {
+	cases := []struct {
+		mode        sandbox.Mode
+		target, why string
+	}{
+		{sandbox.WorkspaceWrite, "workspace-write", "x"},
+		{sandbox.WorkspaceWrite, "read-only", "x"},
+		{sandbox.ReadOnly, "root", "x"},
+		{sandbox.ReadOnly, "workspace-write", "   "},
+	}
+	for _, c := range cases {
+		w := newFilesWorld(t, c.mode)
+		cfg := w.tb.Config()
+		cfg.Gate = approval.Gate{Policy: approval.OnRequest}
+		tb := tools.New(cfg)
+		asked := 0
+		call := tools.Call{Session: &tools.Session{ID: "s"}, Asker: askerFunc(func(context.Context, tools.Question) (sandbox.Decision, error) {
+			asked++
+			return sandbox.AllowOnce, nil
+		})}
+		canary := filepath.Join(w.ws, "CANARY")
+		_, terr := tb.Bash(bg, call, tools.BashInput{Command: "touch " + canary, SandboxPermissions: c.target, Justification: c.why})
+		require.NotNil(t, terr, "%+v", c)
+		assert.Equal(t, sandbox.CodeInvalidArgument, terr.Code, "%+v: %s", c, terr.Message)
+		assert.Zero(t, asked, "an illegal request must not reach the human: %+v", c)
+		assert.NoFileExists(t, canary)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -128,30 +129,16 @@ func outsideAll(path string, p sandbox.ExecutionPolicy) bool {
 }
 
 func runConfinedCapture(ex *sandbox.Executor, p sandbox.ExecutionPolicy, argv []string) ([]byte, int, error) {
-	confined, err := ex.Prepare(argv, p)
-	if err != nil {
-		return nil, 0, err
-	}
-	launch, err := confined.NewLaunch()
-	if err != nil {
-		confined.Cleanup()
-		return nil, 0, err
-	}
 	var out bytes.Buffer
-	launch.Cmd.Stdout, launch.Cmd.Stderr = &out, &out
-	launch.Cmd.Dir = p.WorkspaceRoot
-	launch.Cmd.Env = sandbox.Environ(os.Environ(), nil)
-	if err := launch.Start(); err != nil {
-		return nil, 0, err
-	}
-	o, err := launch.Wait()
+	res, err := ex.Run(context.Background(), p, sandbox.RunSpec{Argv: argv, Dir: p.WorkspaceRoot,
+		Env: sandbox.Environ(os.Environ(), nil), Stdout: &out, Stderr: &out})
 	if err != nil {
 		return out.Bytes(), 0, err
 	}
-	if o.RunnerFailure != "" {
-		return out.Bytes(), o.ExitCode, fmt.Errorf("sandbox runner failed: %s", o.RunnerFailure)
+	if res.Ending == sandbox.RunnerFailed {
+		return out.Bytes(), res.ExitCode, fmt.Errorf("sandbox runner failed: %s", res.RunnerFailure)
 	}
-	return out.Bytes(), o.ExitCode, nil
+	return out.Bytes(), res.ExitCode, nil
 }
 
 func lastLine(s string) string {
