@@ -91,6 +91,10 @@ var (
 	BashTimeout    = scalar("bash.timeout", `"2m"`, 2*time.Minute, duration(10*time.Minute), shorter)
 	MaxOutputChars = scalar("bash.max_output_chars", "30000", 30000, count("characters"), lower)
 
+	// ProcessesMax is how many background processes a session may keep.
+	// Nothing reads it yet: the process-sessions work will.
+	ProcessesMax = scalar("processes.max", "16", 16, count("processes"), lower)
+
 	// HTTPAddr is where `cordon serve --http config` listens.
 	HTTPAddr = scalar("http.addr", `"127.0.0.1:8765"`, "",
 		text(httpAddr), unchanged("a project does not choose where cordon listens")).fixedAtStart("the transport is chosen at start")
