@@ -91,9 +91,11 @@ var (
 	BashTimeout    = scalar("bash.timeout", `"2m"`, 2*time.Minute, duration(10*time.Minute), shorter)
 	MaxOutputChars = scalar("bash.max_output_chars", "30000", 30000, count("characters"), lower)
 
-	// ProcessesMax is how many background processes a session may keep.
-	// Nothing reads it yet: the process-sessions work will.
-	ProcessesMax = scalar("processes.max", "16", 16, count("processes"), lower)
+	// ProcessesMax is how many background processes a session may keep,
+	// and ProcessesMaxBufferChars how much of each one's output is kept.
+	// Nothing reads them yet: the process-sessions work will.
+	ProcessesMax            = scalar("processes.max", "16", 16, count("processes"), lower)
+	ProcessesMaxBufferChars = scalar("processes.max_buffer_chars", "1000000", 1000000, count("characters"), lower)
 
 	// HTTPAddr is where `cordon serve --http config` listens.
 	HTTPAddr = scalar("http.addr", `"127.0.0.1:8765"`, "",

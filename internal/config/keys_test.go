@@ -44,6 +44,7 @@ var keyCases = []struct {
 	{"bash.timeout", `"1m"`, "1m0s", `"1m0s"`, `"10s"`, "10s", `"5m"`, `"1h"`, `"1h" is longer than the maximum 10m0s`},
 	{"bash.max_output_chars", "1000", "1000", "1000", "10", "10", "99999", "0", "0 must be a positive number of characters"},
 	{"processes.max", "8", "8", "8", "4", "4", "32", "0", "0 must be a positive number of processes"},
+	{"processes.max_buffer_chars", "500000", "500000", "500000", "1000", "1000", "2000000", "-1", "-1 must be a positive number of characters"},
 	{"http.addr", `"127.0.0.1:1"`, "127.0.0.1:1", `"127.0.0.1:1"`, `"127.0.0.1:1"`, "127.0.0.1:1", `"0.0.0.0:80"`, `"localhost"`, `"localhost" is not HOST:PORT`},
 	{"http.allowed_origins", `["http://a.example"]`, "http://a.example", `["http://a.example"]`, "", "", `["http://evil.example"]`, `["*"]`, `entry 1 ("*"): a wildcard`},
 }
