@@ -18,7 +18,8 @@ import (
 //
 // Applied from the next call on, through tools.Toolbox.Reload: mode,
 // preset, approval, network, the path lists, env_passthrough,
-// dangerous_commands and [bash]. A changed backend or sandbox requirement
+// dangerous_commands and [bash] ([processes] is read and reported, but
+// nothing uses it yet). A changed backend or sandbox requirement
 // gets a new executor (probed again). Kept as started, and logged as such:
 // the keys declared fixedAtStart in internal/config (approval_timeout,
 // [http]: the transport is set up at start) and the server's
