@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -39,7 +40,7 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	d.warnings(warn)
 	ex := d.executor(warn)
 	if d.requirement == sandbox.Off {
-		warn("the sandbox is off (" + d.cfg.Sandbox.Origin.String() + "): the command runs unconfined")
+		warn("the sandbox is off (" + config.Sandbox.Of(d.cfg).Origin.String() + "): the command runs unconfined")
 	}
 
 	recovered, _ := sandbox.RecoverGuards(d.settings.StateDir)

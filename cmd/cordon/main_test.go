@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,12 +18,7 @@ import (
 var cordonBin string
 
 // TestMain builds the real binary once; every test drives it as a user would.
-// Fuzz workers only run FuzzConfig, in process: they skip the build.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
-		os.Exit(m.Run())
-	}
 	dir, err := os.MkdirTemp("/var/tmp", "cordon-cli-test-")
 	if err != nil {
 		panic(err)

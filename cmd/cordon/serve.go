@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/mcpserver"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/tools"
@@ -58,7 +59,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	logger := newLogger(stderr, level)
 	for _, file := range d.cfg.Files {
-		logger.Info().Str("file", file.Path).Str("layer", file.Layer).Msg("read config")
+		logger.Info().Str("file", file.Path).Str("layer", string(file.Layer)).Msg("read config")
 	}
 	d.warnings(func(msg string) { logger.Warn().Msg(msg) })
 	for _, p := range sandbox.CleanOrphanTmp(d.settings.StateDir, sandbox.OrphanAge) {
@@ -128,7 +129,7 @@ func (d deployment) toolsConfig(ex *sandbox.Executor, logger zerolog.Logger) too
 // logSandbox says whether the sandbox works, and how.
 func logSandbox(logger zerolog.Logger, d deployment, ex *sandbox.Executor) {
 	if d.requirement == sandbox.Off {
-		logger.Warn().Str("origin", d.cfg.Sandbox.Origin.String()).Msg("the sandbox is off: commands run unconfined")
+		logger.Warn().Str("origin", config.Sandbox.Of(d.cfg).Origin.String()).Msg("the sandbox is off: commands run unconfined")
 	} else if st := ex.Status(); st.State != sandbox.StateActive {
 		logger.Error().Str("reason", st.Reason).Msg("no sandbox backend works: confined calls will fail with SANDBOX_UNAVAILABLE")
 	} else {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -49,10 +50,10 @@ type policyReport struct {
 // configReport is where every value came from: the files read, each
 // setting with its origin, and the workspace widenings that were dropped.
 type configReport struct {
-	Files    []configFile             `json:"files"`
-	Settings map[string]settingReport `json:"settings"`
-	Warnings []configWarning          `json:"warnings"`
-	ordered  []settingReport
+	Files    []config.File             `json:"files"`
+	Settings map[string]config.Setting `json:"settings"`
+	Warnings []config.Warning          `json:"warnings"`
+	ordered  []config.Setting
 }
 
 // ruleReport is one rule of the policy and who enforces it for commands:
@@ -79,16 +80,16 @@ func newPolicyReport(p sandbox.ExecutionPolicy) policyReport {
 	return r
 }
 
-func newConfigReport(c *config) configReport {
-	r := configReport{Files: c.Files, Settings: map[string]settingReport{}, Warnings: c.Warnings, ordered: c.settings()}
+func newConfigReport(c *config.Config) configReport {
+	r := configReport{Files: c.Files, Settings: map[string]config.Setting{}, Warnings: c.Warnings, ordered: c.Settings()}
 	for _, s := range r.ordered {
 		r.Settings[s.Key] = s
 	}
 	if r.Files == nil {
-		r.Files = []configFile{}
+		r.Files = []config.File{}
 	}
 	if r.Warnings == nil {
-		r.Warnings = []configWarning{}
+		r.Warnings = []config.Warning{}
 	}
 	return r
 }

@@ -1,6 +1,4 @@
-//go:build linux
-
-package main
+package config
 
 import (
 	"os"
@@ -15,6 +13,38 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// opt is what one file sets for one key: whether it sets it, its value
+// and the line of the key.
+type opt[T any] struct {
+	Set   bool
+	Value T
+	Line  int
+}
+
+func optOf[T comparable](l *layer, k *Key[T]) opt[T] {
+	v, ok := l.vals[k]
+	if !ok {
+		return opt[T]{}
+	}
+	return opt[T]{true, v.v.(T), v.line}
+}
+
+func listOf(l *layer, k *ListKey) opt[[]string] {
+	v, ok := l.vals[k]
+	if !ok {
+		return opt[[]string]{}
+	}
+	return opt[[]string]{true, v.v.([]string), v.line}
+}
+
+// flags parses a command line's flags, by name with their argument.
+func flags(t *testing.T, given map[string]string) Flags {
+	t.Helper()
+	f, err := ParseFlags(given)
+	require.NoError(t, err)
+	return f
+}
 
 // exampleConfig is SPEC §8's example file, plus dangerous_commands.
 const exampleConfig = `preset = "review"              # safe | review | danger
@@ -41,20 +71,20 @@ allowed_origins = []
 `
 
 func TestParseConfigExample(t *testing.T) {
-	fc, err := parseConfig("c.toml", []byte(exampleConfig))
+	fc, err := parseFile("c.toml", []byte(exampleConfig))
 	require.NoError(t, err)
-	assert.Equal(t, opt[approval.Preset]{true, approval.Review, 1}, fc.Preset)
-	assert.Equal(t, opt[sandbox.Mode]{true, sandbox.WorkspaceWrite, 2}, fc.Mode)
-	assert.Equal(t, opt[sandbox.Requirement]{true, sandbox.Required, 4}, fc.Sandbox)
-	assert.Equal(t, opt[string]{true, "/srv/agent", 7}, fc.FallbackRoot)
-	assert.Equal(t, opt[[]string]{true, []string{"~/.cache/go-build"}, 8}, fc.ExtraWriteAllow)
-	assert.Equal(t, opt[[]string]{true, []string{"deploy/keys"}, 10}, fc.ProtectedPaths)
-	assert.Equal(t, 12, fc.DangerousCommands.Line)
-	assert.Equal(t, opt[time.Duration]{true, 5 * time.Minute, 13}, fc.ApprovalTimeout)
-	assert.Equal(t, opt[time.Duration]{true, 2 * time.Minute, 16}, fc.BashTimeout)
-	assert.Equal(t, opt[int]{true, 30000, 17}, fc.MaxOutputChars)
-	assert.Equal(t, opt[string]{true, "127.0.0.1:8765", 20}, fc.HTTPAddr)
-	assert.Equal(t, opt[[]string]{true, []string{}, 21}, fc.AllowedOrigins)
+	assert.Equal(t, opt[approval.Preset]{true, approval.Review, 1}, optOf(fc, Preset))
+	assert.Equal(t, opt[sandbox.Mode]{true, sandbox.WorkspaceWrite, 2}, optOf(fc, Mode))
+	assert.Equal(t, opt[sandbox.Requirement]{true, sandbox.Required, 4}, optOf(fc, Sandbox))
+	assert.Equal(t, opt[string]{true, "/srv/agent", 7}, optOf(fc, FallbackRoot))
+	assert.Equal(t, opt[[]string]{true, []string{"~/.cache/go-build"}, 8}, listOf(fc, ExtraWriteAllow))
+	assert.Equal(t, opt[[]string]{true, []string{"deploy/keys"}, 10}, listOf(fc, ProtectedPaths))
+	assert.Equal(t, 12, listOf(fc, DangerousCommands).Line)
+	assert.Equal(t, opt[time.Duration]{true, 5 * time.Minute, 13}, optOf(fc, ApprovalTimeout))
+	assert.Equal(t, opt[time.Duration]{true, 2 * time.Minute, 16}, optOf(fc, BashTimeout))
+	assert.Equal(t, opt[int]{true, 30000, 17}, optOf(fc, MaxOutputChars))
+	assert.Equal(t, opt[string]{true, "127.0.0.1:8765", 20}, optOf(fc, HTTPAddr))
+	assert.Equal(t, opt[[]string]{true, []string{}, 21}, listOf(fc, AllowedOrigins))
 }
 
 func TestParseConfigErrors(t *testing.T) {
@@ -107,7 +137,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parseConfig("c.toml", []byte(c.doc))
+			_, err := parseFile("c.toml", []byte(c.doc))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
@@ -116,7 +146,7 @@ func TestParseConfigErrors(t *testing.T) {
 
 // TestParseConfigReportsEveryProblem: one run names them all, in line order.
 func TestParseConfigReportsEveryProblem(t *testing.T) {
-	_, err := parseConfig("c.toml", []byte("network = 1\nfoo = 2\n[bash]\ntimeout = \"x\"\n"))
+	_, err := parseFile("c.toml", []byte("network = 1\nfoo = 2\n[bash]\ntimeout = \"x\"\n"))
 	require.Error(t, err)
 	lines := strings.Split(err.Error(), "\n")
 	require.Len(t, lines, 4, err.Error())
@@ -163,18 +193,18 @@ func (l *layers) write(path, doc string) *layers {
 	return l
 }
 
-func (l *layers) load(flags flagValues) *config {
+func (l *layers) load(flags Flags) *Config {
 	l.t.Helper()
-	c, err := l.sources(flags).load()
+	c, err := l.sources(flags).Load()
 	require.NoError(l.t, err)
 	return c
 }
 
-func (l *layers) sources(flags flagValues) configSources {
-	return configSources{home: l.home, workspace: value[string]{l.ws, flagOrigin("--workspace")}, explicit: l.explicit, flags: flags}
+func (l *layers) sources(flags Flags) Sources {
+	return Sources{Home: l.home, Workspace: Value[string]{l.ws, FlagOrigin("--workspace")}, Explicit: l.explicit, Flags: flags}
 }
 
-func warningKeys(c *config) []string {
+func warningKeys(c *Config) []string {
 	var keys []string
 	for _, w := range c.Warnings {
 		keys = append(keys, w.Key)
@@ -219,20 +249,20 @@ max_output_chars = 99999
 addr = "0.0.0.0:80"
 allowed_origins = ["http://evil.example"]
 `)
-		c := l.load(flagValues{})
-		assert.Equal(t, sandbox.WorkspaceWrite, c.Mode.V)
-		assert.Equal(t, approval.OnRequest, c.Approval.V)
-		assert.Equal(t, sandbox.Auto, c.Sandbox.V)
-		assert.Equal(t, sandbox.NetworkDeny, c.Network.V)
-		assert.Equal(t, "bwrap", c.Backend.V)
-		assert.Equal(t, "/srv/agent", c.FallbackRoot.V)
-		assert.Empty(t, c.ExtraWriteAllow.Entries)
-		assert.Equal(t, []string{"GOPATH"}, c.EnvPassthrough.values())
-		assert.Equal(t, 2*time.Minute, c.ApprovalTimeout.V)
-		assert.Equal(t, time.Minute, c.BashTimeout.V)
-		assert.Equal(t, 1000, c.MaxOutputChars.V)
-		assert.Equal(t, "127.0.0.1:1", c.HTTPAddr.V)
-		assert.Empty(t, c.AllowedOrigins.Entries)
+		c := l.load(Flags{})
+		assert.Equal(t, sandbox.WorkspaceWrite, Mode.Get(c))
+		assert.Equal(t, approval.OnRequest, Approval.Get(c))
+		assert.Equal(t, sandbox.Auto, Sandbox.Get(c))
+		assert.Equal(t, sandbox.NetworkDeny, Network.Get(c))
+		assert.Equal(t, "bwrap", Backend.Get(c))
+		assert.Equal(t, "/srv/agent", FallbackRoot.Get(c))
+		assert.Empty(t, ExtraWriteAllow.Of(c).Entries)
+		assert.Equal(t, []string{"GOPATH"}, EnvPassthrough.Get(c))
+		assert.Equal(t, 2*time.Minute, ApprovalTimeout.Get(c))
+		assert.Equal(t, time.Minute, BashTimeout.Get(c))
+		assert.Equal(t, 1000, MaxOutputChars.Get(c))
+		assert.Equal(t, "127.0.0.1:1", HTTPAddr.Get(c))
+		assert.Empty(t, AllowedOrigins.Of(c).Entries)
 		assert.Equal(t, []string{"mode", "approval", "sandbox", "network", "backend", "fallback_root", "extra_write_allow",
 			"env_passthrough", "approval_timeout", "bash.timeout", "bash.max_output_chars", "http.addr", "http.allowed_origins"}, warningKeys(c))
 		for i, w := range c.Warnings {
@@ -242,7 +272,7 @@ allowed_origins = ["http://evil.example"]
 				assert.GreaterOrEqual(t, w.Line, c.Warnings[i-1].Line)
 			}
 		}
-		assert.Equal(t, origin{Source: sourceUser, File: filepath.Join(l.home, ".config", "cordon", "config.toml"), Line: 4}, c.Network.Origin)
+		assert.Equal(t, Origin{Source: SourceUser, File: filepath.Join(l.home, ".config", "cordon", "config.toml"), Line: 4}, Network.Of(c).Origin)
 	})
 	t.Run("tightenings apply", func(t *testing.T) {
 		l := newLayers(t).user(user).workspace(`mode = "read-only"
@@ -259,39 +289,39 @@ approval_timeout = "30s"
 timeout = "10s"
 max_output_chars = 10
 `)
-		c := l.load(flagValues{})
+		c := l.load(Flags{})
 		assert.Empty(t, c.Warnings)
-		ws := origin{Source: sourceWorkspace, File: filepath.Join(l.ws, "cordon.toml"), Line: 1}
-		assert.Equal(t, value[sandbox.Mode]{sandbox.ReadOnly, ws}, c.Mode)
-		assert.Equal(t, approval.Always, c.Approval.V)
-		assert.Equal(t, sandbox.Required, c.Sandbox.V)
-		assert.Equal(t, []string{"~/a", "~/b"}, c.ExtraReadDeny.values(), "a workspace adds read denials, never removes them")
-		assert.Equal(t, []string{"p", "q"}, c.ProtectedPaths.values())
-		assert.Equal(t, []string{"kubectl delete", "terraform destroy"}, c.DangerousCommands.values())
-		assert.Equal(t, sourceUser, c.ExtraReadDeny.Entries[0].Origin.Source)
-		assert.Equal(t, sourceWorkspace, c.ExtraReadDeny.Entries[1].Origin.Source)
-		assert.Equal(t, 30*time.Second, c.ApprovalTimeout.V)
-		assert.Equal(t, 10*time.Second, c.BashTimeout.V)
-		assert.Equal(t, 10, c.MaxOutputChars.V)
+		ws := Origin{Source: SourceWorkspace, File: filepath.Join(l.ws, "cordon.toml"), Line: 1}
+		assert.Equal(t, Value[sandbox.Mode]{sandbox.ReadOnly, ws}, Mode.Of(c))
+		assert.Equal(t, approval.Always, Approval.Get(c))
+		assert.Equal(t, sandbox.Required, Sandbox.Get(c))
+		assert.Equal(t, []string{"~/a", "~/b"}, ExtraReadDeny.Get(c), "a workspace adds read denials, never removes them")
+		assert.Equal(t, []string{"p", "q"}, ProtectedPaths.Get(c))
+		assert.Equal(t, []string{"kubectl delete", "terraform destroy"}, DangerousCommands.Get(c))
+		assert.Equal(t, SourceUser, ExtraReadDeny.Of(c).Entries[0].Origin.Source)
+		assert.Equal(t, SourceWorkspace, ExtraReadDeny.Of(c).Entries[1].Origin.Source)
+		assert.Equal(t, 30*time.Second, ApprovalTimeout.Get(c))
+		assert.Equal(t, 10*time.Second, BashTimeout.Get(c))
+		assert.Equal(t, 10, MaxOutputChars.Get(c))
 		assert.Len(t, c.Rules, len(approval.DefaultRules())+2)
 	})
 	t.Run("a preset counts through its mode and approval", func(t *testing.T) {
-		c := newLayers(t).workspace(`preset = "danger"`).load(flagValues{})
+		c := newLayers(t).workspace(`preset = "danger"`).load(Flags{})
 		assert.Equal(t, sandbox.WorkspaceWrite, c.Derived.Mode)
 		assert.Equal(t, approval.AskDangerous, c.Derived.Approval)
 		assert.Equal(t, approval.Review, c.Derived.Preset)
 		assert.Equal(t, []string{"preset", "preset"}, warningKeys(c))
 
-		c = newLayers(t).user(`preset = "danger"`).workspace(`preset = "safe"`).load(flagValues{})
+		c = newLayers(t).user(`preset = "danger"`).workspace(`preset = "safe"`).load(Flags{})
 		assert.Equal(t, approval.DerivedState{Mode: sandbox.ReadOnly, Approval: approval.AskDangerous, Preset: approval.Safe}, c.Derived)
 		assert.Empty(t, c.Warnings)
 	})
 	t.Run("both workspace files, cordon.toml first", func(t *testing.T) {
 		l := newLayers(t).workspace(`mode = "read-only"`).dotCordon(`mode = "workspace-write"
 network = "deny"`)
-		c := l.load(flagValues{})
-		assert.Equal(t, sandbox.ReadOnly, c.Mode.V, ".cordon/config.toml cannot undo cordon.toml's narrowing")
-		assert.Equal(t, sandbox.NetworkDeny, c.Network.V)
+		c := l.load(Flags{})
+		assert.Equal(t, sandbox.ReadOnly, Mode.Get(c), ".cordon/config.toml cannot undo cordon.toml's narrowing")
+		assert.Equal(t, sandbox.NetworkDeny, Network.Get(c))
 		assert.Equal(t, []string{"mode"}, warningKeys(c))
 		assert.Len(t, c.Files, 2)
 	})
@@ -304,74 +334,20 @@ extra_read_deny = ["~/a"]
 `).workspace(`mode = "read-only"`).config(`preset = "danger"
 extra_read_deny = ["~/b"]
 `)
-	c := l.load(flagValues{})
+	c := l.load(Flags{})
 	assert.Equal(t, approval.DerivedState{Mode: sandbox.DangerFullAccess, Approval: approval.Never, Preset: approval.Danger}, c.Derived,
 		"--config is trusted: it may widen over the workspace file")
-	assert.Equal(t, []string{"~/b"}, c.ExtraReadDeny.values(), "a trusted layer replaces a list")
-	assert.Equal(t, sourceConfig, c.presetOrigin().Source)
+	assert.Equal(t, []string{"~/b"}, ExtraReadDeny.Get(c), "a trusted layer replaces a list")
+	assert.Equal(t, SourceConfig, Preset.Of(c).Origin.Source)
 
-	c = l.load(flagValues{mode: "workspace-write", network: "allow", requirement: sandbox.Off, requirementFlag: "--no-sandbox"})
-	assert.Equal(t, value[sandbox.Mode]{sandbox.WorkspaceWrite, flagOrigin("--mode")}, c.Mode)
+	c = l.load(flags(t, map[string]string{"--mode": "workspace-write", "--network": "allow", "--no-sandbox": "true"}))
+	assert.Equal(t, Value[sandbox.Mode]{sandbox.WorkspaceWrite, FlagOrigin("--mode")}, Mode.Of(c))
 	assert.Equal(t, approval.Custom, c.Derived.Preset, "danger's approval with workspace-write is no preset")
-	assert.Equal(t, value[sandbox.Network]{sandbox.NetworkAllow, flagOrigin("--network")}, c.Network)
-	assert.Equal(t, value[sandbox.Requirement]{sandbox.Off, flagOrigin("--no-sandbox")}, c.Sandbox)
+	assert.Equal(t, Value[sandbox.Network]{sandbox.NetworkAllow, FlagOrigin("--network")}, Network.Of(c))
+	assert.Equal(t, Value[sandbox.Requirement]{sandbox.Off, FlagOrigin("--no-sandbox")}, Sandbox.Of(c))
 
-	c = l.load(flagValues{preset: "safe"})
+	c = l.load(flags(t, map[string]string{"--preset": "safe"}))
 	assert.Equal(t, approval.DerivedState{Mode: sandbox.ReadOnly, Approval: approval.AskDangerous, Preset: approval.Safe}, c.Derived)
-}
-
-func TestDeploymentWiring(t *testing.T) {
-	l := newLayers(t).user(`extra_write_allow = ["~/.cache/go-build", "/opt/x/../y"]
-extra_read_deny = ["~/secrets"]
-protected_paths = ["deploy/keys/"]
-env_passthrough = ["GOPATH"]
-dangerous_commands = ["kubectl delete # deletes cluster resources"]
-approval = "always"
-[bash]
-timeout = "90s"
-max_output_chars = 500
-[http]
-addr = "127.0.0.1:9"
-allowed_origins = ["http://localhost:3000/"]
-`)
-	src := l.sources(flagValues{})
-	src.stateDir = value[string]{filepath.Join(l.home, "state"), defaultOrigin}
-	d, err := src.deploy()
-	require.NoError(t, err)
-	assert.Equal(t, []string{filepath.Join(l.home, ".cache/go-build"), "/opt/y"}, d.settings.ExtraWriteAllow)
-	assert.Equal(t, []string{filepath.Join(l.home, "secrets")}, d.settings.ExtraReadDeny)
-	assert.Equal(t, []string{"deploy/keys"}, d.settings.ProtectedNames)
-	assert.Equal(t, []string{"GOPATH"}, d.passthrough)
-	assert.Equal(t, 90*time.Second, d.bashTimeout)
-	assert.Equal(t, 500, d.maxOutput)
-	assert.Equal(t, "127.0.0.1:9", d.httpAddr)
-	assert.Equal(t, []string{"http://localhost:3000"}, d.allowedOrigins)
-	assert.Equal(t, approval.Always, d.gate.Policy)
-	dec := approval.Gate{Policy: approval.AskDangerous, Rules: d.gate.Rules}.Decide(approval.Call{Tool: "bash", Command: "kubectl delete pod web"})
-	assert.Equal(t, approval.Ask, dec.Action, dec.Reason)
-	dec = approval.Gate{Policy: approval.AskDangerous, Rules: d.gate.Rules}.Decide(approval.Call{Tool: "bash", Command: "rm -rf x"})
-	assert.Equal(t, approval.Ask, dec.Action, "the defaults stay: %s", dec.Reason)
-}
-
-func TestReadConfigFile(t *testing.T) {
-	dir := t.TempDir()
-	_, err := readConfigFile(filepath.Join(dir, "missing.toml"))
-	assert.ErrorIs(t, err, errConfigMissing)
-	_, err = readConfigFile(filepath.Join(dir, "missing", "config.toml"))
-	assert.ErrorIs(t, err, errConfigMissing)
-
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "adir.toml"), 0o755))
-	_, err = readConfigFile(filepath.Join(dir, "adir.toml"))
-	assert.ErrorContains(t, err, "it is a directory, not a regular file")
-
-	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling.toml")))
-	_, err = readConfigFile(filepath.Join(dir, "dangling.toml"))
-	assert.ErrorContains(t, err, "symlink to a file that does not exist")
-
-	big := filepath.Join(dir, "big.toml")
-	require.NoError(t, os.WriteFile(big, make([]byte, maxConfigSize+1), 0o644))
-	_, err = readConfigFile(big)
-	assert.ErrorContains(t, err, "larger than")
 }
 
 // FuzzConfig feeds arbitrary bytes to the parser: it must never panic, a
@@ -384,7 +360,7 @@ func FuzzConfig(f *testing.F) {
 	f.Add([]byte("[[bash]]\n[foo.bar]\nx = [{a = 1}]\n"))
 	f.Add([]byte("preset = \"safe\"\nprotected_paths = [\"a/b\", \"../c\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fc, err := parseConfig("fuzz.toml", data)
+		fc, err := parseFile("fuzz.toml", data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.toml") && !strings.Contains(err.Error(), "\n  fuzz.toml") {
 				t.Fatalf("error does not name the file: %v", err)
@@ -400,16 +376,16 @@ func FuzzConfig(f *testing.F) {
 		if !utf8.ValidString(text) {
 			t.Fatalf("accepted invalid UTF-8")
 		}
-		for _, source := range []string{sourceUser, sourceWorkspace} {
-			c := defaultConfig()
-			c.override(fc, sourceUser)
-			if source == sourceWorkspace {
+		for _, source := range []Source{SourceUser, SourceWorkspace} {
+			c := defaults()
+			c.override(fc, SourceUser)
+			if source == SourceWorkspace {
 				c.tighten(fc)
 			}
 			if err := c.finish(); err != nil {
 				t.Fatalf("accepted a file that does not load: %v", err)
 			}
-			c.settings()
+			c.Settings()
 		}
 	})
 }

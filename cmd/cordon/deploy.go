@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/config"
+	"github.com/cordonhq/cordon/sandbox"
+)
+
+// deployment is what the config files and the flags resolve to: the
+// values the commands run with.
+type deployment struct {
+	settings    sandbox.Settings
+	requirement sandbox.Requirement
+	backend     string
+	posture     approval.DerivedState
+	gate        approval.Gate
+	// passthrough is env_passthrough: variables a confined command
+	// inherits beyond the allowlist.
+	passthrough     []string
+	approvalTimeout time.Duration
+	bashTimeout     time.Duration
+	maxOutput       int
+	httpAddr        string
+	allowedOrigins  []string
+
+	cfg     *config.Config
+	sources config.Sources
+}
+
+// deploy loads the configuration and turns it into a deployment. A
+// problem in a config file is a usage error: nothing runs.
+func deploy(src config.Sources) (deployment, error) {
+	cfg, err := src.Load()
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return deployment{}, &usageError{msg: err.Error()}
+		}
+		return deployment{}, err
+	}
+	return newDeployment(src, cfg), nil
+}
+
+// newDeployment turns a loaded configuration into a deployment. SIGHUP
+// calls it again with what it reloaded.
+func newDeployment(src config.Sources, cfg *config.Config) deployment {
+	home := src.Home
+	return deployment{
+		settings: sandbox.Settings{
+			Mode:            cfg.Derived.Mode,
+			Network:         config.Network.Get(cfg),
+			Workspace:       src.Workspace.V,
+			FallbackRoot:    expandPath(config.FallbackRoot.Get(cfg), home),
+			ExtraWriteAllow: expandPaths(config.ExtraWriteAllow.Get(cfg), home),
+			ExtraReadDeny:   expandPaths(config.ExtraReadDeny.Get(cfg), home),
+			ProtectedNames:  config.ProtectedPaths.Get(cfg),
+			Home:            home,
+			StateDir:        src.StateDir.V,
+			ConfigDir:       sandbox.DefaultConfigDir(home),
+		},
+		requirement:     config.Sandbox.Get(cfg),
+		backend:         config.Backend.Get(cfg),
+		posture:         cfg.Derived,
+		gate:            approval.Gate{Policy: cfg.Derived.Approval, Rules: cfg.Rules},
+		passthrough:     config.EnvPassthrough.Get(cfg),
+		approvalTimeout: config.ApprovalTimeout.Get(cfg),
+		bashTimeout:     config.BashTimeout.Get(cfg),
+		maxOutput:       config.MaxOutputChars.Get(cfg),
+		httpAddr:        config.HTTPAddr.Get(cfg),
+		allowedOrigins:  config.AllowedOrigins.Get(cfg),
+		cfg:             cfg,
+		sources:         src,
+	}
+}
+
+func (d deployment) executor(warn func(string)) *sandbox.Executor {
+	return &sandbox.Executor{
+		Provider:    &sandbox.LocalProvider{Forced: d.backend},
+		Requirement: d.requirement,
+		Warn:        warn,
+	}
+}
+
+// warnings prints the workspace widenings that were dropped.
+func (d deployment) warnings(warn func(string)) {
+	for _, w := range d.cfg.Warnings {
+		warn(w.String())
+	}
+}
+
+// expandPaths turns config paths ("~/x", "/y") into clean absolute ones.
+func expandPaths(list []string, home string) []string {
+	out := make([]string, 0, len(list))
+	for _, p := range list {
+		out = append(out, expandPath(p, home))
+	}
+	return out
+}
+
+func expandPath(p, home string) string {
+	if p == "" {
+		return ""
+	}
+	return filepath.Clean(sandbox.ExpandHome(p, home))
+}
