@@ -26,6 +26,25 @@ func (tb *Toolbox) fence(call Call, pol sandbox.ExecutionPolicy) (*fsfence.Fence
 	return f, nil
 }
 
+// reading is where every tool that reads starts: the call's policy, the
+// absolute path that its path argument names (the workspace for an empty
+// one when defaultWorkspace is set), and the fence of that policy.
+func (tb *Toolbox) reading(call Call, p string, defaultWorkspace bool) (sandbox.ExecutionPolicy, string, *fsfence.Fence, *ToolError) {
+	pol, terr := tb.resolve(call, "")
+	if terr != nil {
+		return pol, "", nil, terr
+	}
+	path, terr := toolPath(pol, p, defaultWorkspace)
+	if terr != nil {
+		return pol, "", nil, terr
+	}
+	f, terr := tb.fence(call, pol)
+	if terr != nil {
+		return pol, "", nil, terr
+	}
+	return pol, path, f, nil
+}
+
 func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
 	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: pol.Protected, ReadDeny: pol.ReadDeny,
 		ProtectedNames: fileToolProtectedNames}

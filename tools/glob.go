@@ -39,18 +39,10 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if !doublestar.ValidatePattern(pattern) {
 		return nil, invalid("pattern %q is not a valid glob: check its brackets and braces (syntax: * ? [abc] {a,b} and ** for any number of directories)", pattern)
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
 	if path.IsAbs(pattern) && in.Path != "" {
 		return nil, invalid("pattern %q is absolute: give either an absolute pattern or a path with a relative pattern", pattern)
 	}
-	dir, terr := toolPath(pol, in.Path, true)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, dir, f, terr := tb.reading(call, in.Path, true)
 	if terr != nil {
 		return nil, terr
 	}

@@ -72,15 +72,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
-	root, terr := toolPath(pol, in.Path, true)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, root, f, terr := tb.reading(call, in.Path, true)
 	if terr != nil {
 		return nil, terr
 	}

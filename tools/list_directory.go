@@ -45,15 +45,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 	if depth < 1 || depth > MaxListDepth {
 		return nil, invalid("depth must be between 1 and %d", MaxListDepth)
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
-	dir, terr := toolPath(pol, in.Path, true)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, dir, f, terr := tb.reading(call, in.Path, true)
 	if terr != nil {
 		return nil, terr
 	}

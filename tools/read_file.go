@@ -69,15 +69,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	if limit == 0 {
 		limit = DefaultReadLimit
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
-	path, terr := toolPath(pol, in.Path, false)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, path, f, terr := tb.reading(call, in.Path, false)
 	if terr != nil {
 		return nil, terr
 	}
