@@ -93,11 +93,6 @@ func displayPath(pol sandbox.ExecutionPolicy, abs string) string {
 	return abs
 }
 
-// readTools are the tools that only read: no mode makes a read-deny path
-// readable, so their denials carry no escalation hint (they have no
-// sandbox_permissions argument either).
-var readTools = map[string]bool{"read_file": true, "list_directory": true, "glob": true, "grep": true}
-
 // fenceError turns an error of the fence (or of the file system behind it)
 // into the tool error the model sees, naming the path and what to do.
 func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error) *ToolError {
@@ -108,7 +103,8 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 		if de.Entry != "" && de.Entry != path {
 			what += " (" + de.Entry + ")"
 		}
-		if readTools[tool] {
+		if readOnly[tool] {
+			// No mode makes a read-deny path readable: no escalation hint.
 			why := "[sandbox: no sandbox mode makes this path readable to cordon's tools]"
 			if de.Reason == fsfence.ReasonReadDeny {
 				why = "[sandbox: no sandbox mode makes this path readable to cordon's tools: it holds credentials or cordon's own state]"

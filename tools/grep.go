@@ -22,11 +22,17 @@ import (
 
 // GrepInput are the grep tool's arguments.
 type GrepInput struct {
-	Pattern    string `json:"pattern"`
-	Path       string `json:"path,omitempty"`
-	Glob       string `json:"glob,omitempty"`
-	IgnoreCase bool   `json:"ignore_case,omitempty"`
-	MaxResults int    `json:"max_results,omitempty"`
+	Pattern    string `json:"pattern" jsonschema:"RE2 regular expression."`
+	Path       string `json:"path,omitempty" jsonschema:"File or directory to search. Default: the workspace."`
+	Glob       string `json:"glob,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. *.go."`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Case-insensitive match."`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"At most this many matches. Default 200." schema:"minimum=1,maximum=10000"`
+}
+
+// GrepOutput is the grep tool's structuredContent.
+type GrepOutput struct {
+	Matches   []string `json:"matches"`
+	Truncated bool     `json:"truncated"`
 }
 
 // Limits of grep.
@@ -108,7 +114,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if g.truncated {
 		fmt.Fprintf(&b, "[showing the first %d matches: narrow the pattern, path or glob, or raise max_results (up to %d)]\n", maxResults, MaxGrepResults)
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{"matches": lines, "truncated": g.truncated}}, nil
+	return &Result{Text: b.String(), Structured: structured(GrepOutput{Matches: lines, Truncated: g.truncated})}, nil
 }
 
 // lineMatcher finds the lines that match a pattern. The whole buffer is

@@ -20,10 +20,11 @@ import (
 )
 
 // ReadFileInput are the read_file tool's arguments.
+// It has no output type: its result is text only (see ReadFile).
 type ReadFileInput struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Path   string `json:"path" jsonschema:"File to read."`
+	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1." schema:"minimum=1,maximum=2147483647"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to return. Default 2000." schema:"minimum=1,maximum=2147483647"`
 }
 
 // Limits of read_file.
