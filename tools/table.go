@@ -70,7 +70,8 @@ var table = []Tool{
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).Status),
 }
 
-// Tools returns every tool, in the order clients list them.
+// Tools returns every tool, in the order clients list them. The schemas
+// are the table's own: read them, do not change them.
 func Tools() []Tool {
 	out := make([]Tool, len(table))
 	copy(out, table)
