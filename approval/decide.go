@@ -41,6 +41,10 @@ func (a Action) String() string {
 type Call struct {
 	// Tool is the MCP tool name: bash, write_file, edit_file, read_file, ...
 	Tool string
+	// ReadOnly says the tool cannot write (the tool table declares it).
+	// The zero value is a tool that can write, so that a tool nobody
+	// declared read-only does not escape Always.
+	ReadOnly bool
 	// Command is the bash command line; empty for other tools.
 	Command string
 	// Escalate is the mode requested with sandbox_permissions; empty when
@@ -59,17 +63,6 @@ type Decision struct {
 	// Findings are the dangerous parts of a bash command, when the
 	// classifier ran and found any.
 	Findings []Finding
-}
-
-// readOnlyTools are the tools that cannot write. Any other tool, including
-// one this package has never heard of, is treated as able to write: a new
-// tool must be listed here to escape Always, not the other way round.
-var readOnlyTools = map[string]bool{
-	"read_file":      true,
-	"list_directory": true,
-	"glob":           true,
-	"grep":           true,
-	"sandbox_status": true,
 }
 
 // Gate is the approval gate of a deployment: its policy and its dangerous
@@ -93,8 +86,8 @@ func (p Policy) Decide(call Call) Decision { return Gate{Policy: p}.Decide(call)
 //   - AskDangerous asks for escalation requests and for bash commands that
 //     the classifier finds dangerous.
 //   - Always asks for escalation requests and for every call of a tool that
-//     can write (bash, write_file, edit_file, and any tool not known to be
-//     read-only).
+//     can write (bash, write_file, edit_file, and any tool whose call is
+//     not marked ReadOnly).
 //
 // An invalid policy is treated as Always. When several things call for
 // asking, the reason names them all.
@@ -120,7 +113,7 @@ func (g Gate) Decide(call Call) Decision {
 	if escalation {
 		reasons = append(reasons, fmt.Sprintf("escalation to %s requested", call.Escalate))
 	}
-	if policy == Always && !readOnlyTools[call.Tool] {
+	if policy == Always && !call.ReadOnly {
 		reasons = append(reasons, fmt.Sprintf("approval policy %q asks before every call that can write", Always))
 	}
 	var findings []Finding

@@ -17,7 +17,7 @@ func TestDecide(t *testing.T) {
 	escalate := func(c Call) Call { c.Escalate = sandbox.WorkspaceWrite; return c }
 	write := Call{Tool: "write_file"}
 	edit := Call{Tool: "edit_file"}
-	read := Call{Tool: "read_file"}
+	read := Call{Tool: "read_file", ReadOnly: true}
 
 	tests := []struct {
 		name   string
@@ -51,7 +51,7 @@ func TestDecide(t *testing.T) {
 		{"always: write", Always, write, Ask, "every call that can write"},
 		{"always: edit", Always, edit, Ask, ""},
 		{"always: read", Always, read, Allow, "cannot write"},
-		{"always: grep", Always, Call{Tool: "grep"}, Allow, ""},
+		{"always: grep", Always, Call{Tool: "grep", ReadOnly: true}, Allow, ""},
 		{"always: unknown tool can write", Always, Call{Tool: "new_tool"}, Ask, ""},
 		{"always: escalation", Always, escalate(write), Ask, "escalation to workspace-write requested"},
 

@@ -4,6 +4,7 @@ package mcpserver_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/png"
@@ -219,6 +220,33 @@ func TestReadFile(t *testing.T) {
 	assert.True(t, res.IsError || len(text(res)) < 100000)
 	after := rssKB(t, pid)
 	assert.Less(t, after-before, 64*1024, "reading 10 lines of a 2 GB file keeps the server's memory flat (%d → %d kB)", before, after)
+}
+
+// TestGrepLiteral: grep's literal argument, from the tool table to the
+// client: listed in the schema, decoded, and a plain-string search.
+func TestGrepLiteral(t *testing.T) {
+	w := newWorld(t)
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "calc.go"), []byte("x := f(a.b)\ny := f(aXb)\n"), 0o644))
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	for _, tool := range list.Tools {
+		if tool.Name == "grep" {
+			props := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+			assert.Equal(t, "boolean", props["literal"].(map[string]any)["type"])
+		}
+	}
+
+	res := call(t, cs, "grep", map[string]any{"pattern": "f(a.b)", "literal": true})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, []string{"calc.go:1:x := f(a.b)"}, toStrings(structured(t, res)["matches"]))
+	res = call(t, cs, "grep", map[string]any{"pattern": "f(a.b"})
+	assert.Equal(t, "INVALID_ARGUMENT", errorCode(t, res), "without literal the pattern is RE2")
+	res = call(t, cs, "grep", map[string]any{"pattern": "f(a.b)", "literal": "yes"})
+	assert.Equal(t, "INVALID_ARGUMENT", errorCode(t, res))
+	assert.Contains(t, text(res), `argument "literal" must be a boolean`)
 }
 
 func TestLargeOutputKeepsMemoryBounded(t *testing.T) {

@@ -59,9 +59,10 @@ func New(cfg Config) (*Server, error) {
 		server.WithHooks(hooks),
 	)
 	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationRootsListChanged), s.rootsChanged)
-	defs := toolDefs()
-	for name, run := range s.runners() {
-		s.mcp.AddTool(defs[name], s.handler(name, run))
+	for _, t := range tools.Tools() {
+		s.mcp.AddTool(mcpTool(t), s.handler(t.Name, func(ctx context.Context, call tools.Call, args map[string]any) (*tools.Result, *tools.ToolError) {
+			return t.Run(ctx, s.tb, call, args)
+		}))
 	}
 	proc, err := s.openProcessSession()
 	if err != nil {

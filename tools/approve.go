@@ -73,6 +73,13 @@ func (q Question) Displayable() error {
 	return nil
 }
 
+// Escalation are the arguments with which a call of a tool that writes
+// asks for wider access (SPEC §5, Escalation).
+type Escalation struct {
+	SandboxPermissions string `json:"sandbox_permissions,omitempty" jsonschema:"Ask the human for wider access for this call: the target mode. Requires justification. Only after a denial." schema:"enum=workspace-write|danger-full-access"`
+	Justification      string `json:"justification,omitempty" jsonschema:"One sentence telling the human why this call needs wider access. Requires sandbox_permissions."`
+}
+
 // Asker asks the human. mcpserver implements it with MCP elicitation.
 type Asker interface {
 	Ask(ctx context.Context, q Question) (sandbox.Decision, error)
@@ -131,7 +138,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 				Denied:  true}
 		}
 	}
-	d := call.conf().Gate.Decide(approval.Call{Tool: tool, Command: command, Escalate: target})
+	d := call.conf().Gate.Decide(approval.Call{Tool: tool, ReadOnly: readOnly[tool], Command: command, Escalate: target})
 	switch d.Action {
 	case approval.Allow:
 		return pol, nil

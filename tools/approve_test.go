@@ -35,17 +35,17 @@ func TestQuestionTooLongToShowIsNotAsked(t *testing.T) {
 		want   string
 	}{
 		{"escalation, long line", approval.OnRequest, sandbox.ReadOnly, func(c string) tools.BashInput {
-			return tools.BashInput{Command: long(c), SandboxPermissions: "workspace-write", Justification: "it builds"}
+			return tools.BashInput{Command: long(c), Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "it builds"}}
 		}, "script file"},
 		{"escalation, many lines", approval.OnRequest, sandbox.ReadOnly, func(c string) tools.BashInput {
-			return tools.BashInput{Command: tall(c), SandboxPermissions: "workspace-write", Justification: "it builds"}
+			return tools.BashInput{Command: tall(c), Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "it builds"}}
 		}, "script file"},
 		{"escalation, markers", approval.OnRequest, sandbox.ReadOnly, func(c string) tools.BashInput {
-			return tools.BashInput{Command: hidden(c), SandboxPermissions: "workspace-write", Justification: "it builds"}
+			return tools.BashInput{Command: hidden(c), Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "it builds"}}
 		}, "script file"},
 		{"escalation, long justification", approval.OnRequest, sandbox.ReadOnly, func(c string) tools.BashInput {
-			return tools.BashInput{Command: "touch " + c, SandboxPermissions: "workspace-write",
-				Justification: strings.Repeat("because ", approval.MaxJustificationChars/8+1)}
+			return tools.BashInput{Command: "touch " + c, Escalation: tools.Escalation{SandboxPermissions: "workspace-write",
+				Justification: strings.Repeat("because ", approval.MaxJustificationChars/8+1)}}
 		}, "one sentence"},
 		{"approval policy always", approval.Always, sandbox.WorkspaceWrite, func(c string) tools.BashInput {
 			return tools.BashInput{Command: long(c)}
@@ -111,7 +111,7 @@ func TestQuestionShownWholeIsAsked(t *testing.T) {
 	})
 	canary := filepath.Join(w.ws, "CANARY")
 	cmd := "ls" + strings.Repeat(" ", 10000) + "; touch " + canary
-	_, terr := w.tb.Bash(bg, call, tools.BashInput{Command: cmd, SandboxPermissions: "workspace-write", Justification: "listing"})
+	_, terr := w.tb.Bash(bg, call, tools.BashInput{Command: cmd, Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "listing"}})
 	require.NotNil(t, terr)
 	assert.Equal(t, sandbox.CodeEscalationDenied, terr.Code)
 	require.NotNil(t, got)

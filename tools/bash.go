@@ -15,11 +15,24 @@ import (
 
 // BashInput are the bash tool's arguments.
 type BashInput struct {
-	Command            string `json:"command"`
-	Cwd                string `json:"cwd,omitempty"`
-	TimeoutMs          int    `json:"timeout_ms,omitempty"`
-	SandboxPermissions string `json:"sandbox_permissions,omitempty"`
-	Justification      string `json:"justification,omitempty"`
+	Command   string `json:"command" jsonschema:"The shell command, run with bash -c."`
+	Cwd       string `json:"cwd,omitempty" jsonschema:"Working directory (absolute, or relative to the workspace). Must exist. Default: the workspace."`
+	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Default 120000." schema:"minimum=1,maximum=600000"`
+	Escalation
+}
+
+// BashOutput is the bash tool's structuredContent, also beside the error
+// of a command that ran (denied, timed out, its runner failed).
+type BashOutput struct {
+	ExitCode    int                 `json:"exit_code"`
+	Output      string              `json:"output"`
+	TimedOut    bool                `json:"timed_out"`
+	Truncated   bool                `json:"truncated"`
+	Mode        sandbox.Mode        `json:"mode"`
+	Backend     string              `json:"backend"`
+	Enforcement sandbox.Enforcement `json:"enforcement"`
+	Denied      bool                `json:"denied"`
+	Notes       []string            `json:"notes,omitempty" jsonschema:"why a refusal that the command got over was a protected path, as in the text"`
 }
 
 // maxCommandBytes is the kernel's limit on one argument (MAX_ARG_STRLEN):
@@ -115,12 +128,12 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	}
 	out.Close()
 	text, truncated, _ := out.String()
-	fields := map[string]any{
-		"exit_code": res.ExitCode, "output": text, "timed_out": res.Ending == sandbox.TimedOut || res.Ending == sandbox.Cancelled,
-		"truncated": truncated, "mode": pol.Mode, "backend": res.Backend, "enforcement": res.Enforcement, "denied": res.Ending == sandbox.Denied,
+	fields := BashOutput{
+		ExitCode: res.ExitCode, Output: text, TimedOut: res.Ending == sandbox.TimedOut || res.Ending == sandbox.Cancelled,
+		Truncated: truncated, Mode: pol.Mode, Backend: res.Backend, Enforcement: res.Enforcement, Denied: res.Ending == sandbox.Denied,
 	}
 	fail := func(e *ToolError) (*Result, *ToolError) {
-		e.Fields = fields
+		e.Fields = structured(fields)
 		return nil, e
 	}
 	switch res.Ending {
@@ -152,12 +165,12 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		addLine(fmt.Sprintf("[exit code %d]", res.ExitCode))
 	}
 	if notes := protectedNotes(res, pol, text); len(notes) > 0 {
-		fields["notes"] = notes
+		fields.Notes = notes
 		for _, n := range notes {
 			addLine(n)
 		}
 	}
-	return &Result{Text: msg, Structured: fields}, nil
+	return &Result{Text: msg, Structured: structured(fields)}, nil
 }
 
 // reportProgress tells a client that asked for progress, every

@@ -15,12 +15,18 @@ import (
 
 // EditFileInput are the edit_file tool's arguments.
 type EditFileInput struct {
-	Path               string `json:"path"`
-	OldString          string `json:"old_string"`
-	NewString          string `json:"new_string"`
-	ReplaceAll         bool   `json:"replace_all,omitempty"`
-	SandboxPermissions string `json:"sandbox_permissions,omitempty"`
-	Justification      string `json:"justification,omitempty"`
+	Path       string `json:"path" jsonschema:"File to edit."`
+	OldString  string `json:"old_string" jsonschema:"Exact text to replace."`
+	NewString  string `json:"new_string" jsonschema:"Replacement text."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence. Default false."`
+	Escalation
+}
+
+// EditFileOutput is the edit_file tool's structuredContent.
+type EditFileOutput struct {
+	Path         string `json:"path"`
+	Replacements int    `json:"replacements"`
+	Diff         string `json:"diff" jsonschema:"the unified diff of the change, as in the text"`
 }
 
 // diffContext is the number of unchanged lines around each hunk.
@@ -82,7 +88,7 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	}
 	// The diff goes in both: Claude Code and Codex show the model the
 	// structuredContent instead of the text.
-	return &Result{Text: diff, Structured: map[string]any{"path": path, "replacements": replacements, "diff": diff}}, nil
+	return &Result{Text: diff, Structured: structured(EditFileOutput{Path: path, Replacements: replacements, Diff: diff})}, nil
 }
 
 // editRefusal carries a tool error out of the fence's Edit callback, which

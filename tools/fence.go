@@ -26,6 +26,25 @@ func (tb *Toolbox) fence(call Call, pol sandbox.ExecutionPolicy) (*fsfence.Fence
 	return f, nil
 }
 
+// reading is where every tool that reads starts: the call's policy, the
+// absolute path that its path argument names (the workspace for an empty
+// one when defaultWorkspace is set), and the fence of that policy.
+func (tb *Toolbox) reading(call Call, p string, defaultWorkspace bool) (sandbox.ExecutionPolicy, string, *fsfence.Fence, *ToolError) {
+	pol, terr := tb.resolve(call, "")
+	if terr != nil {
+		return pol, "", nil, terr
+	}
+	path, terr := toolPath(pol, p, defaultWorkspace)
+	if terr != nil {
+		return pol, "", nil, terr
+	}
+	f, terr := tb.fence(call, pol)
+	if terr != nil {
+		return pol, "", nil, terr
+	}
+	return pol, path, f, nil
+}
+
 func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
 	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: pol.Protected, ReadDeny: pol.ReadDeny,
 		ProtectedNames: fileToolProtectedNames}
@@ -74,11 +93,6 @@ func displayPath(pol sandbox.ExecutionPolicy, abs string) string {
 	return abs
 }
 
-// readTools are the tools that only read: no mode makes a read-deny path
-// readable, so their denials carry no escalation hint (they have no
-// sandbox_permissions argument either).
-var readTools = map[string]bool{"read_file": true, "list_directory": true, "glob": true, "grep": true}
-
 // fenceError turns an error of the fence (or of the file system behind it)
 // into the tool error the model sees, naming the path and what to do.
 func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error) *ToolError {
@@ -89,7 +103,8 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 		if de.Entry != "" && de.Entry != path {
 			what += " (" + de.Entry + ")"
 		}
-		if readTools[tool] {
+		if readOnly[tool] {
+			// No mode makes a read-deny path readable: no escalation hint.
 			why := "[sandbox: no sandbox mode makes this path readable to cordon's tools]"
 			if de.Reason == fsfence.ReasonReadDeny {
 				why = "[sandbox: no sandbox mode makes this path readable to cordon's tools: it holds credentials or cordon's own state]"

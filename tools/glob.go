@@ -16,8 +16,15 @@ import (
 
 // GlobInput are the glob tool's arguments.
 type GlobInput struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"Glob pattern; ** matches any number of directories."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search. Default: the workspace."`
+}
+
+// GlobOutput is the glob tool's structuredContent.
+type GlobOutput struct {
+	Matches   []string `json:"matches"`
+	Truncated bool     `json:"truncated"`
+	Total     int      `json:"total" jsonschema:"how many files matched; more than len(matches) when truncated"`
 }
 
 // MaxGlobMatches is how many paths glob returns, newest first.
@@ -39,18 +46,10 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if !doublestar.ValidatePattern(pattern) {
 		return nil, invalid("pattern %q is not a valid glob: check its brackets and braces (syntax: * ? [abc] {a,b} and ** for any number of directories)", pattern)
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
 	if path.IsAbs(pattern) && in.Path != "" {
 		return nil, invalid("pattern %q is absolute: give either an absolute pattern or a path with a relative pattern", pattern)
 	}
-	dir, terr := toolPath(pol, in.Path, true)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, dir, f, terr := tb.reading(call, in.Path, true)
 	if terr != nil {
 		return nil, terr
 	}
@@ -118,7 +117,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if truncated {
 		fmt.Fprintf(&b, "[showing the %d newest of %d matches: narrow the pattern or the path]\n", MaxGlobMatches, total)
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{"matches": out, "truncated": truncated, "total": total}}, nil
+	return &Result{Text: b.String(), Structured: structured(GlobOutput{Matches: out, Truncated: truncated, Total: total})}, nil
 }
 
 // stamped is a match and its modification time.

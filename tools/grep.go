@@ -22,11 +22,18 @@ import (
 
 // GrepInput are the grep tool's arguments.
 type GrepInput struct {
-	Pattern    string `json:"pattern"`
-	Path       string `json:"path,omitempty"`
-	Glob       string `json:"glob,omitempty"`
-	IgnoreCase bool   `json:"ignore_case,omitempty"`
-	MaxResults int    `json:"max_results,omitempty"`
+	Pattern    string `json:"pattern" jsonschema:"RE2 regular expression, or a plain string with literal."`
+	Path       string `json:"path,omitempty" jsonschema:"File or directory to search. Default: the workspace."`
+	Glob       string `json:"glob,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. *.go."`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Case-insensitive match."`
+	Literal    bool   `json:"literal,omitempty" jsonschema:"The pattern is a plain string, not a regular expression: . ( [ * and the rest match themselves."`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"At most this many matches. Default 200." schema:"minimum=1,maximum=10000"`
+}
+
+// GrepOutput is the grep tool's structuredContent.
+type GrepOutput struct {
+	Matches   []string `json:"matches"`
+	Truncated bool     `json:"truncated"`
 }
 
 // Limits of grep.
@@ -45,11 +52,12 @@ const (
 	maxGrepLine = 1 << 20
 )
 
-// Grep searches files for an RE2 regular expression and returns
-// `file:line:text` matches, in path order, then line order. The tree is
-// walked through the fence (skipping .git, .gitignored and read-deny
-// paths), files are searched in parallel, and the search stops as soon as
-// the first max_results matches in that order are known.
+// Grep searches files for an RE2 regular expression (or, with Literal, a
+// plain string) and returns `file:line:text` matches, in path order, then
+// line order. The tree is walked through the fence (skipping .git,
+// .gitignored and read-deny paths), files are searched in parallel, and
+// the search stops as soon as the first max_results matches in that order
+// are known.
 func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, *ToolError) {
 	call = tb.pin(call)
 	if strings.IndexByte(in.Pattern, 0) >= 0 || strings.IndexByte(in.Glob, 0) >= 0 {
@@ -68,19 +76,15 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if in.Glob != "" && !doublestar.ValidatePattern(in.Glob) {
 		return nil, invalid("glob %q is not a valid glob pattern (syntax: * ? [abc] {a,b} **)", in.Glob)
 	}
-	m, terr := newLineMatcher(in.Pattern, in.IgnoreCase)
+	pattern := in.Pattern
+	if in.Literal {
+		pattern = regexp.QuoteMeta(pattern)
+	}
+	m, terr := newLineMatcher(pattern, in.IgnoreCase)
 	if terr != nil {
 		return nil, terr
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
-	root, terr := toolPath(pol, in.Path, true)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, root, f, terr := tb.reading(call, in.Path, true)
 	if terr != nil {
 		return nil, terr
 	}
@@ -116,7 +120,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if g.truncated {
 		fmt.Fprintf(&b, "[showing the first %d matches: narrow the pattern, path or glob, or raise max_results (up to %d)]\n", maxResults, MaxGrepResults)
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{"matches": lines, "truncated": g.truncated}}, nil
+	return &Result{Text: b.String(), Structured: structured(GrepOutput{Matches: lines, Truncated: g.truncated})}, nil
 }
 
 // lineMatcher finds the lines that match a pattern. The whole buffer is

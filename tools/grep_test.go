@@ -91,6 +91,41 @@ func TestGrep(t *testing.T) {
 	requireFileCode(t, terr, sandbox.CodeTimeout)
 }
 
+// TestGrepLiteral: with literal, the pattern is a plain string: what RE2
+// would read as syntax matches itself, and ignore_case still applies.
+func TestGrepLiteral(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	w.file(t, "calc.go", "x := f(a.b)\ny := f(aXb)\nz := F(A.B)\n^x $ \\d+\n")
+
+	tests := []struct {
+		name string
+		in   tools.GrepInput
+		want []string
+	}{
+		{"parentheses and dots are themselves", tools.GrepInput{Pattern: "f(a.b)", Literal: true}, []string{"calc.go:1:x := f(a.b)"}},
+		{"the same pattern as RE2", tools.GrepInput{Pattern: "f(a.b)"}, []string{}},
+		{"a dot as RE2 is any character", tools.GrepInput{Pattern: "a.b"}, []string{"calc.go:1:x := f(a.b)", "calc.go:2:y := f(aXb)"}},
+		{"a dot as a string is a dot", tools.GrepInput{Pattern: "a.b", Literal: true}, []string{"calc.go:1:x := f(a.b)"}},
+		{"ignore case", tools.GrepInput{Pattern: "f(a.b)", Literal: true, IgnoreCase: true}, []string{"calc.go:1:x := f(a.b)", "calc.go:3:z := F(A.B)"}},
+		{"anchors and classes are characters", tools.GrepInput{Pattern: `^x $ \d+`, Literal: true}, []string{`calc.go:4:^x $ \d+`}},
+		{"an unbalanced parenthesis is fine", tools.GrepInput{Pattern: "f(a", Literal: true}, []string{"calc.go:1:x := f(a.b)", "calc.go:2:y := f(aXb)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, truncated := grepMatches(t, w, tt.in)
+			assert.Equal(t, tt.want, got)
+			assert.False(t, truncated)
+		})
+	}
+	_, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "f(a"})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+
+	res, terr := toolNamed(t, "grep").Run(bg, w.tb, w.call, map[string]any{"pattern": "f(a.b)", "literal": true})
+	require.Nil(t, terr, "literal is an argument of the grep tool")
+	assert.Equal(t, "calc.go:1:x := f(a.b)\n", res.Text)
+	assert.Equal(t, "boolean", toolNamed(t, "grep").InputSchema.Properties["literal"].Type)
+}
+
 func TestGrepMaxResults(t *testing.T) {
 	w := newFilesWorld(t, sandbox.WorkspaceWrite)
 	var want []string

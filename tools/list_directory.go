@@ -13,8 +13,15 @@ import (
 
 // ListDirectoryInput are the list_directory tool's arguments.
 type ListDirectoryInput struct {
-	Path  string `json:"path,omitempty"`
-	Depth int    `json:"depth,omitempty"`
+	Path  string `json:"path,omitempty" jsonschema:"Directory to list. Default: the workspace."`
+	Depth int    `json:"depth,omitempty" jsonschema:"How deep to recurse. Default 1." schema:"minimum=1,maximum=5"`
+}
+
+// ListDirectoryOutput is the list_directory tool's structuredContent.
+type ListDirectoryOutput struct {
+	Path      string      `json:"path"`
+	Entries   []ListEntry `json:"entries"`
+	Truncated bool        `json:"truncated"`
 }
 
 // Limits of list_directory.
@@ -28,7 +35,7 @@ const (
 // its size in bytes (0 but for files).
 type ListEntry struct {
 	Path string `json:"path"`
-	Type string `json:"type"`
+	Type string `json:"type" schema:"enum=file|dir|symlink|other"`
 	Size int64  `json:"size"`
 }
 
@@ -45,15 +52,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 	if depth < 1 || depth > MaxListDepth {
 		return nil, invalid("depth must be between 1 and %d", MaxListDepth)
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
-	dir, terr := toolPath(pol, in.Path, true)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, dir, f, terr := tb.reading(call, in.Path, true)
 	if terr != nil {
 		return nil, terr
 	}
@@ -139,7 +138,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 	if truncated {
 		fmt.Fprintf(&b, "[listing cut at %d entries: list a subdirectory, or use a smaller depth]\n", MaxListEntries)
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{"path": dir, "entries": entries, "truncated": truncated}}, nil
+	return &Result{Text: b.String(), Structured: structured(ListDirectoryOutput{Path: dir, Entries: entries, Truncated: truncated})}, nil
 }
 
 // entryType names a file mode's type as list_directory reports it.

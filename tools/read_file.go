@@ -20,10 +20,11 @@ import (
 )
 
 // ReadFileInput are the read_file tool's arguments.
+// It has no output type: its result is text only (see ReadFile).
 type ReadFileInput struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Path   string `json:"path" jsonschema:"File to read."`
+	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1." schema:"minimum=1,maximum=2147483647"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to return. Default 2000." schema:"minimum=1,maximum=2147483647"`
 }
 
 // Limits of read_file.
@@ -69,15 +70,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	if limit == 0 {
 		limit = DefaultReadLimit
 	}
-	pol, terr := tb.resolve(call, "")
-	if terr != nil {
-		return nil, terr
-	}
-	path, terr := toolPath(pol, in.Path, false)
-	if terr != nil {
-		return nil, terr
-	}
-	f, terr := tb.fence(call, pol)
+	pol, path, f, terr := tb.reading(call, in.Path, false)
 	if terr != nil {
 		return nil, terr
 	}

@@ -1,13 +1,37 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/sandbox"
 )
+
+// StatusInput are the sandbox_status tool's arguments: none.
+type StatusInput struct{}
+
+// StatusOutput is the sandbox_status tool's structuredContent.
+type StatusOutput struct {
+	Mode           sandbox.Mode        `json:"mode"`
+	WorkspaceRoot  string              `json:"workspace_root"`
+	WritableRoots  []string            `json:"writable_roots"`
+	ProtectedPaths []string            `json:"protected_paths"`
+	ReadDeny       []string            `json:"read_deny"`
+	Network        sandbox.Network     `json:"network"`
+	Backend        string              `json:"backend"`
+	Enforcement    sandbox.Enforcement `json:"enforcement"`
+	Status         string              `json:"status"`
+	Approval       approval.Policy     `json:"approval"`
+	Preset         string              `json:"preset"`
+	Unenforced     []string            `json:"unenforced,omitempty" jsonschema:"what the backend leaves to the FS fence (partial enforcement)"`
+	Reason         string              `json:"reason,omitempty" jsonschema:"why the sandbox is unavailable"`
+}
 
 // Status reports the session's effective policy and the backend, so the
 // model knows where it may write and how to ask for more.
-func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
+func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result, *ToolError) {
 	call = tb.pin(call)
 	pol, terr := tb.resolve(call, "")
 	if terr != nil {
@@ -18,17 +42,12 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 	if pol.IsDanger() {
 		enforcement = "none"
 	}
-	fields := map[string]any{
-		"mode": pol.Mode, "workspace_root": pol.WorkspaceRoot, "writable_roots": nonNil(pol.WritableRoots),
-		"protected_paths": nonNil(pol.Protected), "read_deny": nonNil(pol.ReadDeny), "network": pol.Network,
-		"backend": st.Backend, "enforcement": enforcement, "status": st.State,
-		"approval": call.conf().Gate.Policy, "preset": call.conf().Preset,
-	}
-	if len(st.Unenforced) > 0 {
-		fields["unenforced"] = st.Unenforced
-	}
-	if st.Reason != "" {
-		fields["reason"] = st.Reason
+	fields := StatusOutput{
+		Mode: pol.Mode, WorkspaceRoot: pol.WorkspaceRoot, WritableRoots: pol.WritableRoots,
+		ProtectedPaths: pol.Protected, ReadDeny: pol.ReadDeny, Network: pol.Network,
+		Backend: st.Backend, Enforcement: enforcement, Status: st.State,
+		Approval: call.conf().Gate.Policy, Preset: call.conf().Preset,
+		Unenforced: st.Unenforced, Reason: st.Reason,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
@@ -44,12 +63,5 @@ func (tb *Toolbox) Status(call Call) (*Result, *ToolError) {
 	fmt.Fprintf(&b, "network: %s\n", pol.Network)
 	fmt.Fprintf(&b, "protected (read-only even in workspace-write): %s\n", strings.Join(pol.Protected, ", "))
 	fmt.Fprintf(&b, "read-deny (never readable): %s\n", strings.Join(pol.ReadDeny, ", "))
-	return &Result{Text: b.String(), Structured: fields}, nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+	return &Result{Text: b.String(), Structured: structured(fields)}, nil
 }

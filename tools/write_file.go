@@ -12,10 +12,16 @@ import (
 
 // WriteFileInput are the write_file tool's arguments.
 type WriteFileInput struct {
-	Path               string `json:"path"`
-	Content            string `json:"content"`
-	SandboxPermissions string `json:"sandbox_permissions,omitempty"`
-	Justification      string `json:"justification,omitempty"`
+	Path    string `json:"path" jsonschema:"File to write."`
+	Content string `json:"content" jsonschema:"The complete new content."`
+	Escalation
+}
+
+// WriteFileOutput is the write_file tool's structuredContent.
+type WriteFileOutput struct {
+	Path         string `json:"path"`
+	BytesWritten int    `json:"bytes_written"`
+	Created      bool   `json:"created"`
 }
 
 // WriteFile creates or atomically replaces a file through the FS fence,
@@ -43,7 +49,7 @@ func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) 
 	}
 	return &Result{
 		Text:       fmt.Sprintf("%s %s (%s)", verb, path, formatSize(int64(res.Bytes))),
-		Structured: map[string]any{"path": path, "bytes_written": res.Bytes, "created": res.Created},
+		Structured: structured(WriteFileOutput{Path: path, BytesWritten: res.Bytes, Created: res.Created}),
 	}, nil
 }
 

@@ -119,7 +119,7 @@ func TestWriteFileReadOnly(t *testing.T) {
 
 	// Escalation without anyone to ask fails closed.
 	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "new.txt", Content: "x",
-		SandboxPermissions: "workspace-write", Justification: "the user asked for the file"})
+		Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "the user asked for the file"}})
 	require.NotNil(t, terr)
 	assert.Equal(t, sandbox.CodeNoApprover, terr.Code)
 	assert.Equal(t, before, snapshotTree(t, w.base))
@@ -128,7 +128,7 @@ func TestWriteFileReadOnly(t *testing.T) {
 	call := w.call
 	call.Asker = askerFunc(func(context.Context, tools.Question) (sandbox.Decision, error) { return sandbox.AllowOnce, nil })
 	res, terr := w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: "new.txt", Content: "x",
-		SandboxPermissions: "workspace-write", Justification: "the user asked for the file"})
+		Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "the user asked for the file"}})
 	require.Nil(t, terr)
 	assert.Equal(t, true, res.Structured["created"])
 	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "new2.txt", Content: "x"})

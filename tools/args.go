@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"bytes"
@@ -8,10 +8,11 @@ import (
 	"strings"
 )
 
-// decodeArgs fills in (a pointer to a struct with json tags) from the call's
-// arguments, strictly: unknown arguments, wrong types and missing required
-// ones are errors that name the argument.
-func decodeArgs(args map[string]any, in any, required ...string) error {
+// decodeArgs fills in (a pointer to a tool's argument struct) from the
+// call's arguments, strictly: unknown arguments, wrong types and missing
+// required ones (those the tool's input schema requires) are errors that
+// name the argument.
+func decodeArgs(args map[string]any, in any, required []string) error {
 	for _, r := range required {
 		if _, ok := args[r]; !ok {
 			return fmt.Errorf("missing required argument %q", r)
@@ -26,7 +27,11 @@ func decodeArgs(args map[string]any, in any, required ...string) error {
 	if err := dec.Decode(in); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("argument %q must be %s, not %s", te.Field, jsonType(te.Type.Kind().String()), te.Value)
+			// The field's path names the embedded structs it passes
+			// through (Escalation.sandbox_permissions); the client
+			// sent the last name only.
+			field := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
+			return fmt.Errorf("argument %q must be %s, not %s", field, jsonType(te.Type.Kind().String()), te.Value)
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return fmt.Errorf("unknown argument %s", name)

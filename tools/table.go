@@ -1,0 +1,124 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool is one of cordon's tools, declared once in the table below: what a
+// client is told about it and how a call of it runs. Its schemas are
+// generated from the handler's argument type and the declared result type,
+// so a new parameter is one field of the argument struct (json, jsonschema
+// and schema tags: see schema.go), and a new tool is one entry here.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	// ReadOnly says the tool never writes. It is MCP's readOnlyHint; the
+	// approval policy "always" does not ask before such a tool; and its
+	// denials carry no escalation hint, since no mode makes a read-deny
+	// path readable (such tools have no sandbox_permissions either).
+	ReadOnly bool
+	// Destructive, Idempotent and OpenWorld are MCP's destructiveHint,
+	// idempotentHint and openWorldHint.
+	Destructive, Idempotent, OpenWorld bool
+	// InputSchema is the schema of the arguments.
+	InputSchema *jsonschema.Schema
+	// OutputSchema is the schema of the structuredContent, or nil for a
+	// tool whose result is text only (read_file: SPEC §5).
+	OutputSchema *jsonschema.Schema
+
+	run func(ctx context.Context, tb *Toolbox, call Call, args map[string]any) (*Result, *ToolError)
+}
+
+// table is every tool, in the order clients list them.
+var table = []Tool{
+	define[BashOutput](Tool{Name: "bash", Title: "Run a shell command",
+		Description: "Run `bash -c COMMAND` in the workspace, confined by the sandbox. stdout and stderr are merged; long output keeps its head and tail. " +
+			"A non-zero exit is a normal result. If the sandbox refuses a write, the result starts with [sandbox: file access denied …]: " +
+			"retry with sandbox_permissions and a justification only if the write is really needed.",
+		Destructive: true, OpenWorld: true}, (*Toolbox).Bash),
+	// No output schema and no structuredContent: Claude Code and Codex
+	// show the model structuredContent instead of the text, and the file's
+	// lines must reach it verbatim (SPEC §5).
+	define[textOnly](Tool{Name: "read_file", Title: "Read a file",
+		Description: "Read a text file (lines offset..offset+limit-1, numbered from 1) or an image (png, jpeg, gif, webp). Paths are absolute or relative to the workspace. " +
+			"The text starts with a header line [PATH: lines A-B of N], with \", truncated\" when more lines follow or a long line was cut; " +
+			"each line after it is its number, a tab, then the line verbatim. Credential locations (~/.ssh, ~/.aws, …) are never readable.",
+		ReadOnly: true, Idempotent: true}, (*Toolbox).ReadFile),
+	define[WriteFileOutput](Tool{Name: "write_file", Title: "Write a file",
+		Description: "Create or replace a file atomically (parents are created, the mode of an existing file is kept). Writes only inside the writable roots; " +
+			".git/hooks, .git/config, .cordon/ and shell start-up files stay read-only.",
+		Destructive: true, Idempotent: true}, (*Toolbox).WriteFile),
+	define[EditFileOutput](Tool{Name: "edit_file", Title: "Edit a file",
+		Description: "Replace old_string with new_string in a file, atomically, and return the unified diff. old_string must occur exactly once unless replace_all is true.",
+		Destructive: true}, (*Toolbox).EditFile),
+	define[ListDirectoryOutput](Tool{Name: "list_directory", Title: "List a directory",
+		Description: "List a directory's entries with type and size, optionally recursively (depth 1..5). At most 1000 entries.",
+		ReadOnly:    true, Idempotent: true}, (*Toolbox).ListDirectory),
+	define[GlobOutput](Tool{Name: "glob", Title: "Find files by pattern",
+		Description: "Find files matching a glob pattern such as **/*.go, newest first. Skips .git and what .gitignore ignores.",
+		ReadOnly:    true, Idempotent: true}, (*Toolbox).Glob),
+	define[GrepOutput](Tool{Name: "grep", Title: "Search file contents",
+		Description: "Search files for a regular expression (RE2 syntax). Returns file:line:text matches. Skips .git, binary files and what .gitignore ignores.",
+		ReadOnly:    true, Idempotent: true}, (*Toolbox).Grep),
+	define[StatusOutput](Tool{Name: "sandbox_status", Title: "Sandbox status",
+		Description: "Show the sandbox mode, where writes are allowed, what is protected or unreadable, the backend and its enforcement, and the approval policy.",
+		ReadOnly:    true, Idempotent: true}, (*Toolbox).Status),
+}
+
+// Tools returns every tool, in the order clients list them. The schemas
+// are the table's own: read them, do not change them.
+func Tools() []Tool {
+	out := make([]Tool, len(table))
+	copy(out, table)
+	return out
+}
+
+// Run decodes a call's arguments, strictly, and runs the tool.
+func (t Tool) Run(ctx context.Context, tb *Toolbox, call Call, args map[string]any) (*Result, *ToolError) {
+	return t.run(ctx, tb, call, args)
+}
+
+// textOnly is the result type of a tool without structuredContent.
+type textOnly struct{}
+
+// define completes a tool's declaration from its handler, whose argument
+// type In gives the input schema and the decoding, and from Out, the type
+// of its structuredContent. A bad declaration (a schema tag that does not
+// parse) stops the program as it starts: every test finds it.
+func define[Out, In any](t Tool, handler func(*Toolbox, context.Context, Call, In) (*Result, *ToolError)) Tool {
+	var err error
+	if t.InputSchema, err = inputSchema(reflect.TypeFor[In]()); err != nil {
+		panic(fmt.Sprintf("tools: the arguments of %s: %v", t.Name, err))
+	}
+	if out := reflect.TypeFor[Out](); out != reflect.TypeFor[textOnly]() {
+		if t.OutputSchema, err = outputSchema(out); err != nil {
+			panic(fmt.Sprintf("tools: the result of %s: %v", t.Name, err))
+		}
+	}
+	required := t.InputSchema.Required
+	t.run = func(ctx context.Context, tb *Toolbox, call Call, args map[string]any) (*Result, *ToolError) {
+		var in In
+		if err := decodeArgs(args, &in, required); err != nil {
+			return nil, invalid("%s: %v", t.Name, err)
+		}
+		return handler(tb, ctx, call, in)
+	}
+	return t
+}
+
+// readOnly names the tools that never write, from the table. It is filled
+// in by init, not by its initializer: the handlers in the table use it.
+var readOnly = map[string]bool{}
+
+func init() {
+	for _, t := range table {
+		if t.ReadOnly {
+			readOnly[t.Name] = true
+		}
+	}
+}
