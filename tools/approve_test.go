@@ -156,7 +156,7 @@ func TestIllegalEscalationIsNotAsked(t *testing.T) {
 			return sandbox.AllowOnce, nil
 		})}
 		canary := filepath.Join(w.ws, "CANARY")
-		_, terr := tb.Bash(bg, call, tools.BashInput{Command: "touch " + canary, SandboxPermissions: c.target, Justification: c.why})
+		_, terr := tb.Bash(bg, call, tools.BashInput{Command: "touch " + canary, Escalation: tools.Escalation{SandboxPermissions: c.target, Justification: c.why}})
 		require.NotNil(t, terr, "%+v", c)
 		assert.Equal(t, sandbox.CodeInvalidArgument, terr.Code, "%+v: %s", c, terr.Message)
 		assert.Zero(t, asked, "an illegal request must not reach the human: %+v", c)
