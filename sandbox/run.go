@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -32,6 +31,11 @@ type RunSpec struct {
 	// Started is told the runner's process once it runs (to forward
 	// signals to it).
 	Started func(*os.Process)
+	// TTY gives the command a pseudo-terminal of its own for stdin,
+	// stdout and stderr (its output goes to Stdout; Process.Input writes
+	// to it). Interactive, without a terminal, gives it a stdin pipe that
+	// Process.Input writes to.
+	TTY, Interactive bool
 }
 
 // Ending is how a run ended.
@@ -71,60 +75,29 @@ type RunResult struct {
 // signatures of a denial or a runner failure sit at the end.
 const tailSize = 64 << 10
 
-// Run runs spec.Argv under p. An error means the command did not run: no
-// backend could confine it (an *UnavailableError: fail closed), or the
-// runner could not be started.
+// Run runs spec.Argv under p to its end. An error means the command did
+// not run: no backend could confine it (an *UnavailableError: fail
+// closed), or the runner could not be started.
 func (e *Executor) Run(ctx context.Context, p ExecutionPolicy, spec RunSpec) (RunResult, error) {
-	confined, err := e.Prepare(spec.Argv, p)
+	proc, err := e.Start(p, spec)
 	if err != nil {
-		return RunResult{}, err
+		return proc.early(), err
 	}
-	res := RunResult{Backend: confined.Backend, Enforcement: confined.Enforcement, Unenforced: confined.Unenforced}
-	launch, err := confined.newLaunch()
-	if err != nil {
-		return res, err
+	select {
+	case <-ctx.Done():
+		proc.Kill()
+		<-proc.Done()
+	case <-proc.Done():
 	}
-	tail := &tailWriter{max: tailSize}
-	cmd := launch.Cmd
-	cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, spec.Env, spec.Stdin
-	cmd.Stdout, cmd.Stderr = teeTo(spec.Stdout, tail), teeTo(spec.Stderr, tail)
-	if spec.Stdout != nil && spec.Stdout == spec.Stderr {
-		cmd.Stderr = cmd.Stdout // one writer keeps the order of what both write
-	}
-	cmd.WaitDelay = spec.WaitDelay
-	launch.OwnGroup = spec.OwnGroup
-	if err := launch.Start(); err != nil {
-		return res, err
-	}
-	if spec.Started != nil {
-		spec.Started(cmd.Process)
-	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			launch.Kill()
-		case <-done:
-		}
-	}()
-	out, waitErr := launch.Wait()
-	close(done)
-	launch.Kill() // whatever is left in the group goes with it
-	res.Outcome = out
+	res := proc.Result()
+	// A context that ended while the command ran decides the ending, even
+	// if the command's last moments raced with it.
 	switch ctxErr := ctx.Err(); {
 	case errors.Is(ctxErr, context.DeadlineExceeded):
 		res.Ending = TimedOut
-		return res, nil
 	case ctxErr != nil:
 		res.Ending = Cancelled
-		return res, nil
-	case waitErr != nil:
-		res.Ending, res.RunnerFailure = RunnerFailed, fmt.Sprintf("waiting for the command: %v", waitErr)
-		return res, nil
 	}
-	output := tail.String()
-	res.Ending = judge(confined, p, &res.Outcome, output)
-	res.RefusalSeen = confined.Backend != "none" && (looksDenied(confined.DenialSignatures, output) || looksDenied([]string{"Device or resource busy"}, output))
 	return res, nil
 }
 
