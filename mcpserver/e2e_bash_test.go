@@ -35,7 +35,7 @@ func TestToolsList(t *testing.T) {
 			for _, tool := range res.Tools {
 				byName[tool.Name] = tool
 			}
-			want := []string{"bash", "read_file", "write_file", "edit_file", "list_directory", "glob", "grep", "sandbox_status"}
+			want := []string{"bash", "process_output", "process_input", "process_kill", "process_list", "read_file", "write_file", "edit_file", "list_directory", "glob", "grep", "sandbox_status"}
 			for _, name := range want {
 				tool := byName[name]
 				require.NotNil(t, tool, "tool %s missing", name)

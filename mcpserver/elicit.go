@@ -122,6 +122,9 @@ func approvalMessage(q tools.Question) string {
 	} else {
 		fmt.Fprintf(&b, "The agent wants to run %s (mode %s); cordon asks first: %s.\n", q.Tool, q.Current, oneLine(q.Reason))
 	}
+	if q.Background {
+		b.WriteString("It runs in the background: it keeps running after this call, with this access, until it exits or is killed.\n")
+	}
 	label, shown := q.SubjectLabel(), q.ShownSubject()
 	if label == "Path" {
 		fmt.Fprintf(&b, "Path: \"%s\"\n", shown.Lines[0])

@@ -118,6 +118,9 @@ func (s *Server) parentMode(parent string) (sandbox.Mode, error) {
 }
 
 func (s *Server) closeSession(sess *tools.Session) {
+	// Its background processes die with it, before its log closes (their
+	// process/exit lines go there) and its tmp goes.
+	sess.EndProcesses()
 	if sess.Log != nil {
 		sess.Log.Close()
 	}

@@ -26,6 +26,15 @@ const (
 	// EventApprovalOutcome records the human's answer (or its absence). It
 	// is fsynced before Append returns.
 	EventApprovalOutcome = "approval/outcome"
+	// EventProcessStart records a background process started: process_id,
+	// command, mode.
+	EventProcessStart = "process/start"
+	// EventProcessExit records its end: process_id, exit_code, signal,
+	// reason (exited, killed, session-ended, mode-narrowed).
+	EventProcessExit = "process/exit"
+	// EventNetworkDecision records the egress proxy's verdict on a host
+	// (reserved for the restricted network).
+	EventNetworkDecision = "network/decision"
 )
 
 // knownTypes is the closed set of event types.
@@ -36,6 +45,9 @@ var knownTypes = map[string]bool{
 	EventToolResult:      true,
 	EventApprovalRequest: true,
 	EventApprovalOutcome: true,
+	EventProcessStart:    true,
+	EventProcessExit:     true,
+	EventNetworkDecision: true,
 }
 
 // mustSync reports whether events of type typ are fsynced even by Append:

@@ -24,6 +24,18 @@ type Question struct {
 	Reason string
 	// AllowSession says whether allow_session may be offered.
 	AllowSession bool
+	// Background says the command runs on after the call, until it exits
+	// or is killed: the human is told.
+	Background bool
+}
+
+// authRequest is what a call puts to the approval gate.
+type authRequest struct {
+	tool    string
+	subject string // the command or path shown to the human
+	command string // what the dangerous-command rules read ("" for a path)
+	Escalation
+	background bool
 }
 
 // SubjectLabel names the subject in the dialog: "Command" for bash,
@@ -119,8 +131,9 @@ func IsPending(e *ToolError) bool { return isPending(e) }
 // has no side effects before the human's answer except the log's
 // approval/request line: a retried call may ask again. A question the
 // dialog cannot show whole is refused before that line (INVALID_ARGUMENT).
-func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, command, permissions, justification string) (sandbox.ExecutionPolicy, *ToolError) {
-	target, justification, err := sandbox.ParseEscalation(permissions, justification)
+func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (sandbox.ExecutionPolicy, *ToolError) {
+	tool, subject, command := r.tool, r.subject, r.command
+	target, justification, err := sandbox.ParseEscalation(r.SandboxPermissions, r.Justification)
 	if err != nil {
 		return sandbox.ExecutionPolicy{}, invalid("%v", err)
 	}
@@ -149,7 +162,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, tool, subject, comm
 		return pol, tb.noApprover(call.Session, pol.Mode, target, "the client cannot show approval requests (it declared no MCP elicitation capability)")
 	}
 	q := Question{Tool: tool, Subject: subject, Current: pol.Mode, Target: target, Justification: justification,
-		Reason: d.Reason, AllowSession: target != "" && call.Session.AllowSession}
+		Reason: d.Reason, AllowSession: target != "" && call.Session.AllowSession, Background: r.background}
 	if err := q.Displayable(); err != nil {
 		// Refused before the log's approval/request line and before the
 		// human is asked: nothing happened, and the model can fix it.

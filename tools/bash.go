@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +18,11 @@ import (
 type BashInput struct {
 	Command   string `json:"command" jsonschema:"The shell command, run with bash -c."`
 	Cwd       string `json:"cwd,omitempty" jsonschema:"Working directory (absolute, or relative to the workspace). Must exist. Default: the workspace."`
-	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Default 120000." schema:"minimum=1,maximum=600000"`
+	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Default 120000. Not for background commands." schema:"minimum=1,maximum=600000"`
+	// Background commands run on after the call (process.go).
+	Background bool `json:"background,omitempty" jsonschema:"Run it in the background: a dev server, a watcher, a long test run, a REPL. The call returns after yield_ms with its output so far and a process_id for process_output, process_input and process_kill. Default false."`
+	TTY        bool `json:"tty,omitempty" jsonschema:"Give a background command a terminal of its own (a REPL, a program that prompts). Default false."`
+	YieldMs    int  `json:"yield_ms,omitempty" jsonschema:"Background only: wait up to this many milliseconds for it to finish before returning. Default 1000." schema:"minimum=1,maximum=30000"`
 	Escalation
 }
 
@@ -33,6 +38,10 @@ type BashOutput struct {
 	Enforcement sandbox.Enforcement `json:"enforcement"`
 	Denied      bool                `json:"denied"`
 	Notes       []string            `json:"notes,omitempty" jsonschema:"why a refusal that the command got over was a protected path, as in the text"`
+	// A background command answers as process_output does.
+	ProcessID    string `json:"process_id,omitempty" jsonschema:"background only: the id for process_output, process_input, process_kill"`
+	Running      *bool  `json:"running,omitempty" jsonschema:"background only"`
+	DroppedChars *int64 `json:"dropped_chars,omitempty" jsonschema:"background only"`
 }
 
 // maxCommandBytes is the kernel's limit on one argument (MAX_ARG_STRLEN):
@@ -61,7 +70,15 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	case in.TimeoutMs > 0:
 		timeout = time.Duration(in.TimeoutMs) * time.Millisecond
 	}
-	pol, terr := tb.authorize(ctx, call, "bash", in.Command, in.Command, in.SandboxPermissions, in.Justification)
+	switch {
+	case !in.Background && (in.TTY || in.YieldMs != 0):
+		return nil, invalid("tty and yield_ms are for background commands: add background: true")
+	case in.Background && in.TimeoutMs != 0:
+		return nil, invalid("timeout_ms is for foreground commands: a background command runs until it exits or process_kill ends it")
+	case in.YieldMs < 0 || time.Duration(in.YieldMs)*time.Millisecond > MaxYield:
+		return nil, invalid("yield_ms must be between 1 and %d", MaxYield.Milliseconds())
+	}
+	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background})
 	if terr != nil {
 		return nil, terr
 	}
@@ -69,8 +86,13 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode})
-	res, terr := tb.runBash(ctx, call, pol, in.Command, cwd, timeout)
+	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode, "background": in.Background})
+	var res *Result
+	if in.Background {
+		res, terr = tb.startBackground(ctx, call, pol, in, cwd)
+	} else {
+		res, terr = tb.runBash(ctx, call, pol, in.Command, cwd, timeout)
+	}
 	summary := map[string]any{"tool": "bash"}
 	if terr != nil {
 		summary["error"] = terr.Code
@@ -110,7 +132,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	stopProgress := reportProgress(call, start)
 	res, err := conf.Executor.Run(runCtx, pol, sandbox.RunSpec{
 		Argv: []string{"bash", "-c", command}, Dir: cwd,
-		Env:    sandbox.Environ(os.Environ(), conf.EnvPassthrough),
+		Env:    commandEnv(conf, false),
 		Stdout: out, Stderr: out,
 		// The command leads its own process group, so a timeout or a
 		// cancellation kills it and everything it started.
@@ -237,4 +259,16 @@ func unavailable(mode sandbox.Mode, err error) *ToolError {
 			sandbox.DenialMarker(mode), ue.Reason)}
 	}
 	return &ToolError{Code: sandbox.CodeUnavailable, Denied: true, Message: fmt.Sprintf("%s\nthe sandbox refused to start: %v\nThe command did not run.", sandbox.DenialMarker(mode), err)}
+}
+
+// commandEnv is a confined command's environment: the allowlist and the
+// configured passthrough; a terminal of its own is a plain one (its escape
+// sequences are stripped from the output anyway).
+func commandEnv(conf Config, tty bool) []string {
+	env := sandbox.Environ(os.Environ(), conf.EnvPassthrough)
+	if !tty {
+		return env
+	}
+	out := slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") })
+	return append(out, "TERM=dumb")
 }

@@ -70,6 +70,11 @@ type OutputBuffer struct {
 	afterHead rune  // the first character sent past the head, or -1
 	total     int64 // bytes written
 
+	// stream, when set, makes this the buffer of a background process:
+	// sanitised text goes there, to be taken as it comes (stream.go),
+	// instead of into head and tail.
+	stream *streamState
+
 	// Sanitiser state carried from one Write to the next.
 	state     outputState
 	pendingCR bool              // the last line break came from a CR, so an LF right after it is the same break
@@ -429,6 +434,10 @@ func (b *OutputBuffer) keep(s []byte, chars int) {
 		return
 	}
 	b.pendingCR = false
+	if b.stream != nil {
+		b.stream.add(s, chars)
+		return
+	}
 	if room := b.headCap - b.headChars; room > 0 {
 		n := len(s)
 		if chars > room {

@@ -90,8 +90,17 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 // refine walks a type beside its generated schema: it applies the schema
 // tags of struct fields, gives every object its properties (an empty
 // struct's too), and types every slice as an array, not as "array or
-// null": a result never carries a null list (see structured).
+// null": a result never carries a null list (see structured). An
+// optional argument whose zero value means something (process_input's
+// wait_ms: 0 is "do not wait", absent is the default) is a pointer, and is
+// typed as its element, not as "T or null".
 func refine(t reflect.Type, s *jsonschema.Schema) error {
+	if t.Kind() == reflect.Pointer {
+		if len(s.Types) == 2 && s.Types[0] == "null" {
+			s.Type, s.Types = s.Types[1], nil
+		}
+		t = t.Elem()
+	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
 		if len(s.Types) == 2 && s.Types[0] == "null" {

@@ -29,6 +29,7 @@ type Session struct {
 	tmpWarned   bool
 	clientRoots []string
 	rootsKnown  bool
+	processes   *processes // background processes (process.go)
 }
 
 // SetClientRoots records the client's roots, which narrow the session's

@@ -41,6 +41,20 @@ var table = []Tool{
 			"A non-zero exit is a normal result. If the sandbox refuses a write, the result starts with [sandbox: file access denied …]: " +
 			"retry with sandbox_permissions and a justification only if the write is really needed.",
 		Destructive: true, OpenWorld: true}, (*Toolbox).Bash),
+	define[ProcessOutput](Tool{Name: "process_output", Title: "Read a background process's output",
+		Description: "Return what a background process (bash with background: true) wrote since the last read. With wait_ms, wait up to that long for new output or its exit, " +
+			"returning as soon as either comes: wait instead of calling again and again.",
+		ReadOnly: true}, (*Toolbox).ProcessOutputTool),
+	define[ProcessOutput](Tool{Name: "process_input", Title: "Write to a background process",
+		Description: "Write text to a background process's stdin or terminal (end lines with \\n; \\u0003 is Ctrl-C, \\u0004 Ctrl-D) and return what it wrote back within wait_ms (default 500). " +
+			"The input passes the same approval as a bash command.",
+		Destructive: true, OpenWorld: true}, (*Toolbox).ProcessInputTool),
+	define[ProcessKillOutput](Tool{Name: "process_kill", Title: "End a background process",
+		Description: "End a background process and every process it started: TERM (default; KILL follows 2 s later), INT, or KILL.",
+		Destructive: true, Idempotent: true}, (*Toolbox).ProcessKillTool),
+	define[ProcessListOutput](Tool{Name: "process_list", Title: "List background processes",
+		Description: "List this session's background processes: id, command, cwd, mode, start time, whether it runs, its exit code.",
+		ReadOnly:    true, Idempotent: true}, (*Toolbox).ProcessListTool),
 	// No output schema and no structuredContent: Claude Code and Codex
 	// show the model structuredContent instead of the text, and the file's
 	// lines must reach it verbatim (SPEC §5).

@@ -31,15 +31,23 @@ func TestToolTable(t *testing.T) {
 		required []string
 		readOnly bool
 		output   bool
+		// escalates: the tool can ask for wider access. Those that write
+		// files or start commands can; a background process keeps the
+		// mode it started with, so its own tools cannot.
+		escalates bool
 	}{
-		{"bash", []string{"command"}, false, true},
-		{"read_file", []string{"path"}, true, false},
-		{"write_file", []string{"path", "content"}, false, true},
-		{"edit_file", []string{"path", "old_string", "new_string"}, false, true},
-		{"list_directory", nil, true, true},
-		{"glob", []string{"pattern"}, true, true},
-		{"grep", []string{"pattern"}, true, true},
-		{"sandbox_status", nil, true, true},
+		{"bash", []string{"command"}, false, true, true},
+		{"process_output", []string{"process_id"}, true, true, false},
+		{"process_input", []string{"process_id", "input"}, false, true, false},
+		{"process_kill", []string{"process_id"}, false, true, false},
+		{"process_list", nil, true, true, false},
+		{"read_file", []string{"path"}, true, false, false},
+		{"write_file", []string{"path", "content"}, false, true, true},
+		{"edit_file", []string{"path", "old_string", "new_string"}, false, true, true},
+		{"list_directory", nil, true, true, false},
+		{"glob", []string{"pattern"}, true, true, false},
+		{"grep", []string{"pattern"}, true, true, false},
+		{"sandbox_status", nil, true, true, false},
 	}
 	all := tools.Tools()
 	require.Len(t, all, len(want))
@@ -66,7 +74,10 @@ func TestToolTable(t *testing.T) {
 				assert.NotEmpty(t, p.Type, "%s.%s", w.name, name)
 			}
 			_, hasEscalation := tool.InputSchema.Properties["sandbox_permissions"]
-			assert.Equal(t, !w.readOnly, hasEscalation, "the tools that write, and only they, can ask for wider access")
+			assert.Equal(t, w.escalates, hasEscalation, "the tools that write files or start commands, and only they, can ask for wider access")
+			if w.escalates {
+				assert.False(t, w.readOnly)
+			}
 		})
 	}
 }

@@ -30,7 +30,11 @@ type Config struct {
 	EnvPassthrough []string
 	BashTimeout    time.Duration
 	MaxOutput      int
-	Logger         zerolog.Logger
+	// ProcessesMax and ProcessBufferChars bound a session's background
+	// processes (SPEC §8 [processes]).
+	ProcessesMax       int
+	ProcessBufferChars int
+	Logger             zerolog.Logger
 }
 
 // Toolbox runs tool calls for any number of sessions. A session's mode
@@ -63,6 +67,12 @@ func (tb *Toolbox) Reload(cfg Config) {
 	if cfg.MaxOutput <= 0 {
 		cfg.MaxOutput = DefaultMaxOutput
 	}
+	if cfg.ProcessesMax <= 0 {
+		cfg.ProcessesMax = DefaultProcessesMax
+	}
+	if cfg.ProcessBufferChars <= 0 {
+		cfg.ProcessBufferChars = DefaultProcessBufferChars
+	}
 	tb.state.Store(&toolboxState{cfg: cfg, policy: &sandbox.PolicyService{Settings: cfg.Settings}})
 }
 
@@ -73,6 +83,11 @@ func (tb *Toolbox) Config() Config { return tb.state.Load().cfg }
 func (tb *Toolbox) pin(c Call) Call {
 	if c.st == nil {
 		c.st = tb.state.Load()
+		if c.Session != nil {
+			// A narrowing of the session's mode ends the processes that
+			// run wider before anything else of the call happens.
+			tb.narrow(c)
+		}
 	}
 	return c
 }

@@ -93,7 +93,7 @@ func (tb *Toolbox) prepareWrite(ctx context.Context, call Call, tool, rawPath, p
 	if terr != nil {
 		return "", sandbox.ExecutionPolicy{}, nil, terr
 	}
-	pol, terr := tb.authorize(ctx, call, tool, path, "", permissions, justification)
+	pol, terr := tb.authorize(ctx, call, authRequest{tool: tool, subject: path, Escalation: Escalation{SandboxPermissions: permissions, Justification: justification}})
 	if terr != nil {
 		return "", pol, nil, terr
 	}

@@ -24,6 +24,8 @@ type deployment struct {
 	approvalTimeout time.Duration
 	bashTimeout     time.Duration
 	maxOutput       int
+	processesMax    int
+	processBuffer   int
 	httpAddr        string
 	allowedOrigins  []string
 
@@ -70,6 +72,8 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 		approvalTimeout: config.ApprovalTimeout.Get(cfg),
 		bashTimeout:     config.BashTimeout.Get(cfg),
 		maxOutput:       config.MaxOutputChars.Get(cfg),
+		processesMax:    config.ProcessesMax.Get(cfg),
+		processBuffer:   config.ProcessesMaxBufferChars.Get(cfg),
 		httpAddr:        config.HTTPAddr.Get(cfg),
 		allowedOrigins:  config.AllowedOrigins.Get(cfg),
 		cfg:             cfg,

@@ -122,7 +122,8 @@ const httpFromConfig = "config"
 func (d deployment) toolsConfig(ex *sandbox.Executor, logger zerolog.Logger) tools.Config {
 	return tools.Config{
 		Settings: d.settings, Executor: ex, Gate: d.gate, Preset: string(d.posture.Preset),
-		EnvPassthrough: d.passthrough, BashTimeout: d.bashTimeout, MaxOutput: d.maxOutput, Logger: logger,
+		EnvPassthrough: d.passthrough, BashTimeout: d.bashTimeout, MaxOutput: d.maxOutput,
+		ProcessesMax: d.processesMax, ProcessBufferChars: d.processBuffer, Logger: logger,
 	}
 }
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
-export const TOOLS = ['bash', 'read_file', 'write_file', 'edit_file', 'list_directory', 'glob', 'grep', 'sandbox_status'];
+export const TOOLS = ['bash', 'process_output', 'process_input', 'process_kill', 'process_list', 'read_file', 'write_file', 'edit_file', 'list_directory', 'glob', 'grep', 'sandbox_status'];
 export const DENIED_MARKER = '[sandbox: file access denied under read-only mode]';
 
 // The files the checks leave behind (or must not), relative to the

@@ -1,0 +1,530 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/sessionlog"
+)
+
+// Process sessions (SPEC §5): a bash command started with background runs
+// on after the call, confined exactly as a foreground one under the policy
+// in force when it started, until it exits, is killed, or its session ends
+// — then its whole tree goes. process_output waits for what it writes,
+// process_input writes to it, process_kill ends it, process_list shows
+// them. Process ids belong to their session.
+
+// Defaults of process sessions (SPEC §5, §8 [processes]).
+const (
+	DefaultProcessesMax       = 16
+	DefaultProcessBufferChars = 1_000_000
+	DefaultYield              = time.Second
+	MaxYield                  = 30 * time.Second
+	MaxProcessWait            = 60 * time.Second
+	DefaultInputWait          = 500 * time.Millisecond
+	// killEscalation is how long a TERM or INT has before KILL follows.
+	killEscalation = 2 * time.Second
+)
+
+// Reasons a background process ended, as the session log records them.
+const (
+	reasonExited       = "exited"
+	reasonKilled       = "killed"
+	reasonSessionEnded = "session-ended"
+	reasonModeNarrowed = "mode-narrowed"
+)
+
+// bgProcess is one background process of a session.
+type bgProcess struct {
+	id, command, cwd string
+	mode             sandbox.Mode
+	// sessionMode is the session's own mode when it started: a later
+	// narrowing of the session below the process's mode ends it.
+	sessionMode sandbox.Mode
+	started     time.Time
+	tty         bool
+	proc        *sandbox.Process
+	out         *OutputBuffer
+
+	mu     sync.Mutex
+	reason string // why it was ended, once cordon ended it
+}
+
+// processes is a session's table of background processes.
+type processes struct {
+	mu    sync.Mutex
+	next  int
+	byID  map[string]*bgProcess
+	ended bool // the session is over: nothing may start any more
+}
+
+func (ps *processes) get(id string) (*bgProcess, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p, ok := ps.byID[id]
+	return p, ok
+}
+
+func (ps *processes) all() []*bgProcess {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	out := make([]*bgProcess, 0, len(ps.byID))
+	for _, p := range ps.byID {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].started.Before(out[j].started) })
+	return out
+}
+
+// running is the processes still alive.
+func (ps *processes) running() []*bgProcess {
+	var live []*bgProcess
+	for _, p := range ps.all() {
+		if p.alive() {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+func (p *bgProcess) alive() bool {
+	select {
+	case <-p.proc.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// end kills the process's tree for reason, and waits until it is gone.
+func (p *bgProcess) end(reason string) {
+	p.mu.Lock()
+	if p.reason == "" && p.alive() {
+		p.reason = reason
+	}
+	p.mu.Unlock()
+	p.proc.Kill()
+	<-p.proc.Done()
+}
+
+func (p *bgProcess) endReason() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reason != "" {
+		return p.reason
+	}
+	return reasonExited
+}
+
+// EndProcesses kills every background process of the session (it ended:
+// stdio EOF, HTTP session gone, cordon stopping) and refuses new ones.
+func (s *Session) EndProcesses() {
+	ps := s.procs()
+	ps.mu.Lock()
+	ps.ended = true
+	ps.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range ps.running() {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.end(reasonSessionEnded) }()
+	}
+	wg.Wait()
+}
+
+// endNarrowed kills, before a call runs, every process started under a
+// mode wider than the one the session has narrowed to since.
+func (s *Session) endNarrowed(current sandbox.Mode) {
+	for _, p := range s.procs().running() {
+		if p.mode.WiderThan(current) && p.sessionMode.WiderThan(current) {
+			p.end(reasonModeNarrowed)
+		}
+	}
+}
+
+func (s *Session) procs() *processes {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.processes == nil {
+		s.processes = &processes{byID: map[string]*bgProcess{}}
+	}
+	return s.processes
+}
+
+// ProcessOutput is the structuredContent of process_output and
+// process_input, and of a bash call started in the background.
+type ProcessOutput struct {
+	ProcessID    string `json:"process_id"`
+	Running      bool   `json:"running"`
+	ExitCode     *int   `json:"exit_code,omitempty" jsonschema:"once it has exited"`
+	Output       string `json:"output" jsonschema:"what it wrote since the last read"`
+	DroppedChars int64  `json:"dropped_chars" jsonschema:"characters it wrote that were dropped unread (the buffer keeps the newest)"`
+}
+
+// startBackground runs the bash command in the background and answers with
+// what it wrote within yield, or its exit if it was that quick.
+func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, in BashInput, cwd string) (*Result, *ToolError) {
+	yield := DefaultYield
+	if in.YieldMs > 0 {
+		yield = time.Duration(in.YieldMs) * time.Millisecond
+	}
+	conf := call.conf()
+	ps := call.Session.procs()
+	ps.mu.Lock()
+	switch live := len(ps.runningLocked()); {
+	case ps.ended:
+		ps.mu.Unlock()
+		return nil, errorf(sandbox.CodeUnavailable, "the session is ending: no process may start")
+	case live >= conf.ProcessesMax:
+		list := ps.describeLocked()
+		ps.mu.Unlock()
+		return nil, invalid("this session already runs %d background processes, the most it may (processes.max): end one with process_kill first:\n%s", live, list)
+	}
+	ps.next++
+	id := "p" + strconv.Itoa(ps.next)
+	ps.mu.Unlock()
+
+	out := NewStreamBuffer(conf.ProcessBufferChars)
+	proc, err := conf.Executor.Start(pol, sandbox.RunSpec{
+		Argv: []string{"bash", "-c", in.Command}, Dir: cwd,
+		Env:    commandEnv(conf, in.TTY),
+		Stdout: out, Stderr: out, OwnGroup: true, TTY: in.TTY, Interactive: !in.TTY,
+	})
+	if err != nil {
+		if proc.Result().Backend == "" {
+			return nil, unavailable(pol.Mode, err)
+		}
+		return nil, errorf(sandbox.CodeRunnerFailed, "starting the command: %v", err)
+	}
+	sessionMode := conf.Settings.Mode
+	if m, ok := call.Session.Mode(); ok {
+		sessionMode = m
+	}
+	bp := &bgProcess{id: id, command: in.Command, cwd: cwd, mode: pol.Mode, sessionMode: sessionMode,
+		started: time.Now(), tty: in.TTY, proc: proc, out: out}
+	ps.mu.Lock()
+	ps.byID[id] = bp
+	ps.mu.Unlock()
+	call.Session.record(conf.Logger, sessionlog.EventProcessStart, map[string]any{"process_id": id, "command": in.Command, "mode": pol.Mode, "cwd": cwd})
+	go tb.watch(call, bp)
+
+	select {
+	case <-proc.Done():
+	case <-time.After(yield):
+	case <-ctx.Done():
+	}
+	return tb.processResult(bp, pol)
+}
+
+// watch logs the process's end, with the reason cordon ended it for.
+func (tb *Toolbox) watch(call Call, p *bgProcess) {
+	<-p.proc.Done()
+	p.out.Close()
+	res := p.proc.Result()
+	data := map[string]any{"process_id": p.id, "exit_code": res.ExitCode, "reason": p.endReason()}
+	if res.Signal != 0 {
+		data["signal"] = res.Signal.String()
+	}
+	call.Session.record(call.conf().Logger, sessionlog.EventProcessExit, data)
+}
+
+// processResult is what a call tells the model about a process now.
+func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Result, *ToolError) {
+	running := p.alive()
+	text, dropped := p.out.Take()
+	o := ProcessOutput{ProcessID: p.id, Running: running, Output: text, DroppedChars: dropped}
+	var b strings.Builder
+	if dropped > 0 {
+		fmt.Fprintf(&b, "[%d characters of output were dropped unread: the buffer keeps the newest]\n", dropped)
+	}
+	b.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	if running {
+		fmt.Fprintf(&b, "[process %s is running: process_output waits for more, process_input writes to it, process_kill ends it]", p.id)
+	} else {
+		res := p.proc.Result()
+		code := res.ExitCode
+		o.ExitCode = &code
+		switch {
+		case p.endReason() != reasonExited:
+			fmt.Fprintf(&b, "[process %s was killed (%s): it and every process it started are gone]", p.id, p.endReason())
+		default:
+			fmt.Fprintf(&b, "[process %s exited %d]", p.id, code)
+		}
+		if res.Ending == sandbox.Denied && len(res.Undone) > 0 {
+			b.WriteString("\n" + sandbox.DenialMarker(pol.Mode) + "\n" + undoneMessage(res.Outcome, ""))
+		}
+	}
+	return &Result{Text: b.String(), Structured: structured(o)}, nil
+}
+
+// ProcessOutputInput are process_output's arguments.
+type ProcessOutputInput struct {
+	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
+	WaitMs    int    `json:"wait_ms,omitempty" jsonschema:"Wait up to this many milliseconds for new output or the exit, returning as soon as either comes. Default 0: return at once." schema:"minimum=0,maximum=60000"`
+}
+
+// ProcessOutputTool returns what a background process wrote since the
+// last read, waiting for it when asked.
+func (tb *Toolbox) ProcessOutputTool(ctx context.Context, call Call, in ProcessOutputInput) (*Result, *ToolError) {
+	call = tb.pin(call)
+	if in.WaitMs < 0 || time.Duration(in.WaitMs)*time.Millisecond > MaxProcessWait {
+		return nil, invalid("wait_ms must be between 0 and %d", MaxProcessWait.Milliseconds())
+	}
+	p, terr := tb.process(call, in.ProcessID)
+	if terr != nil {
+		return nil, terr
+	}
+	waitForOutput(ctx, p, time.Duration(in.WaitMs)*time.Millisecond)
+	return tb.processResult(p, sandbox.ExecutionPolicy{Mode: p.mode})
+}
+
+// waitForOutput returns when p has unread output or has exited, or after
+// d: an event, never a poll.
+func waitForOutput(ctx context.Context, p *bgProcess, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		written := p.out.Written()
+		if p.out.Pending() {
+			return
+		}
+		select {
+		case <-written:
+			return
+		case <-p.proc.Done():
+			return
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ProcessInputInput are process_input's arguments.
+type ProcessInputInput struct {
+	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
+	Input     string `json:"input" jsonschema:"Text written to its stdin or terminal; include \\n to end a line. \\u0003 is Ctrl-C (an interrupt), \\u0004 Ctrl-D (end of input)."`
+	WaitMs    *int   `json:"wait_ms,omitempty" jsonschema:"Then wait up to this many milliseconds for its answer. Default 500." schema:"minimum=0,maximum=60000"`
+}
+
+// ProcessInputTool writes to a background process and returns what it
+// answered. The input passes the approval gate like a bash command.
+func (tb *Toolbox) ProcessInputTool(ctx context.Context, call Call, in ProcessInputInput) (*Result, *ToolError) {
+	call = tb.pin(call)
+	wait := DefaultInputWait
+	if in.WaitMs != nil {
+		if *in.WaitMs < 0 || time.Duration(*in.WaitMs)*time.Millisecond > MaxProcessWait {
+			return nil, invalid("wait_ms must be between 0 and %d", MaxProcessWait.Milliseconds())
+		}
+		wait = time.Duration(*in.WaitMs) * time.Millisecond
+	}
+	p, terr := tb.process(call, in.ProcessID)
+	if terr != nil {
+		return nil, terr
+	}
+	if !p.alive() {
+		return nil, invalid("process %s has exited: nothing reads its input any more", p.id)
+	}
+	if _, terr := tb.authorize(ctx, call, authRequest{tool: "process_input", subject: in.Input, command: in.Input}); terr != nil {
+		return nil, terr
+	}
+	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "process_input", "process_id": p.id, "input": in.Input})
+	if err := sendInput(p, in.Input); err != nil {
+		return nil, errorf(sandbox.CodeRunnerFailed, "writing to process %s: %v", p.id, err)
+	}
+	waitForOutput(ctx, p, wait)
+	return tb.processResult(p, sandbox.ExecutionPolicy{Mode: p.mode})
+}
+
+// sendInput writes input, turning Ctrl-C into the interrupt it means: the
+// command's terminal is not its controlling terminal (bwrap's new session
+// keeps TIOCSTI out), so the byte alone would reach it as a character.
+func sendInput(p *bgProcess, input string) error {
+	for {
+		i := strings.IndexByte(input, 0x03)
+		part := input
+		if i >= 0 {
+			part = input[:i]
+		}
+		if part != "" {
+			if _, err := p.proc.Input([]byte(part)); err != nil {
+				return err
+			}
+		}
+		if i < 0 {
+			return nil
+		}
+		if err := p.proc.Signal(syscall.SIGINT); err != nil {
+			return err
+		}
+		input = input[i+1:]
+	}
+}
+
+// ProcessKillInput are process_kill's arguments.
+type ProcessKillInput struct {
+	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
+	Signal    string `json:"signal,omitempty" jsonschema:"TERM (default: KILL follows 2 seconds later), INT, or KILL." schema:"enum=TERM|INT|KILL"`
+}
+
+// ProcessKillOutput is process_kill's structuredContent.
+type ProcessKillOutput struct {
+	ProcessID string `json:"process_id"`
+	ExitCode  *int   `json:"exit_code,omitempty" jsonschema:"once it has exited"`
+	Signal    string `json:"signal"`
+}
+
+// ProcessKillTool ends a background process and its whole tree.
+func (tb *Toolbox) ProcessKillTool(ctx context.Context, call Call, in ProcessKillInput) (*Result, *ToolError) {
+	call = tb.pin(call)
+	sig := in.Signal
+	if sig == "" {
+		sig = "TERM"
+	}
+	p, terr := tb.process(call, in.ProcessID)
+	if terr != nil {
+		return nil, terr
+	}
+	p.mu.Lock()
+	if p.reason == "" && p.alive() {
+		p.reason = reasonKilled
+	}
+	p.mu.Unlock()
+	switch sig {
+	case "KILL":
+		p.proc.Kill()
+		<-p.proc.Done()
+	case "TERM", "INT":
+		s := syscall.SIGTERM
+		if sig == "INT" {
+			s = syscall.SIGINT
+		}
+		p.proc.Signal(s)
+		select {
+		case <-p.proc.Done():
+		case <-time.After(killEscalation):
+			p.proc.Kill()
+			<-p.proc.Done()
+		case <-ctx.Done():
+		}
+	default:
+		return nil, invalid("signal must be TERM, INT or KILL, not %q", in.Signal)
+	}
+	o := ProcessKillOutput{ProcessID: p.id, Signal: sig}
+	text := fmt.Sprintf("process %s: sent %s", p.id, sig)
+	if !p.alive() {
+		code := p.proc.Result().ExitCode
+		o.ExitCode = &code
+		text += fmt.Sprintf("; it exited %d, and every process it started is gone", code)
+	}
+	return &Result{Text: text, Structured: structured(o)}, nil
+}
+
+// ProcessListInput are process_list's arguments: none.
+type ProcessListInput struct{}
+
+// ProcessInfo is one process in process_list.
+type ProcessInfo struct {
+	ProcessID string       `json:"process_id"`
+	Command   string       `json:"command"`
+	Cwd       string       `json:"cwd"`
+	Mode      sandbox.Mode `json:"mode"`
+	Started   string       `json:"started" jsonschema:"RFC 3339"`
+	Running   bool         `json:"running"`
+	ExitCode  *int         `json:"exit_code,omitempty"`
+}
+
+// ProcessListOutput is process_list's structuredContent.
+type ProcessListOutput struct {
+	Processes []ProcessInfo `json:"processes"`
+}
+
+// ProcessListTool lists the session's background processes.
+func (tb *Toolbox) ProcessListTool(ctx context.Context, call Call, _ ProcessListInput) (*Result, *ToolError) {
+	call = tb.pin(call)
+	tb.narrow(call)
+	o := ProcessListOutput{Processes: []ProcessInfo{}}
+	var b strings.Builder
+	for _, p := range call.Session.procs().all() {
+		info := ProcessInfo{ProcessID: p.id, Command: p.command, Cwd: p.cwd, Mode: p.mode,
+			Started: p.started.UTC().Format(time.RFC3339), Running: p.alive()}
+		state := "running"
+		if !info.Running {
+			code := p.proc.Result().ExitCode
+			info.ExitCode = &code
+			state = fmt.Sprintf("exited %d", code)
+			if r := p.endReason(); r != reasonExited {
+				state += " (" + r + ")"
+			}
+		}
+		o.Processes = append(o.Processes, info)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", p.id, state, p.mode, info.Started, oneLine(p.command))
+	}
+	if len(o.Processes) == 0 {
+		b.WriteString("no background processes in this session\n")
+	}
+	return &Result{Text: b.String(), Structured: structured(o)}, nil
+}
+
+// process finds a process of the call's session: another session's id is
+// NOT_FOUND, as is one that never was.
+func (tb *Toolbox) process(call Call, id string) (*bgProcess, *ToolError) {
+	tb.narrow(call)
+	p, ok := call.Session.procs().get(id)
+	if !ok {
+		return nil, errorf(sandbox.CodeNotFound, "no process %q in this session: process_list shows the session's processes", id)
+	}
+	return p, nil
+}
+
+// narrow applies a narrowing of the session's mode to its processes
+// before the call goes on.
+func (tb *Toolbox) narrow(call Call) {
+	current := call.conf().Settings.Mode
+	if m, ok := call.Session.Mode(); ok {
+		current = m
+	}
+	call.Session.endNarrowed(current)
+}
+
+func (ps *processes) runningLocked() []*bgProcess {
+	var live []*bgProcess
+	for _, p := range ps.byID {
+		if p.alive() {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+func (ps *processes) describeLocked() string {
+	live := ps.runningLocked()
+	slices.SortFunc(live, func(a, b *bgProcess) int { return a.started.Compare(b.started) })
+	var b strings.Builder
+	for _, p := range live {
+		fmt.Fprintf(&b, "  %s: %s\n", p.id, oneLine(p.command))
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", "⏎")
+	if len(s) > 120 {
+		s = s[:117] + "…"
+	}
+	return s
+}
