@@ -71,7 +71,7 @@ func TestWindowsACLConfine(t *testing.T) {
 	c, conf, err := windowsACLConfine(`C:\cordon\cordon.exe`, argv, cp, winRestricted)
 	require.NoError(t, err)
 	assert.Equal(t, windowsACLName, c.Backend)
-	// internal/winacl's TestWindowsACLConfine checks the runner's part.
+	// internal/winacl's TestConfine checks the runner's part.
 	assert.Equal(t, append([]string{`C:\cordon\cordon.exe`, HelperArg}, conf.Args...), c.Argv, "[runner] [profile args...] [--] [original argv...]")
 	assert.Equal(t, []string{"--windows-acl", "--token", "restricted"}, c.Argv[2:5])
 	assert.Equal(t, argv, c.Argv[len(c.Argv)-len(argv):])
@@ -165,7 +165,7 @@ func TestWindowsACLRunnerFailureRules(t *testing.T) {
 	assert.False(t, ok, "only the runner's own exit code")
 	_, ok = matchAny(windowsACLRunnerRules, 0, "cordon: sandbox runner failed")
 	assert.False(t, ok, "exit 0 never matches")
-	// internal/winacl's TestWindowsACLRunnerExitCodes checks that the
+	// internal/winacl's TestRunnerExitCodes checks that the
 	// runner reports its failures so.
 	_, ok = matchAny(windowsACLRunnerRules, winacl.FailureExit, winacl.FailurePrefix+": x\n")
 	assert.True(t, ok, "the rule is made of what the runner reports")

@@ -1,12 +1,10 @@
 package winacl
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,24 +110,7 @@ func denyFor(t *testing.T, plan aclPlan, path, sid string, inherit bool) ace {
 	return ace{}
 }
 
-func TestWindowsACLGrantSIDIsStableAndDistinct(t *testing.T) {
-	a := grantSID(`C:\Users\me\src\proj`)
-	assert.Equal(t, a, grantSID(`C:\Users\me\src\proj`), "the same root gets the same SID in every process")
-	assert.Equal(t, a, grantSID(`c:\users\ME\src\proj`), "NTFS is case-insensitive")
-	assert.NotEqual(t, a, grantSID(`C:\Users\me\src\proj2`))
-	assert.True(t, strings.HasPrefix(a, "S-1-9-1668248164-1-"), a)
-	assert.True(t, validGrantSID(a), a)
-	assert.Len(t, strings.Split(a, "-"), 9, "S-1-9, the cordon marker, the kind and four hash sub-authorities")
-
-	obj, err := newObjectSID(bytes.NewReader(bytes.Repeat([]byte{0xff}, 16)))
-	require.NoError(t, err)
-	assert.Equal(t, "S-1-9-1668248164-2-4294967295-4294967295-4294967295-4294967295", obj)
-	assert.False(t, validGrantSID(obj), "an object SID is not a grant SID")
-	_, err = newObjectSID(bytes.NewReader(nil))
-	assert.Error(t, err)
-}
-
-func TestWindowsACLPlanGrantsEveryWritableRoot(t *testing.T) {
+func TestPlanGrantsEveryWritableRoot(t *testing.T) {
 	t.Run("workspace-write", func(t *testing.T) {
 		p := testPolicy(t, workspaceWrite, nil)
 		plan, err := makePlan(p.Policy)
@@ -166,7 +147,7 @@ func TestWindowsACLPlanGrantsEveryWritableRoot(t *testing.T) {
 	})
 }
 
-func TestWindowsACLPlanProtectsExistingPaths(t *testing.T) {
+func TestPlanProtectsExistingPaths(t *testing.T) {
 	p := testPolicy(t, workspaceWrite, func(ws string) {
 		testMkdir(t, ws, ".git", "hooks")
 		testWrite(t, ws, ".git", "config")
@@ -208,7 +189,7 @@ func TestWindowsACLPlanProtectsExistingPaths(t *testing.T) {
 	}
 }
 
-func TestWindowsACLPlanPinsTheExistingPartOfAMissingPath(t *testing.T) {
+func TestPlanPinsTheExistingPartOfAMissingPath(t *testing.T) {
 	p := testPolicy(t, workspaceWrite, func(ws string) { testMkdir(t, ws, ".git") })
 	ws, sid := p.WorkspaceRoot, grantSID(p.WorkspaceRoot)
 	plan, err := makePlan(p.Policy)
@@ -222,7 +203,7 @@ func TestWindowsACLPlanPinsTheExistingPartOfAMissingPath(t *testing.T) {
 	}
 }
 
-func TestWindowsACLPlanKeepsAGitFileReadOnly(t *testing.T) {
+func TestPlanKeepsAGitFileReadOnly(t *testing.T) {
 	// A linked worktree: .git is a file naming a gitdir elsewhere.
 	common := realTempDir(t)
 	gitdir := filepath.Join(common, "worktrees", "ws")
@@ -250,7 +231,7 @@ func TestWindowsACLPlanKeepsAGitFileReadOnly(t *testing.T) {
 	assert.Contains(t, plan.TokenSIDs, grantSID(gitdir), "the gitdir is a writable root of its own")
 }
 
-func TestWindowsACLPlanRefusesLinkedProtectedPaths(t *testing.T) {
+func TestPlanRefusesLinkedProtectedPaths(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("symlinks need a privilege on Windows")
 	}
@@ -263,7 +244,7 @@ func TestWindowsACLPlanRefusesLinkedProtectedPaths(t *testing.T) {
 	assert.ErrorContains(t, err, ".vscode")
 }
 
-func TestWindowsACLPlanNestedRootsDenyForEachRoot(t *testing.T) {
+func TestPlanNestedRootsDenyForEachRoot(t *testing.T) {
 	ws, tmp := realTempDir(t), realTempDir(t)
 	inner := testMkdir(t, ws, "sub")
 	testMkdir(t, inner, ".vscode")
@@ -277,7 +258,7 @@ func TestWindowsACLPlanNestedRootsDenyForEachRoot(t *testing.T) {
 	denyFor(t, plan, target, grantSID(filepath.Join(p.WorkspaceRoot, "sub")), true)
 }
 
-func TestWindowsACLPlanProtectsARootThatIsProtected(t *testing.T) {
+func TestPlanProtectsARootThatIsProtected(t *testing.T) {
 	// cordon's state directory used as the workspace: it is protected.
 	p := testPolicy(t, workspaceWrite, nil)
 	p.Protected = append(p.Protected, p.WorkspaceRoot)
@@ -285,165 +266,4 @@ func TestWindowsACLPlanProtectsARootThatIsProtected(t *testing.T) {
 	require.NoError(t, err)
 	d := denyFor(t, plan, p.WorkspaceRoot, grantSID(p.WorkspaceRoot), true)
 	assert.Equal(t, uint32(denyWriteMask), d.Mask)
-}
-
-func TestWindowsACLLimitsAndFallback(t *testing.T) {
-	restricted := decide(nil)
-	assert.Equal(t, TokenRestricted, restricted.Token)
-	un := Limits(restricted)
-	joined := strings.Join(un, "\n")
-	for _, want := range []string{"read-deny list", "network deny", "do not exist yet", "Everyone", "isolation"} {
-		assert.Contains(t, joined, want)
-	}
-	assert.NotContains(t, joined, "writes outside the writable roots")
-
-	fallback := decide(errors.New("CreateRestrictedToken: Access is denied."))
-	assert.Equal(t, TokenCurrent, fallback.Token)
-	un = Limits(fallback)
-	require.NotEmpty(t, un)
-	assert.Contains(t, un[0], "writes outside the writable roots: NOT enforced", "the worst gap comes first")
-	assert.Contains(t, un[0], "CreateRestrictedToken: Access is denied.", "with the reason")
-	assert.Contains(t, fallback.String(), "fallback")
-}
-
-// TestWindowsACLConfine: the runner's command line. What sandbox makes of
-// the rest is sandbox's TestWindowsACLConfine.
-func TestWindowsACLConfine(t *testing.T) {
-	p := testPolicy(t, workspaceWrite, func(ws string) { testMkdir(t, ws, ".git", "hooks") })
-	p.NetworkDeny = true
-	p.ReadDeny = []string{"/home/me/.ssh"}
-	argv := []string{"bash", "-c", "echo hi > out.txt"}
-
-	c, err := Confine(p.Policy, decide(nil), argv, nil)
-	require.NoError(t, err)
-	want := []string{"--windows-acl", "--token", "restricted"}
-	for _, sid := range c.plan.TokenSIDs {
-		want = append(want, "--sid", sid)
-	}
-	want = append(append(want, "--"), argv...)
-	assert.Equal(t, want, c.Args, "[runner] [profile args...] [--] [original argv...]")
-
-	parsed, err := parseRunnerArgs(c.Args)
-	require.NoError(t, err)
-	assert.Equal(t, argv, parsed.argv)
-	assert.Equal(t, c.plan.TokenSIDs, parsed.sids)
-
-	t.Run("empty command", func(t *testing.T) {
-		_, err := Confine(p.Policy, decide(nil), nil, nil)
-		assert.Error(t, err)
-	})
-}
-
-func TestWindowsACLRunnerArgs(t *testing.T) {
-	sid := grantSID(`C:\ws`)
-	cfg := runnerConfig{token: TokenRestricted, sids: []string{sid}, argv: []string{"git", "--", "status"}}
-	got, err := parseRunnerArgs(cfg.args())
-	require.NoError(t, err)
-	assert.Equal(t, cfg, got, "a -- inside the command is the command's")
-
-	for _, tc := range []struct {
-		args []string
-		err  string
-	}{
-		{nil, "needs --windows-acl first"},
-		{[]string{"--landlock", "1", "--", "true"}, "needs --windows-acl first"},
-		{[]string{"--windows-acl", "--", "true"}, "--token is required"},
-		{[]string{"--windows-acl", "--token", "admin", "--", "true"}, `unknown token "admin"`},
-		{[]string{"--windows-acl", "--token", "restricted", "--sid", "S-1-5-18", "--", "true"}, "not a cordon grant SID"},
-		{[]string{"--windows-acl", "--token", "restricted", "--sid", sidGrantPrefix + "1-2-3", "--", "true"}, "not a cordon grant SID"},
-		{[]string{"--windows-acl", "--token", "restricted", "--sid"}, "--sid needs a value"},
-		{[]string{"--windows-acl", "--token", "restricted", "--"}, "no command after --"},
-		{[]string{"--windows-acl", "--token", "restricted", "true"}, `unknown runner argument "true"`},
-		{[]string{"--windows-acl", "--token", "restricted"}, "missing -- before the command"},
-	} {
-		_, err := parseRunnerArgs(tc.args)
-		assert.ErrorContains(t, err, tc.err, "%q", tc.args)
-	}
-}
-
-func TestWindowsACLTokenRecipe(t *testing.T) {
-	grants := []string{grantSID(`C:\ws`), grantSID(`C:\tmp\s1`)}
-	obj := sidObjectPrefix + "1-2-3-4"
-	r := recipeFor(grants, obj)
-	assert.Equal(t, uint32(0x1|0x4|0x8), r.Flags, "DISABLE_MAX_PRIVILEGE | LUA_TOKEN | WRITE_RESTRICTED")
-	assert.Equal(t, []string{grants[0], grants[1], obj, sidEveryone}, r.RestrictingSIDs)
-	assert.True(t, r.AddLogonSID)
-	assert.Contains(t, r.DisableSIDs, "S-1-5-32-544", "no administrator rights, even from an elevated cordon")
-	assert.Equal(t, []string{sidLocalSystem, obj}, r.DefaultDACLSIDs)
-	assert.True(t, r.DefaultDACLUser)
-	assert.Len(t, grants, 2, "the caller's slice is not appended to")
-
-	ro := recipeFor(nil, obj)
-	assert.Equal(t, []string{obj, sidEveryone}, ro.RestrictingSIDs, "no grant SID: writes only where Everyone may")
-}
-
-func TestWindowsACLEnv(t *testing.T) {
-	host := []string{
-		`Path=C:\Windows\system32;C:\Program Files\Git\cmd`,
-		`SYSTEMROOT=C:\Windows`,
-		`ComSpec=C:\Windows\system32\cmd.exe`,
-		`OPENAI_API_KEY=sk-secret`,
-		`USERPROFILE=C:\Users\me`,
-		`=C:=C:\work`, // cmd's per-drive cwd entries
-	}
-	env := confinedEnv(host, `C:\state\tmp\abc`)
-	assert.Contains(t, env, `PATH=C:\Windows\system32;C:\Program Files\Git\cmd`, "found whatever its case")
-	assert.Contains(t, env, `SystemRoot=C:\Windows`)
-	assert.Contains(t, env, `ComSpec=C:\Windows\system32\cmd.exe`)
-	assert.Contains(t, env, `USERPROFILE=C:\Users\me`)
-	assert.Contains(t, env, `TEMP=C:\state\tmp\abc`)
-	assert.Contains(t, env, `TMP=C:\state\tmp\abc`)
-	assert.Contains(t, env, `TMPDIR=C:\state\tmp\abc`)
-	for _, kv := range env {
-		assert.NotContains(t, kv, "sk-secret", "secrets stay out")
-		assert.False(t, strings.HasPrefix(kv, "="))
-	}
-	assert.NotContains(t, strings.Join(confinedEnv(host, ""), "\n"), "TEMP=", "no session tmp, no redirection")
-}
-
-func TestWindowsACLRunnerExitCodes(t *testing.T) {
-	for _, tc := range []struct {
-		errno  uint32
-		code   int
-		runner bool
-	}{
-		{errorFileNotFound, 127, false},
-		{errorPathNotFound, 127, false},
-		{errorAccessDenied, 126, false},
-		{errorBadExeFormat, 126, false},
-		{errorElevationRequired, 126, false},
-		{1314, 125, true}, // ERROR_PRIVILEGE_NOT_HELD: the token was refused
-	} {
-		code, runner := startFailure(tc.errno)
-		assert.Equal(t, tc.code, code, "errno %d", tc.errno)
-		assert.Equal(t, tc.runner, runner, "errno %d", tc.errno)
-	}
-
-	code, failure := childExit(3)
-	assert.Equal(t, 3, code)
-	assert.Empty(t, failure)
-	code, failure = childExit(0xC000013A) // STATUS_CONTROL_C_EXIT: the command's own end
-	assert.Equal(t, 0xC000013A, code)
-	assert.Empty(t, failure)
-	code, failure = childExit(statusDLLInitFailed)
-	assert.Equal(t, 125, code)
-	assert.Contains(t, failure, "STATUS_DLL_INIT_FAILED")
-	assert.Equal(t, "cordon: sandbox runner failed: "+failure+"\n", failureLine(errors.New(failure)),
-		"the runner reports it the way sandbox's rule recognises")
-}
-
-func TestWindowsACLProbeArgv(t *testing.T) {
-	permissive, write := ProbeArgv(`C:\probe dir\workspace\probe-ok`, `C:\probe dir\canary`)
-	assert.Equal(t, []string{"cmd.exe", "/d", "/c", "exit", "0"}, permissive)
-	assert.Equal(t, "cmd.exe", write[0])
-	joined := strings.Join(write, " ")
-	assert.Contains(t, joined, `ok> C:\probe dir\workspace\probe-ok`)
-	assert.Contains(t, joined, `breach>> C:\probe dir\canary || exit 1`,
-		"a failed redirection only shows through ||")
-	for _, a := range write[3:] {
-		if strings.ContainsAny(a, " ") {
-			assert.True(t, a == `C:\probe dir\workspace\probe-ok` || a == `C:\probe dir\canary`,
-				"only the paths may need quoting (cmd.exe does not undo \\\" escapes): %q", a)
-		}
-	}
 }
