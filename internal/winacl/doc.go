@@ -1,6 +1,7 @@
 // Package winacl is cordon's windows-acl backend without its glue to the
 // sandbox package, which it does not import: sandbox turns its policy into
-// a Policy and a Confinement into its own ConfinedArgv.
+// a Policy and a Confinement into its own ConfinedArgv, and the lean
+// cordon-helper runs Run without linking sandbox.
 //
 // The mechanism, in one paragraph: the command runs under a
 // WRITE_RESTRICTED token. Such a token passes a write access check only if

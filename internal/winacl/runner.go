@@ -5,7 +5,8 @@ import (
 	"fmt"
 )
 
-// The runner is cordon itself, re-executed as
+// The runner is cordon itself, re-executed, or the lean cordon-helper
+// beside it:
 //
 //	cordon __sandbox-helper --windows-acl --token restricted [--sid SID]... -- CMD [ARGS...]
 //
