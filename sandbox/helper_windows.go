@@ -1,7 +1,12 @@
 package sandbox
 
-import "os"
+import (
+	"os"
 
-// RunHelper is the windows-acl runner: it takes a restricted token and
-// starts the command in a job object. It never returns.
-func RunHelper(args []string) { os.Exit(runWindowsACLRunner(args)) }
+	"github.com/cordonhq/cordon/internal/winacl"
+)
+
+// RunHelper is the windows-acl runner (internal/winacl): it takes a
+// restricted token and starts the command in a job object. It never
+// returns.
+func RunHelper(args []string) { os.Exit(winacl.Run(args)) }

@@ -1,5 +1,7 @@
 package sandbox
 
+import "github.com/cordonhq/cordon/internal/winacl"
+
 func probeCommands(marker, canary string) (permissive, write []string) {
-	return windowsACLProbeArgv(marker, canary)
+	return winacl.ProbeArgv(marker, canary)
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/winacl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ func TestControlPlaneOutside(t *testing.T) {
 	assert.Contains(t, ue.Reason, "install bubblewrap")
 	cp, err := p.ToConfined()
 	require.NoError(t, err)
-	_, _, err = windowsACLConfine("cordon.exe", []string{"cmd"}, cp, winTokenDecision{Kind: winTokenRestricted})
+	_, _, err = windowsACLConfine("cordon.exe", []string{"cmd"}, cp, winacl.Decision{Token: winacl.TokenRestricted})
 	assert.ErrorAs(t, err, &ue)
 
 	p.ConfigDir, p.StateDir = "/elsewhere/config", filepath.Join(home, "state")

@@ -1,8 +1,13 @@
 package main
 
-import "github.com/cordonhq/cordon/sandbox"
+import (
+	"os"
 
-// The windows-acl runner still lives with its backend.
-const helperArg = sandbox.HelperArg
+	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/internal/winacl"
+)
 
-func run(args []string) { sandbox.RunHelper(args) }
+const helperArg = helper.Arg
+
+// run is the windows-acl runner, which needs nothing of sandbox.
+func run(args []string) { os.Exit(winacl.Run(args)) }
