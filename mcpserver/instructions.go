@@ -33,6 +33,9 @@ func instructions(set sandbox.Settings) string {
 	b.WriteString("A call the sandbox stops returns a result starting with [sandbox: file access denied …]. " +
 		"If the write is really needed, retry the same bash, write_file or edit_file call with sandbox_permissions set to the wider mode " +
 		"(workspace-write or danger-full-access) and a one-sentence justification; the human approves or refuses. " +
-		"read_file returns the file's lines verbatim after a header line. Call sandbox_status to see the current policy.")
+		"read_file returns the file's lines verbatim after a header line. " +
+		"For a dev server, a watcher, a long test run or a REPL, run bash with background: true (tty: true for a terminal): " +
+		"process_output waits for its output (pass wait_ms instead of calling again and again), process_input writes to it, process_kill ends it and everything it started; " +
+		"background processes end with the session. Call sandbox_status to see the current policy.")
 	return b.String()
 }

@@ -27,6 +27,10 @@ type StatusOutput struct {
 	Preset         string              `json:"preset"`
 	Unenforced     []string            `json:"unenforced,omitempty" jsonschema:"what the backend leaves to the FS fence (partial enforcement)"`
 	Reason         string              `json:"reason,omitempty" jsonschema:"why the sandbox is unavailable"`
+	// Processes is the session's background processes now running, and
+	// ProcessesMax how many it may have.
+	Processes    int `json:"background_processes" jsonschema:"background processes of this session now running (bash background: true)"`
+	ProcessesMax int `json:"background_processes_max"`
 }
 
 // Status reports the session's effective policy and the backend, so the
@@ -48,6 +52,7 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		Backend: st.Backend, Enforcement: enforcement, Status: st.State,
 		Approval: call.conf().Gate.Policy, Preset: call.conf().Preset,
 		Unenforced: st.Unenforced, Reason: st.Reason,
+		Processes: len(call.Session.procs().running()), ProcessesMax: call.conf().ProcessesMax,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
@@ -63,5 +68,7 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 	fmt.Fprintf(&b, "network: %s\n", pol.Network)
 	fmt.Fprintf(&b, "protected (read-only even in workspace-write): %s\n", strings.Join(pol.Protected, ", "))
 	fmt.Fprintf(&b, "read-deny (never readable): %s\n", strings.Join(pol.ReadDeny, ", "))
+	fmt.Fprintf(&b, "background processes: %d running of at most %d (bash background: true; process_output, process_input, process_kill, process_list)\n",
+		fields.Processes, fields.ProcessesMax)
 	return &Result{Text: b.String(), Structured: structured(fields)}, nil
 }

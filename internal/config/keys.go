@@ -92,8 +92,8 @@ var (
 	MaxOutputChars = scalar("bash.max_output_chars", "30000", 30000, count("characters"), lower)
 
 	// ProcessesMax is how many background processes a session may keep,
-	// and ProcessesMaxBufferChars how much of each one's output is kept.
-	// Nothing reads them yet: the process-sessions work will.
+	// and ProcessesMaxBufferChars how much of each one's unread output is
+	// kept (tools/process.go).
 	ProcessesMax            = scalar("processes.max", "16", 16, count("processes"), lower)
 	ProcessesMaxBufferChars = scalar("processes.max_buffer_chars", "1000000", 1000000, count("characters"), lower)
 
