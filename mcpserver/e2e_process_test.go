@@ -166,14 +166,19 @@ func TestBackgroundProcesses(t *testing.T) {
 				assert.NoFileExists(t, target)
 			})
 
-			t.Run("another session cannot see or kill it", func(t *testing.T) {
-				id, _ := startBackground(t, cs, map[string]any{"command": "sleep 60"})
-				other := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
-				res := call(t, other, "process_kill", map[string]any{"process_id": id})
-				assert.True(t, res.IsError)
-				assert.Equal(t, "NOT_FOUND", errorCode(t, res))
-				assert.NotContains(t, text(call(t, other, "process_list", map[string]any{})), "sleep 60")
-				call(t, cs, "process_kill", map[string]any{"process_id": id, "signal": "KILL"})
+			t.Run("another HTTP session of the same server cannot see or kill it", func(t *testing.T) {
+				url, _ := peerServer(t, w, "--backend", backend) // the token in the environment, as Landlock requires
+				a := connectHTTP(t, url, peerToken, clientOpts{version: "2025-11-25"})
+				b := connectHTTP(t, url, peerToken, clientOpts{version: "2025-11-25"})
+				id, _ := startBackground(t, a, map[string]any{"command": "sleep 60"})
+				for _, tool := range []string{"process_kill", "process_output"} {
+					res := call(t, b, tool, map[string]any{"process_id": id})
+					assert.True(t, res.IsError, tool)
+					assert.Equal(t, "NOT_FOUND", errorCode(t, res), tool)
+				}
+				assert.NotContains(t, text(call(t, b, "process_list", map[string]any{})), "sleep 60")
+				assert.Contains(t, text(call(t, a, "process_list", map[string]any{})), "sleep 60", "its own session sees it")
+				call(t, a, "process_kill", map[string]any{"process_id": id, "signal": "KILL"})
 			})
 
 			t.Run("the session's end kills everything", func(t *testing.T) {
@@ -193,16 +198,20 @@ func TestBackgroundProcesses(t *testing.T) {
 // from another terminal ends, before the next call runs, the processes
 // started in workspace-write.
 func TestNarrowingKillsWiderProcesses(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) { narrowingKills(t, backend) })
+	}
+}
+
+func narrowingKills(t *testing.T, backend string) {
 	w := newWorld(t)
-	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write")
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
 	token := fmt.Sprintf("cordon-narrow-%d", time.Now().UnixNano())
 	id, _ := startBackground(t, cs, map[string]any{"command": fmt.Sprintf(`echo up; exec bash -c 'while :; do echo tick >> ticks.txt; sleep 0.1; done' %s`, token)})
 	outputUntil(t, cs, id, "up")
-	status := call(t, cs, "sandbox_status", map[string]any{})
 	session := sessionOf(t, w)
 	out, err := exec.Command(cordonBin, "mode", "--state-dir", w.state, "--session", session, "read-only").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	_ = status
 	res := call(t, cs, "process_list", map[string]any{})
 	assert.Contains(t, text(res), "mode-narrowed", text(res))
 	assert.True(t, gone(token), "the wider process survived the narrowing")

@@ -19,6 +19,8 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files in testd
 // hostileQuestions are the questions of the adversarial review and their
 // ordinary neighbours; testdata/elicit/NAME.txt pins each message.
 var hostileQuestions = map[string]tools.Question{
+	"background": {Tool: "bash", Subject: "npm run dev", Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite,
+		Justification: "the dev server writes its cache under .next/", AllowSession: true, Background: true},
 	"normal": {Tool: "bash", Subject: "go build ./...", Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite,
 		Justification: "the build writes its output under bin/", AllowSession: true},
 	"padded_with_spaces": {Tool: "bash", Subject: "ls" + strings.Repeat(" ", 10000) + "; touch W/CANARY",
@@ -85,7 +87,7 @@ func TestApprovalMessageGolden(t *testing.T) {
 // of cordon's own, it is asked once at the very end, and the subject is
 // there whole.
 func TestApprovalMessageOwnLines(t *testing.T) {
-	own := []string{"The agent asks to run ", "The agent wants to run ", "Command (", "Input (", "Path: \"",
+	own := []string{"The agent asks to run ", "The agent wants to run ", "It runs in the background", "Command (", "Input (", "Path: \"",
 		"Justification from the agent (its own words, not checked by cordon): \"", gutter}
 	for name, q := range hostileQuestions {
 		msg := approvalMessage(q)
