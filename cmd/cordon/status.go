@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/spf13/cobra"
 )
 
 // statusReport is `cordon status --json`.
@@ -167,28 +166,34 @@ func unenforcedKind(u string) string {
 	return "partial"
 }
 
-func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("status", stderr)
+func newStatusCmd() *cobra.Command {
 	var f sandboxFlags
-	f.register(fs, true)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := f.parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [flags]",
+		Short: "backend, probe, enforcement, policy and where every setting came from",
+		Long: `Show the sandbox backend this machine would use and whether its probe
+passed, what it enforces, the policy commands run under, and where every
+setting came from. Exit 1 when no backend works (or the policy is refused).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStatus(&f, asJSON, cmd.OutOrStdout())
+		},
 	}
-	if fs.NArg() > 0 {
-		return report(stderr, "status", usagef("unexpected argument %q", fs.Arg(0)))
-	}
+	f.register(cmd, true)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	d, err := f.resolve()
 	if err != nil {
-		return report(stderr, "status", err)
+		return err
 	}
 	svc := sandbox.PolicyService{Settings: d.settings}
 	pol, err := svc.Resolve(sandbox.Request{})
 	if err != nil {
-		return report(stderr, "status", err)
+		return err
 	}
 	ex := d.executor(nil)
 	st := ex.Status()
@@ -205,17 +210,21 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			rep.Guarded = append(rep.Guarded, c.Guarded()...)
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+	if asJSON {
+		writeJSON(stdout, rep)
 	} else {
 		printStatus(stdout, rep)
 	}
 	if st.State == sandbox.StateUnavailable || rep.Refused != "" {
-		return exitFailure
+		return exitCode(exitFailure)
 	}
-	return exitOK
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
 }
 
 func printStatus(w io.Writer, r statusReport) {
