@@ -28,7 +28,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cmd == nil {
 		cmd = root
 	}
-	return exitFor(cmd, err)
+	return exitFor(cmd, args, err)
 }
 
 func newRoot() *cobra.Command {
@@ -134,16 +134,22 @@ func syntaxf(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), syntax: true}
 }
 
+// jsonFailures marks a command whose failures, with --json, are a JSON
+// document on stdout instead of a message on stderr.
+const jsonFailures = "cordon/json-failures"
+
 // exitFor reports err, if any, the way cmd reports failures, and maps it
 // to the exit code: 0 ok, 1 failure, 2 usage error, or the code a command
 // chose (exec's command, 125).
-func exitFor(cmd *cobra.Command, err error) int {
+func exitFor(cmd *cobra.Command, args []string, err error) int {
 	var code exitCode
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &code):
 		return int(code)
+	case cmd.Annotations[jsonFailures] != "" && jsonRequested(args):
+		return writeStatusFailure(cmd.OutOrStdout(), err)
 	}
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
@@ -155,6 +161,27 @@ func exitFor(cmd *cobra.Command, err error) int {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return exitUsage
+}
+
+// jsonRequested reports whether the command line, read as far as "--",
+// asks for --json: also when it could not be parsed, so that even a usage
+// error comes as JSON.
+func jsonRequested(args []string) bool {
+	on := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "json" {
+			continue
+		}
+		on = true
+		if hasVal {
+			on, _ = strconv.ParseBool(val)
+		}
+	}
+	return on
 }
 
 // flagError turns the flag parser's errors into usage errors. An unknown

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -174,14 +175,20 @@ func newStatusCmd() *cobra.Command {
 		Short: "backend, probe, enforcement, policy and where every setting came from",
 		Long: `Show the sandbox backend this machine would use and whether its probe
 passed, what it enforces, the policy commands run under, and where every
-setting came from. Exit 1 when no backend works (or the policy is refused).`,
-		Args: noArgs,
+setting came from. Exit 1 when no backend works (or the policy is refused).
+
+With --json the output is always one JSON document, also on failure: a
+broken config file or a bad command line gives {"status": "unavailable",
+"error": ...} (exit 1 for the config, naming FILE:LINE; 2 for the command
+line).`,
+		Args:        noArgs,
+		Annotations: map[string]string{jsonFailures: "true"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runStatus(&f, asJSON, cmd.OutOrStdout())
 		},
 	}
 	f.register(cmd, true)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, also on failure")
 	return cmd
 }
 
@@ -219,6 +226,36 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 		return exitCode(exitFailure)
 	}
 	return nil
+}
+
+// statusFailure is `cordon status --json` when there is no status to
+// report: a config file is broken, the command line is wrong, or the
+// policy cannot be resolved. Its status is "unavailable", as for a sandbox
+// that does not work, so that a reader of .status has one case to handle.
+type statusFailure struct {
+	State string `json:"status"`
+	Error string `json:"error"`
+	// Problems are a broken configuration's, each FILE:LINE: key: what
+	// is wrong and how to fix it.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// writeStatusFailure prints err as a statusFailure and returns the exit
+// code: 1 for a broken config (the state status reports on), 2 for a bad
+// command line, 1 for any other failure.
+func writeStatusFailure(w io.Writer, err error) int {
+	rep := statusFailure{State: sandbox.StateUnavailable, Error: err.Error()}
+	code := exitFailure
+	var ce *config.Error
+	var ue *usageError
+	switch {
+	case errors.As(err, &ce):
+		rep.Problems = ce.Problems
+	case errors.As(err, &ue):
+		code = exitUsage
+	}
+	writeJSON(w, rep)
+	return code
 }
 
 func writeJSON(w io.Writer, v any) {
