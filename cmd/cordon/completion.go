@@ -32,7 +32,9 @@ func newCompletionCmd() *cobra.Command {
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "print a shell completion script",
 		Long: `Print a script that completes cordon's commands, flags and their values,
-and session ids, in the given shell.`,
+and session ids, in the given shell. bash's script needs the
+bash-completion package (apt-get install bash-completion, brew install
+bash-completion@2).`,
 		Example: `  bash:  source <(cordon completion bash)     # in ~/.bashrc
   zsh:   cordon completion zsh > "${fpath[1]}/_cordon"
   fish:  cordon completion fish > ~/.config/fish/completions/cordon.fish`,
