@@ -145,14 +145,24 @@ func writeToken(stateDir string) (token, path string, err error) {
 	return token, path, os.Rename(tmp.Name(), path)
 }
 
+// needToken is the 401's message, in the body and in WWW-Authenticate's
+// error_description (a quoted-string: no '"', no backslash).
+const needToken = "cordon needs a bearer token, and OAuth is not offered: send the header " +
+	"Authorization: Bearer TOKEN, where TOKEN is the content of <state-dir>/http-token " +
+	"(by default $XDG_STATE_HOME/cordon/http-token, else ~/.local/state/cordon/http-token), " +
+	"or the value of CORDON_HTTP_TOKEN when cordon serve was started with it"
+
 // guard checks the bearer token on every request and refuses a present,
 // foreign Origin (DNS-rebinding defence: mcp-go checks Host, not Origin).
 func guard(token string, allowedOrigins []string, next http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cordon"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <token from the http-token file>", http.StatusUnauthorized)
+			// MCP clients answer a 401 by trying OAuth, which cordon does
+			// not offer; whoever reads the challenge or the body learns
+			// that a token is missing and where it is, not that OAuth failed.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cordon", error="invalid_token", error_description="`+needToken+`"`)
+			http.Error(w, "unauthorized: "+needToken, http.StatusUnauthorized)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowedOrigins, o) {

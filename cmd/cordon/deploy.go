@@ -40,7 +40,7 @@ func deploy(src config.Sources) (deployment, error) {
 	if err != nil {
 		var ce *config.Error
 		if errors.As(err, &ce) {
-			return deployment{}, &usageError{msg: err.Error()}
+			return deployment{}, &usageError{msg: err.Error(), cause: ce}
 		}
 		return deployment{}, err
 	}

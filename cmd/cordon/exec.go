@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,28 +12,50 @@ import (
 
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/spf13/cobra"
 )
 
-func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("exec", stderr)
+func newExecCmd() *cobra.Command {
 	var f sandboxFlags
-	f.register(fs, true)
-	if err := f.parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	cmd := &cobra.Command{
+		Use:   "exec [flags] -- CMD [ARGS...]",
+		Short: "run one command confined, exactly as the bash tool would",
+		Long: `Run one command confined exactly as the bash tool would: the same policy,
+the same environment allowlist. stdin, stdout and stderr pass through and
+cordon exits with the command's exit code; 125 when the sandbox cannot be
+set up (nothing runs), 2 on a bad command line.
+
+cordon's flags end at '--' or at the command, whose own flags pass through.`,
+		Example: `  cordon exec -- ls -la
+  cordon exec --mode read-only -- sh -c 'echo --help'`,
+		Args: commandLine,
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return runExec(&f, argv, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
-	argv := fs.Args()
+	f.register(cmd, true)
+	takesCommand(cmd)
+	cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	return cmd
+}
+
+// commandLine checks exec's CMD [ARGS...].
+func commandLine(_ *cobra.Command, argv []string) error {
 	if len(argv) == 0 {
-		return report(stderr, "exec", usagef("no command given: cordon exec [flags] -- CMD [ARGS...]"))
+		return syntaxf("no command given: cordon exec [flags] -- CMD [ARGS...]")
 	}
 	if argv[0] == "" {
-		return report(stderr, "exec", usagef("the command is empty: cordon exec [flags] -- CMD [ARGS...]"))
+		return syntaxf("the command is empty: cordon exec [flags] -- CMD [ARGS...]")
 	}
+	return nil
+}
+
+func runExec(f *sandboxFlags, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	d, err := f.resolve()
 	if err != nil {
-		return report(stderr, "exec", err)
+		return err
 	}
 	warn := func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) }
 	d.warnings(warn)
@@ -48,13 +69,13 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "cordon: sandbox unavailable: session tmp: %v\n", err)
-		return exitSandbox
+		return exitCode(exitSandbox)
 	}
 	defer tmp.Remove()
 	svc := sandbox.PolicyService{Settings: d.settings}
 	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
 	if err != nil {
-		return report(stderr, "exec", err)
+		return err
 	}
 	var stop func()
 	res, err := ex.Run(context.Background(), pol, sandbox.RunSpec{
@@ -69,26 +90,26 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %s\n", ue.Reason)
-		return exitSandbox
+		return exitCode(exitSandbox)
 	case err != nil && res.Backend == "none" && errors.Is(err, exec.ErrNotFound):
 		fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
-		return 127
+		return exitCode(127)
 	case err != nil && res.Backend == "":
 		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
-		return exitSandbox
+		return exitCode(exitSandbox)
 	case err != nil:
 		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %v\n", err)
-		return exitSandbox
+		return exitCode(exitSandbox)
 	case res.Ending == sandbox.RunnerFailed:
 		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %s\n", res.RunnerFailure)
-		return exitSandbox
+		return exitCode(exitSandbox)
 	}
 	reportUndone(stderr, res.Undone)
 	if res.GuardErr != nil {
 		fmt.Fprintf(stderr, "cordon: sandbox runner failed: restoring protected paths: %v\n", res.GuardErr)
-		return exitSandbox
+		return exitCode(exitSandbox)
 	}
-	return res.ExitCode
+	return exitWith(res.ExitCode)
 }
 
 // reportUndone tells the human what cordon undid after the command: its

@@ -2,24 +2,15 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
-
-// usageError is a bad command line: exit 2, nothing run.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
 
 // sandboxFlags are the flags shared by every command that confines, and
 // serve's posture flags. Every one of them outranks the config files; the
@@ -28,18 +19,26 @@ func usagef(format string, args ...any) error {
 type sandboxFlags struct {
 	mode, workspace, stateDir, config string
 	noSandbox                         bool
-	// given are the flags on the command line, by name ("--mode") with
-	// their argument, so that only those outrank the config.
-	given map[string]string
+	// fs is the command's flag set: only the flags given on the command
+	// line outrank the config.
+	fs *pflag.FlagSet
 }
 
-func (f *sandboxFlags) register(fs *flag.FlagSet, withRequirement bool) {
-	fs.StringVar(&f.mode, "mode", "", "sandbox mode: read-only, workspace-write or danger-full-access (default: the config's, else workspace-write)")
-	fs.StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
-	fs.String("network", "", "network for confined commands: allow or deny (default: the config's, else allow)")
-	fs.String("backend", "", "force a backend: auto, bwrap, landlock or seatbelt")
-	fs.StringVar(&f.stateDir, "state-dir", "", "state directory (default $XDG_STATE_HOME/cordon)")
-	fs.StringVar(&f.config, "config", "", "read this TOML config file after the user's and the workspace's (trusted like the user's)")
+// register adds the flags to cmd, with their values' completions.
+func (f *sandboxFlags) register(cmd *cobra.Command, withRequirement bool) {
+	fs := cmd.Flags()
+	f.fs = fs
+	fs.StringVar(&f.mode, "mode", "", "sandbox `MODE`: read-only, workspace-write or danger-full-access (default: the config's, else workspace-write)")
+	fs.StringVar(&f.workspace, "workspace", "", "workspace root `DIR` (default: the current directory)")
+	fs.String("network", "", "network for confined commands, `allow|deny` (default: the config's, else allow)")
+	fs.String("backend", "", "force a backend `NAME`: auto, bwrap, landlock, seatbelt or windows-acl")
+	fs.StringVar(&f.stateDir, "state-dir", "", "state directory `DIR` (default $XDG_STATE_HOME/cordon)")
+	fs.StringVar(&f.config, "config", "", "read this TOML config `FILE` after the user's and the workspace's (trusted like the user's)")
+	completeValues(cmd, "mode", modeNames)
+	completeValues(cmd, "network", networkNames)
+	completeValues(cmd, "backend", backendNames)
+	completeDirs(cmd, "workspace", "state-dir")
+	cmd.RegisterFlagCompletionFunc("config", completeTOML)
 	if withRequirement {
 		fs.Bool("sandbox", false, "run unconfined, with a warning, when no backend works")
 		fs.BoolVar(&f.noSandbox, "no-sandbox", false, "never confine (the sandbox is bypassed)")
@@ -48,21 +47,22 @@ func (f *sandboxFlags) register(fs *flag.FlagSet, withRequirement bool) {
 }
 
 // registerPosture adds serve's flags for the approval posture.
-func (f *sandboxFlags) registerPosture(fs *flag.FlagSet) {
-	fs.String("preset", "", "posture in one word: safe, review (default) or danger")
-	fs.String("approval", "", "when to ask the human: never, on-request, ask-dangerous or always")
+func (f *sandboxFlags) registerPosture(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.String("preset", "", "posture in one word, `NAME`: safe, review (default) or danger")
+	fs.String("approval", "", "when to ask the human, `POLICY`: never, on-request, ask-dangerous or always")
 	fs.Duration("approval-timeout", config.ApprovalTimeout.Default(), "deny an approval request nobody answers within this time")
+	completeValues(cmd, "preset", presetNames)
+	completeValues(cmd, "approval", approvalNames)
+	cmd.RegisterFlagCompletionFunc("approval-timeout", noCompletion)
 }
 
-// parse parses args and remembers which flags were given, so that only
-// those outrank the config.
-func (f *sandboxFlags) parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	f.given = map[string]string{}
-	fs.Visit(func(fl *flag.Flag) { f.given["--"+fl.Name] = fl.Value.String() })
-	return nil
+// given are the flags on the command line, by name ("--mode") with their
+// argument.
+func (f *sandboxFlags) given() map[string]string {
+	given := map[string]string{}
+	f.fs.Visit(func(fl *pflag.Flag) { given["--"+fl.Name] = fl.Value.String() })
+	return given
 }
 
 // resolve validates the flags, reads the config files and builds the
@@ -122,27 +122,9 @@ func (f *sandboxFlags) flagValues() (config.Flags, error) {
 	if f.noSandbox && f.mode != "" {
 		return config.Flags{}, usagef("--mode cannot be combined with --no-sandbox: without a sandbox no mode is enforced; drop one of them")
 	}
-	flags, err := config.ParseFlags(f.given)
+	flags, err := config.ParseFlags(f.given())
 	if err != nil {
 		return config.Flags{}, &usageError{msg: err.Error()}
 	}
 	return flags, nil
-}
-
-// newFlagSet returns a flag set whose errors are usage errors.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("cordon "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// report prints err and maps it to an exit code.
-func report(stderr io.Writer, cmd string, err error) int {
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "cordon %s: %v\n", cmd, err)
-		return exitUsage
-	}
-	fmt.Fprintf(stderr, "cordon %s: %v\n", cmd, err)
-	return exitFailure
 }

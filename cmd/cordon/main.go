@@ -4,8 +4,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/cordonhq/cordon/sandbox"
@@ -19,6 +17,7 @@ const (
 	exitSandbox = 125
 )
 
+// usage is `cordon --help`, and what a bare `cordon` prints to stderr.
 const usage = `cordon: a sandboxed shell and file system for AI agents, over MCP
 
 usage:
@@ -30,7 +29,13 @@ usage:
   cordon log     [SESSION] [--verify] [--json]   show or verify a session log
   cordon sessions [--json]                    list sessions and their effective modes
   cordon mode    --session ID MODE            change a live session's mode (source: user)
+  cordon completion bash|zsh|fish|powershell  a shell completion script
   cordon version
+  cordon help    [COMMAND]
+
+Flags may come before or after the other arguments ('cordon log ID --verify');
+'--' ends them, and exec's (and profile's) command line starts at its first
+argument, so that the command's own flags pass through.
 
 Configuration (TOML), later overriding earlier: $XDG_CONFIG_HOME/cordon/config.toml
 (else ~/.config/cordon/config.toml), then the workspace's cordon.toml and
@@ -38,46 +43,18 @@ Configuration (TOML), later overriding earlier: $XDG_CONFIG_HOME/cordon/config.t
 'cordon status' shows where every value came from. 'cordon serve --http config'
 serves HTTP at the config's [http] addr; SIGHUP makes serve re-read the files.
 
-Run 'cordon COMMAND -h' for a command's flags.
+Exit codes: 0 success, 1 failure, 2 usage error; exec exits with the
+command's code, or 125 when the sandbox cannot be set up.
+
+Run 'cordon COMMAND --help' for a command's flags.
 `
 
 func main() {
 	// The confinement helper must run before anything else: it is on the
-	// path of every confined command.
+	// path of every confined command, and the command line's parser is
+	// not built for it.
 	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
 		sandbox.RunHelper(os.Args[2:])
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
-
-type commandFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
-
-var commands = map[string]commandFunc{
-	"exec":     runExec,
-	"serve":    runServe,
-	"log":      runLog,
-	"sessions": runSessions,
-	"mode":     runMode,
-	"status":   runStatus,
-	"profile":  runProfile,
-	"test":     runTest,
-	"version":  runVersion,
-}
-
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "cordon: unknown command %q\n\n%s", args[0], usage)
-		return exitUsage
-	}
-	return cmd(args[1:], stdin, stdout, stderr)
 }

@@ -5,10 +5,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -252,4 +256,43 @@ func TestHTTPTokenFileRefusedOnLandlock(t *testing.T) {
 	assert.NotEqual(t, 0, r.code)
 	assert.Contains(t, r.stderr, "CORDON_HTTP_TOKEN")
 	assert.NoFileExists(t, filepath.Join(state, "http-token"))
+}
+
+// TestHTTPUnauthorizedSaysWhatIsNeeded: a request without the right token
+// gets a 401 that names the token and where it is, in the body and in the
+// Bearer challenge, so that an MCP client's failed OAuth attempt is not
+// all its user learns.
+func TestHTTPUnauthorizedSaysWhatIsNeeded(t *testing.T) {
+	e := newCfgEnv(t)
+	srv := startServe(t, e, "--http", "127.0.0.1:0")
+	var logged struct {
+		Addr string `json:"addr"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(srv.waitLog(t, "serving MCP over HTTP at /mcp")), &logged))
+	challenge := regexp.MustCompile(`^Bearer realm="cordon", error="invalid_token", error_description="([^"\\]+)"$`)
+	for _, auth := range []string{"", "Bearer wrong", "wrong"} {
+		req, err := http.NewRequest(http.MethodPost, "http://"+logged.Addr+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, auth)
+		assert.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain"), resp.Header.Get("Content-Type"))
+		m := challenge.FindStringSubmatch(resp.Header.Get("WWW-Authenticate"))
+		require.NotNil(t, m, "a well-formed Bearer challenge: %s", resp.Header.Get("WWW-Authenticate"))
+		for _, text := range []string{m[1], string(body)} {
+			for _, want := range []string{"bearer token", "Authorization: Bearer TOKEN", "<state-dir>/http-token", "CORDON_HTTP_TOKEN"} {
+				assert.Contains(t, text, want)
+			}
+		}
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,45 +11,55 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/spf13/cobra"
 )
+
+func newTestCmd() *cobra.Command {
+	var f sandboxFlags
+	cmd := &cobra.Command{
+		Use:   "test [flags]",
+		Short: "prove containment now (exit 0 only when proved)",
+		Long: `Prove containment now: a file outside the boundary that this user may
+write without the sandbox must be refused inside it. The file is opened
+for appending, and not a byte is written. Exit 0 only when proved.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTest(&f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
 
 // runTest proves containment now: a file outside the boundary that this
 // user can write outside the sandbox must be refused inside it. It opens
-// the file for appending without writing a byte, so nothing changes.
-func runTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("test", stderr)
-	var f sandboxFlags
-	f.register(fs, false)
-	if err := f.parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
+// the file for appending without writing a byte, so nothing changes. A
+// verdict other than contained is printed and exits 1.
+func runTest(f *sandboxFlags, stdout, stderr io.Writer) error {
 	d, err := f.resolve()
 	if err != nil {
-		return report(stderr, "test", err)
+		return err
 	}
 	d.warnings(func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) })
 	if d.settings.Mode == sandbox.DangerFullAccess {
 		fmt.Fprintln(stdout, "not proved: danger-full-access runs commands unconfined by definition")
-		return exitFailure
+		return exitCode(exitFailure)
 	}
 	ex := d.executor(nil)
 	st := ex.Status()
 	if st.State != sandbox.StateActive {
 		fmt.Fprintf(stdout, "not proved: the sandbox is %s: %s\n", st.State, st.Reason)
-		return exitFailure
+		return exitCode(exitFailure)
 	}
 	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
 	if err != nil {
-		return report(stderr, "test", err)
+		return err
 	}
 	defer tmp.Remove()
 	svc := sandbox.PolicyService{Settings: d.settings}
 	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
 	if err != nil {
-		return report(stderr, "test", err)
+		return err
 	}
 	target, err := containmentTarget(pol)
 	if err != nil {
@@ -59,25 +68,25 @@ func runTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		scratch, serr := sandbox.ScratchDir()
 		if serr != nil {
 			fmt.Fprintf(stdout, "not proved: %v; and no scratch directory: %v\n", err, serr)
-			return exitFailure
+			return exitCode(exitFailure)
 		}
 		defer os.RemoveAll(scratch)
 		target = filepath.Join(scratch, "canary")
 		if werr := os.WriteFile(target, []byte("canary\n"), 0o644); werr != nil || !outsideAll(target, pol) {
 			fmt.Fprintf(stdout, "not proved: %v\n", err)
-			return exitFailure
+			return exitCode(exitFailure)
 		}
 	}
 	before, _ := os.Stat(target)
 	out, exit, err := runConfinedCapture(ex, pol, []string{"/bin/sh", "-c", `: >> "$1"`, "sh", target})
 	if err != nil {
 		fmt.Fprintf(stdout, "not proved: %v\n", err)
-		return exitFailure
+		return exitCode(exitFailure)
 	}
 	after, _ := os.Stat(target)
 	if exit == 0 || before == nil || after == nil || before.Size() != after.Size() || !before.ModTime().Equal(after.ModTime()) {
 		fmt.Fprintf(stdout, "NOT CONTAINED: %s could be opened for writing inside the sandbox (backend %s)\n", target, st.Backend)
-		return exitFailure
+		return exitCode(exitFailure)
 	}
 	why := strings.TrimSpace(string(out))
 	fmt.Fprintf(stdout, "contained: backend %s %s (%s enforcement), mode %s\n", st.Backend, st.Version, st.Enforcement, pol.Mode)
@@ -85,7 +94,7 @@ func runTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for _, u := range st.Unenforced {
 		fmt.Fprintf(stdout, "  not enforced by the OS: %s\n", u)
 	}
-	return exitOK
+	return nil
 }
 
 // containmentTarget picks an existing regular file outside the writable

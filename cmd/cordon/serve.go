@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,30 +14,51 @@ import (
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/tools"
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
-func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("serve", stderr)
-	var f sandboxFlags
-	f.register(fs, true)
-	f.registerPosture(fs)
-	httpAddr := fs.String("http", "", `serve Streamable HTTP at ADDR (e.g. 127.0.0.1:8765) instead of stdio; "config" takes ADDR from [http] addr`)
-	sessionID := fs.String("session", "", "resume (or name) a session; its mode comes back from its log")
-	delegatedFrom := fs.String("delegated-from", "", "start a sub-agent's session that can never be wider than session ID's mode")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	if err := f.parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+// serveFlags are serve's own flags, beside the sandbox's.
+type serveFlags struct {
+	sandboxFlags
+	http, session, delegatedFrom, logLevel string
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "run the MCP server, on stdio or Streamable HTTP",
+		Long: `Serve MCP on stdin and stdout (nothing else goes to stdout; logs go to
+stderr), or with --http ADDR Streamable HTTP at /mcp, which needs a bearer
+token on every request: CORDON_HTTP_TOKEN, else one generated into
+<state-dir>/http-token.`,
+		Example: `  claude mcp add cordon -- cordon serve --workspace "$PWD"
+  cordon serve --http 127.0.0.1:8765 --mode read-only`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(&f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
-	if fs.NArg() > 0 {
-		return report(stderr, "serve", usagef("unexpected argument %q", fs.Arg(0)))
-	}
-	level, err := zerolog.ParseLevel(*logLevel)
-	if err != nil || *logLevel == "" {
-		return report(stderr, "serve", usagef("--log-level %q: use debug, info, warn or error", *logLevel))
+	f.register(cmd, true)
+	f.registerPosture(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&f.http, "http", "", `serve Streamable HTTP at `+"`ADDR`"+` (e.g. 127.0.0.1:8765) instead of stdio; "config" takes ADDR from [http] addr`)
+	fs.StringVar(&f.session, "session", "", "resume (or name) a session `ID`; its mode comes back from its log")
+	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "start a sub-agent's session that can never be wider than session `ID`'s mode")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	completeValues(cmd, "log-level", logLevels)
+	completeValues(cmd, "http", []string{httpFromConfig, "127.0.0.1:8765"})
+	stateDir := func() string { return resolveStateDir(f.stateDir) }
+	cmd.RegisterFlagCompletionFunc("session", completeSessions(stateDir))
+	cmd.RegisterFlagCompletionFunc("delegated-from", completeSessions(stateDir))
+	return cmd
+}
+
+func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	level, err := zerolog.ParseLevel(f.logLevel)
+	if err != nil || f.logLevel == "" {
+		return usagef("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
 	// SIGHUP asks for a reload; it must never kill the server, so it is
 	// caught before the config is even read.
@@ -48,12 +68,12 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	d, err := f.resolve()
 	if err != nil {
-		return report(stderr, "serve", err)
+		return err
 	}
-	addr := *httpAddr
+	addr := f.http
 	if addr == httpFromConfig {
 		if d.httpAddr == "" {
-			return report(stderr, "serve", usagef("--http config: no config file sets [http] addr; add it, or give --http ADDR"))
+			return usagef("--http config: no config file sets [http] addr; add it, or give --http ADDR")
 		}
 		addr = d.httpAddr
 	}
@@ -79,9 +99,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	logSandbox(logger, d, ex)
 	tb := tools.New(d.toolsConfig(ex, logger))
 	srv, err := mcpserver.New(mcpserver.Config{Toolbox: tb, Version: version, Logger: logger, ApprovalTimeout: d.approvalTimeout,
-		SessionID: *sessionID, DelegatedFrom: *delegatedFrom})
+		SessionID: f.session, DelegatedFrom: f.delegatedFrom})
 	if err != nil {
-		return report(stderr, "serve", err)
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -94,8 +114,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// own escalation. The environment is never passed to commands.
 		if st := ex.Status(); st.State == sandbox.StateActive && st.Enforcement != sandbox.EnforcementFull {
 			srv.Close()
-			return report(stderr, "serve", fmt.Errorf("the %s backend cannot hide the HTTP token file from confined commands "+
-				"(its enforcement is %s): set CORDON_HTTP_TOKEN to a secret of your own (it never reaches a command), or install bubblewrap", st.Backend, st.Enforcement))
+			return fmt.Errorf("the %s backend cannot hide the HTTP token file from confined commands "+
+				"(its enforcement is %s): set CORDON_HTTP_TOKEN to a secret of your own (it never reaches a command), or install bubblewrap", st.Backend, st.Enforcement)
 		}
 	}
 	if addr != "" {
@@ -107,10 +127,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		srv.Close()
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "cordon serve: %v\n", err)
-		return exitFailure
+		return err
 	}
-	return exitOK
+	return nil
 }
 
 // httpFromConfig is the --http value that takes the address from the

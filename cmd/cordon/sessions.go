@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,59 +12,58 @@ import (
 
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
+	"github.com/spf13/cobra"
 )
 
 // stateDirFlag registers --state-dir and returns a resolver for it.
-func stateDirFlag(fs *flag.FlagSet) func() string {
-	dir := fs.String("state-dir", "", "state directory (default $XDG_STATE_HOME/cordon)")
-	return func() string {
-		if *dir != "" {
-			abs, _ := filepath.Abs(*dir)
-			return abs
-		}
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "/"
-		}
-		return sandbox.DefaultStateDir(home)
+func stateDirFlag(cmd *cobra.Command) func() string {
+	dir := cmd.Flags().String("state-dir", "", "state directory `DIR` (default $XDG_STATE_HOME/cordon)")
+	completeDirs(cmd, "state-dir")
+	return func() string { return resolveStateDir(*dir) }
+}
+
+// resolveStateDir is dir made absolute, or the default state directory.
+func resolveStateDir(dir string) string {
+	if dir != "" {
+		abs, _ := filepath.Abs(dir)
+		return abs
 	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "/"
+	}
+	return sandbox.DefaultStateDir(home)
 }
 
 func sessionsDir(stateDir string) string { return filepath.Join(stateDir, "sessions") }
 
-func parseOnly(fs *flag.FlagSet, args []string) (ok bool, code int) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return false, exitOK
-		}
-		return false, exitUsage
+func newSessionsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sessions [flags]",
+		Short: "list sessions and their effective modes",
+		Args:  noArgs,
 	}
-	return true, 0
+	stateDir := stateDirFlag(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return runSessions(stateDir(), asJSON, cmd.OutOrStdout())
+	}
+	return cmd
 }
 
 // runSessions lists sessions: id, start, workspace, effective mode, live.
-func runSessions(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("sessions", stderr)
-	stateDir := stateDirFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if ok, code := parseOnly(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		return report(stderr, "sessions", usagef("unexpected argument %q", fs.Arg(0)))
-	}
-	list, err := sessionlog.List(sessionsDir(stateDir()))
+func runSessions(stateDir string, asJSON bool, stdout io.Writer) error {
+	list, err := sessionlog.List(sessionsDir(stateDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return report(stderr, "sessions", err)
+		return err
 	}
-	if *asJSON {
+	if asJSON {
 		if list == nil {
 			list = []sessionlog.Summary{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(list)
-		return exitOK
+		writeJSON(stdout, list)
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSTARTED\tMODE\tSTATE\tWORKSPACE")
@@ -81,88 +78,136 @@ func runSessions(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Start.Local().Format(time.DateTime), s.Mode, state, s.Workspace)
 	}
 	tw.Flush()
-	return exitOK
+	return nil
+}
+
+// logFlags are log's flags.
+type logFlags struct {
+	stateDir     func() string
+	verify, json bool
+}
+
+func newLogCmd() *cobra.Command {
+	var f logFlags
+	cmd := &cobra.Command{
+		Use:   "log [SESSION] [flags]",
+		Short: "show or verify a session log (the newest session by default)",
+		Example: `  cordon log
+  cordon log ID --verify
+  cordon log --json ID`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return syntaxf("give at most one session id")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			return runLog(f, id, cmd.OutOrStdout())
+		},
+	}
+	f.stateDir = stateDirFlag(cmd)
+	cmd.Flags().BoolVar(&f.verify, "verify", false, "check the hash chain; exit 1 naming the first bad line")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the raw JSON lines")
+	sessions := completeSessions(f.stateDir)
+	cmd.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return sessions(c, args, toComplete)
+	}
+	return cmd
 }
 
 // runLog prints a session's log readably, as JSON lines, or verifies it.
-func runLog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("log", stderr)
-	stateDir := stateDirFlag(fs)
-	verify := fs.Bool("verify", false, "check the hash chain; exit 1 naming the first bad line")
-	asJSON := fs.Bool("json", false, "print the raw JSON lines")
-	if ok, code := parseOnly(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() > 1 {
-		return report(stderr, "log", usagef("give at most one session id"))
-	}
-	dir := sessionsDir(stateDir())
-	id := fs.Arg(0)
+func runLog(f logFlags, id string, stdout io.Writer) error {
+	dir := sessionsDir(f.stateDir())
 	if id == "" {
 		list, err := sessionlog.List(dir)
 		if err != nil || len(list) == 0 {
-			return report(stderr, "log", fmt.Errorf("no sessions under %s", dir))
+			return fmt.Errorf("no sessions under %s", dir)
 		}
 		sort.Slice(list, func(i, j int) bool { return list[i].Start.Before(list[j].Start) })
 		id = list[len(list)-1].ID
 	}
 	if err := sessionlog.ValidateSessionID(id); err != nil {
-		return report(stderr, "log", usagef("%v", err))
+		return usagef("%v", err)
 	}
 	path := filepath.Join(dir, id+".jsonl")
-	if *verify {
+	if f.verify {
 		if err := sessionlog.VerifyFile(path); err != nil {
-			fmt.Fprintf(stderr, "cordon log: %s: %v\n", id, err)
-			return exitFailure
+			return fmt.Errorf("%s: %v", id, err)
 		}
 		events, _ := sessionlog.ReadFile(path)
 		fmt.Fprintf(stdout, "%s: %d events, hash chain intact\n", id, len(events))
-		return exitOK
+		return nil
 	}
-	if *asJSON {
-		f, err := os.Open(path)
+	if f.json {
+		file, err := os.Open(path)
 		if err != nil {
-			return report(stderr, "log", err)
+			return err
 		}
-		defer f.Close()
-		io.Copy(stdout, f)
-		return exitOK
+		defer file.Close()
+		io.Copy(stdout, file)
+		return nil
 	}
 	events, err := sessionlog.ReadFile(path)
 	if err != nil {
-		return report(stderr, "log", err)
+		return err
 	}
-	if err := sessionlog.Format(stdout, events); err != nil {
-		return report(stderr, "log", err)
+	return sessionlog.Format(stdout, events)
+}
+
+func newModeCmd() *cobra.Command {
+	var session string
+	cmd := &cobra.Command{
+		Use:   "mode --session ID MODE",
+		Short: "change a live session's mode (source: user)",
+		Long: `Change a live session's mode from another terminal: the server applies it
+from the session's next call on, recorded in its log with source user.`,
+		Example: `  cordon mode --session ID workspace-write
+  cordon mode read-only --session ID`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if session == "" || len(args) != 1 {
+				return syntaxf("usage: cordon mode --session ID MODE")
+			}
+			return nil
+		},
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return modeNames, cobra.ShellCompDirectiveNoFileComp
+		},
 	}
-	return exitOK
+	stateDir := stateDirFlag(cmd)
+	cmd.Flags().StringVar(&session, "session", "", "the session `ID` to change (see cordon sessions)")
+	cmd.RegisterFlagCompletionFunc("session", completeSessions(stateDir))
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runMode(stateDir(), session, args[0], cmd.OutOrStdout())
+	}
+	return cmd
 }
 
 // runMode lets the human change a live session's mode from another
 // terminal: a sandbox/mode event with source user, applied by the server
 // from its next call on.
-func runMode(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("mode", stderr)
-	stateDir := stateDirFlag(fs)
-	session := fs.String("session", "", "the session to change (see cordon sessions)")
-	if ok, code := parseOnly(fs, args); !ok {
-		return code
-	}
-	if *session == "" || fs.NArg() != 1 {
-		return report(stderr, "mode", usagef("usage: cordon mode --session ID MODE"))
-	}
-	mode, err := sandbox.ParseMode(fs.Arg(0))
+func runMode(stateDir, session, arg string, stdout io.Writer) error {
+	mode, err := sandbox.ParseMode(arg)
 	if err != nil {
-		return report(stderr, "mode", usagef("%v", err))
+		return usagef("%v", err)
 	}
-	if err := sessionlog.ValidateSessionID(*session); err != nil {
-		return report(stderr, "mode", usagef("--session: %v", err))
+	if err := sessionlog.ValidateSessionID(session); err != nil {
+		return usagef("--session: %v", err)
 	}
-	ev, err := sessionlog.AppendTo(sessionsDir(stateDir()), *session, sessionlog.EventSandboxMode,
+	ev, err := sessionlog.AppendTo(sessionsDir(stateDir), session, sessionlog.EventSandboxMode,
 		sessionlog.ModeData{Mode: string(mode), Source: sessionlog.SourceUser})
 	if err != nil {
-		return report(stderr, "mode", err)
+		return err
 	}
-	fmt.Fprintf(stdout, "session %s: mode %s from its next call on (log line %d)\n", *session, mode, ev.Seq)
-	return exitOK
+	fmt.Fprintf(stdout, "session %s: mode %s from its next call on (log line %d)\n", session, mode, ev.Seq)
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/spf13/cobra"
 )
 
 // statusReport is `cordon status --json`.
@@ -167,28 +167,40 @@ func unenforcedKind(u string) string {
 	return "partial"
 }
 
-func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("status", stderr)
+func newStatusCmd() *cobra.Command {
 	var f sandboxFlags
-	f.register(fs, true)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := f.parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [flags]",
+		Short: "backend, probe, enforcement, policy and where every setting came from",
+		Long: `Show the sandbox backend this machine would use and whether its probe
+passed, what it enforces, the policy commands run under, and where every
+setting came from. Exit 1 when no backend works (or the policy is refused).
+
+With --json the output is always one JSON document, also on failure: a
+broken config file or a bad command line gives {"status": "unavailable",
+"error": ...} (exit 1 for the config, naming FILE:LINE; 2 for the command
+line).`,
+		Args:        noArgs,
+		Annotations: map[string]string{jsonFailures: "true"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStatus(&f, asJSON, cmd.OutOrStdout())
+		},
 	}
-	if fs.NArg() > 0 {
-		return report(stderr, "status", usagef("unexpected argument %q", fs.Arg(0)))
-	}
+	f.register(cmd, true)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, also on failure")
+	return cmd
+}
+
+func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	d, err := f.resolve()
 	if err != nil {
-		return report(stderr, "status", err)
+		return err
 	}
 	svc := sandbox.PolicyService{Settings: d.settings}
 	pol, err := svc.Resolve(sandbox.Request{})
 	if err != nil {
-		return report(stderr, "status", err)
+		return err
 	}
 	ex := d.executor(nil)
 	st := ex.Status()
@@ -205,17 +217,51 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			rep.Guarded = append(rep.Guarded, c.Guarded()...)
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+	if asJSON {
+		writeJSON(stdout, rep)
 	} else {
 		printStatus(stdout, rep)
 	}
 	if st.State == sandbox.StateUnavailable || rep.Refused != "" {
-		return exitFailure
+		return exitCode(exitFailure)
 	}
-	return exitOK
+	return nil
+}
+
+// statusFailure is `cordon status --json` when there is no status to
+// report: a config file is broken, the command line is wrong, or the
+// policy cannot be resolved. Its status is "unavailable", as for a sandbox
+// that does not work, so that a reader of .status has one case to handle.
+type statusFailure struct {
+	State string `json:"status"`
+	Error string `json:"error"`
+	// Problems are a broken configuration's, each FILE:LINE: key: what
+	// is wrong and how to fix it.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// writeStatusFailure prints err as a statusFailure and returns the exit
+// code: 1 for a broken config (the state status reports on), 2 for a bad
+// command line, 1 for any other failure.
+func writeStatusFailure(w io.Writer, err error) int {
+	rep := statusFailure{State: sandbox.StateUnavailable, Error: err.Error()}
+	code := exitFailure
+	var ce *config.Error
+	var ue *usageError
+	switch {
+	case errors.As(err, &ce):
+		rep.Problems = ce.Problems
+	case errors.As(err, &ue):
+		code = exitUsage
+	}
+	writeJSON(w, rep)
+	return code
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
 }
 
 func printStatus(w io.Writer, r statusReport) {

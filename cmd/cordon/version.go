@@ -2,27 +2,36 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-func runVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "cordon version: takes no arguments\n")
-		return exitUsage
-	}
-	rev := ""
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				rev = " (" + s.Value[:12] + ")"
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "cordon's version, revision, platform and Go version",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return syntaxf("takes no arguments")
 			}
-		}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rev := ""
+			if info, ok := debug.ReadBuildInfo(); ok {
+				for _, s := range info.Settings {
+					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+						rev = " (" + s.Value[:12] + ")"
+					}
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cordon %s%s %s/%s %s\n", version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
+			return nil
+		},
 	}
-	fmt.Fprintf(stdout, "cordon %s%s %s/%s %s\n", version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
-	return exitOK
 }
