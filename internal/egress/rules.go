@@ -1,0 +1,174 @@
+package egress
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// Rules decide which hosts a confined command may reach through the proxy:
+// a host in Allowed and not in Denied (deny wins). An entry is a name
+// ("example.com": that name exactly), a wildcard ("*.example.com": any
+// name beneath it, not the name itself), or an IP address; any of them
+// may end in ":PORT" to allow that port only. Loopback, link-local and
+// private addresses are never reached through a name: only an entry that
+// names the IP itself, or "localhost:PORT", opens them.
+type Rules struct {
+	Allowed, Denied []string
+}
+
+// entry is one parsed rule.
+type entry struct {
+	raw      string
+	host     string // lower-case, without a trailing dot; "" for an IP entry
+	wildcard bool   // host is the suffix of "*.host"
+	ip       netip.Addr
+	port     int // 0: any
+}
+
+// ParseEntry checks one entry; the config loader reports its error.
+func ParseEntry(s string) error {
+	_, err := parseEntry(s)
+	return err
+}
+
+func parseEntry(s string) (entry, error) {
+	e := entry{raw: s}
+	hostPart := strings.TrimSpace(s)
+	if h, p, err := net.SplitHostPort(hostPart); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return e, fmt.Errorf("%q: the port must be a number from 1 to 65535", s)
+		}
+		hostPart, e.port = h, n
+	}
+	hostPart = strings.TrimSuffix(strings.ToLower(hostPart), ".")
+	if ip, err := netip.ParseAddr(hostPart); err == nil {
+		e.ip = ip.Unmap()
+		return e, nil
+	}
+	if rest, ok := strings.CutPrefix(hostPart, "*."); ok {
+		e.wildcard, hostPart = true, rest
+	}
+	if hostPart == "" || strings.ContainsAny(hostPart, "*/ @") || strings.HasPrefix(hostPart, ".") {
+		return e, fmt.Errorf("%q is not a host name, a *.name wildcard or an IP address (optionally with :PORT)", s)
+	}
+	e.host = hostPart
+	return e, nil
+}
+
+// matches reports whether the entry covers host:port (host normalized).
+func (e entry) matches(host string, ip netip.Addr, port int) bool {
+	if e.port != 0 && e.port != port {
+		return false
+	}
+	switch {
+	case e.ip.IsValid():
+		return ip.IsValid() && e.ip == ip
+	case e.wildcard:
+		return strings.HasSuffix(host, "."+e.host)
+	}
+	return host == e.host
+}
+
+// explicit reports whether the entry names an address a name alone may not
+// reach: the IP itself, or localhost with a port.
+func (e entry) explicit(ip netip.Addr) bool {
+	return (e.ip.IsValid() && e.ip == ip) || (e.host == "localhost" && e.port != 0 && ip.IsLoopback())
+}
+
+// Verdict is what the rules say of a host.
+type Verdict int
+
+// The verdicts.
+const (
+	Unlisted Verdict = iota // neither allowed nor denied: ask, or refuse
+	Allowed
+	Denied
+)
+
+// compiled rules.
+type ruleSet struct {
+	allowed, denied []entry
+}
+
+func compile(r Rules) (*ruleSet, error) {
+	rs := &ruleSet{}
+	for _, l := range []struct {
+		in  []string
+		out *[]entry
+	}{{r.Allowed, &rs.allowed}, {r.Denied, &rs.denied}} {
+		for _, s := range l.in {
+			e, err := parseEntry(s)
+			if err != nil {
+				return nil, err
+			}
+			*l.out = append(*l.out, e)
+		}
+	}
+	return rs, nil
+}
+
+// verdict judges host:port, and names the entry that decided.
+func (rs *ruleSet) verdict(host string, port int) (Verdict, *entry) {
+	ip, _ := netip.ParseAddr(host)
+	ip = ip.Unmap()
+	for i, e := range rs.denied {
+		if e.matches(host, ip, port) {
+			return Denied, &rs.denied[i]
+		}
+	}
+	for i, e := range rs.allowed {
+		if e.matches(host, ip, port) {
+			return Allowed, &rs.allowed[i]
+		}
+	}
+	return Unlisted, nil
+}
+
+// allowsAddress reports whether a connection asked for as host may go to
+// ip: public addresses always; loopback, link-local and private ones only
+// when host itself names them (the IP, or localhost) and an entry names
+// that same address — an allowed name that resolves home opens nothing.
+func (rs *ruleSet) allowsAddress(host string, ip netip.Addr, port int) bool {
+	ip = ip.Unmap()
+	if !special(ip) {
+		return true
+	}
+	if !namesAddress(host, ip) {
+		return false
+	}
+	for _, e := range rs.allowed {
+		if (e.port == 0 || e.port == port) && e.explicit(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesAddress reports whether host is ip written out, or localhost for a
+// loopback address.
+func namesAddress(host string, ip netip.Addr) bool {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap() == ip
+	}
+	return host == "localhost" && ip.IsLoopback()
+}
+
+// special are the addresses a name may not lead to: the machine itself,
+// the local networks, the cloud metadata service (link-local), and what is
+// not an address of a host at all.
+func special(ip netip.Addr) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
+		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) || // carrier-grade NAT
+		netip.MustParsePrefix("fc00::/7").Contains(ip) // unique local (IsPrivate covers it too)
+}
+
+// normalizeHost lower-cases a host and drops a trailing dot and brackets.
+func normalizeHost(h string) string {
+	h = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(h, "]"), "["), ".")
+	return strings.ToLower(h)
+}
