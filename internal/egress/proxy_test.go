@@ -80,8 +80,10 @@ func newWorld(t *testing.T, rules func(httpPort, tlsPort int) Rules, ask func(ho
 	t.Cleanup(w.http.Close)
 	t.Cleanup(w.tls.Close)
 	cfg := Config{
-		Rules:   rules(port(w.http.URL), port(w.tls.URL)),
-		Decided: func(host string, port int, d Decision) { w.decided = append(w.decided, fmt.Sprintf("%s:%d=%s", host, port, d)) },
+		Rules: rules(port(w.http.URL), port(w.tls.URL)),
+		Decided: func(host string, port int, d Decision) {
+			w.decided = append(w.decided, fmt.Sprintf("%s:%d=%s", host, port, d))
+		},
 		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
 			if ip, ok := w.names[host]; ok {
 				return []netip.Addr{ip}, nil
@@ -143,11 +145,11 @@ func TestProxyThroughRealClients(t *testing.T) {
 	w.names["www.allowed.test"] = netip.MustParseAddr("127.0.0.1") // an allowed name pointing home
 	w.names["meta.allowed.test"] = netip.MustParseAddr("169.254.169.254")
 	for _, target := range []string{
-		fmt.Sprintf("http://localhost:%d/", hp+1),             // unlisted port
-		fmt.Sprintf("http://127.0.0.1:%d/", hp),               // an IP nobody listed
-		fmt.Sprintf("http://www.allowed.test:%d/", hp),        // allowed name, loopback address
-		"http://meta.allowed.test/latest/meta-data/",          // allowed name, metadata address
-		fmt.Sprintf("http://bad.allowed.test:%d/", hp),        // denied wins
+		fmt.Sprintf("http://localhost:%d/", hp+1),            // unlisted port
+		fmt.Sprintf("http://127.0.0.1:%d/", hp),              // an IP nobody listed
+		fmt.Sprintf("http://www.allowed.test:%d/", hp),       // allowed name, loopback address
+		"http://meta.allowed.test/latest/meta-data/",         // allowed name, metadata address
+		fmt.Sprintf("http://bad.allowed.test:%d/", hp),       // denied wins
 		fmt.Sprintf("https://unlisted.example.test:%d/", sp), // CONNECT to an unlisted host
 	} {
 		out, _ := w.curl(t, "-i", target)
