@@ -60,6 +60,9 @@ func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, er
 		// never shown.
 		return sandbox.Deny, err
 	}
+	if q.Host != "" {
+		return a.askHost(ctx, q)
+	}
 	if a.answer != nil {
 		if a.answer.target != q.Target {
 			return sandbox.Deny, errStateBinding
@@ -77,6 +80,23 @@ func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, er
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return sandbox.Deny, fmt.Errorf("no answer within %s", a.srv.cfg.ApprovalTimeout)
 		}
+		return sandbox.Deny, err
+	}
+	return decisionOf(&res.ElicitationResponse), nil
+}
+
+// askHost asks about a host a running command wants to reach. Only a
+// server-initiated elicitation can reach the human while the connection
+// waits: a modern client is asked through the call's result, after the
+// command ended, so there the host is refused.
+func (a *asker) askHost(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+	if a.modern {
+		return sandbox.Deny, errors.New("the client answers questions only between calls, not while a command waits for a connection")
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.srv.cfg.ApprovalTimeout)
+	defer cancel()
+	res, err := a.srv.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: elicitationParams(q)})
+	if err != nil {
 		return sandbox.Deny, err
 	}
 	return decisionOf(&res.ElicitationResponse), nil
@@ -117,7 +137,9 @@ func elicitationParams(q tools.Question) mcp.ElicitationParams {
 // It never asks for secrets.
 func approvalMessage(q tools.Question) string {
 	var b strings.Builder
-	if q.Target != "" {
+	if q.Host != "" {
+		fmt.Fprintf(&b, "A command the agent runs (mode %s, network restricted) wants to connect to %s, which allowed_domains does not list.\n", q.Current, oneLine(q.Host))
+	} else if q.Target != "" {
 		fmt.Fprintf(&b, "The agent asks to run %s in %s mode (now %s).\n", q.Tool, q.Target, q.Current)
 	} else {
 		fmt.Fprintf(&b, "The agent wants to run %s (mode %s); cordon asks first: %s.\n", q.Tool, q.Current, oneLine(q.Reason))
@@ -140,6 +162,10 @@ func approvalMessage(q tools.Question) string {
 	}
 	if q.Justification != "" {
 		fmt.Fprintf(&b, "Justification from the agent (its own words, not checked by cordon): \"%s\"\n", oneLine(q.Justification))
+	}
+	if q.Host != "" {
+		fmt.Fprintf(&b, "allow_once: %s for the rest of this command; allow_session: for this session's later commands too.\nAllow the connection?", oneLine(q.Host))
+		return b.String()
 	}
 	b.WriteString("Allow it?")
 	return b.String()

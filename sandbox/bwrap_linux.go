@@ -132,6 +132,12 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 	args := b.args(p, plan)
 	const exeFD, statusFD = 3, 4
 	hc := helper.Config{NetDeny: p.Network == NetworkDeny, StatusFD: statusFD, Argv: argv}
+	if p.Network == NetworkRestricted {
+		if p.egress == nil || p.egress.dir == "" {
+			return nil, invariant("network restricted without an egress proxy socket")
+		}
+		hc.ProxyPort, hc.ProxySocket = p.egress.port(), p.egress.socketInside()
+	}
 	// Landlock inside bwrap as a second wall where the kernel has it: it
 	// refuses writes to FIFOs and devices outside the writable roots, which
 	// a read-only bind lets through, and (ABI 6) abstract unix sockets and
@@ -176,7 +182,7 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	if versionAtLeast(b.version, 0, 8, 0) {
 		a = append(a, "--disable-userns")
 	}
-	if p.Network == NetworkDeny {
+	if p.Network == NetworkDeny || p.Network == NetworkRestricted {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, "--die-with-parent", "--new-session",
@@ -191,6 +197,9 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 		a = append(a, "--bind", p.TmpDir, "/tmp")
 	} else {
 		a = append(a, "--tmpfs", "/tmp")
+	}
+	if p.egress != nil && p.egress.dir != "" {
+		a = append(a, "--ro-bind", p.egress.dir, egressSocketDir)
 	}
 	// The workspace is always bound, read-only at least, so that it stays
 	// visible when it lives under the host's /tmp.

@@ -48,6 +48,10 @@ func (e *Executor) Status() Status {
 // working backend fails with an UnavailableError unless the requirement
 // allows running unconfined.
 func (e *Executor) Prepare(argv []string, p ExecutionPolicy) (*ConfinedArgv, error) {
+	return e.prepare(argv, p, EgressHooks{})
+}
+
+func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) (*ConfinedArgv, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("empty command")
 	}
@@ -64,9 +68,26 @@ func (e *Executor) Prepare(argv []string, p ExecutionPolicy) (*ConfinedArgv, err
 		}
 		return nil, &UnavailableError{Reason: st.Reason}
 	}
+	if p.Network == NetworkRestricted {
+		ep, err := startEgress(p, hooks)
+		if err != nil {
+			return nil, &UnavailableError{Reason: err.Error()}
+		}
+		p.egress = ep
+	}
 	cp, err := p.ToConfined()
 	if err != nil {
+		p.egress.close()
 		return nil, err
 	}
-	return prov.Confine(argv, cp)
+	c, err := prov.Confine(argv, cp)
+	if err != nil {
+		p.egress.close()
+		return nil, err
+	}
+	c.egress = p.egress
+	if c.egress != nil {
+		c.Env = append(c.Env, c.egress.env()...)
+	}
+	return c, nil
 }

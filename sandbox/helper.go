@@ -10,7 +10,7 @@ const HelperArg = helper.Arg
 // SeccompRules describes, one line a rule, the filter a command runs
 // under on the named backend with the given network setting and mode.
 func SeccompRules(backend string, network Network, mode Mode) []string {
-	o := helper.SeccompOptions{NetDeny: network == NetworkDeny}
+	o := helper.SeccompOptions{NetDeny: network == NetworkDeny, NetRestricted: network == NetworkRestricted}
 	if backend == "landlock" {
 		o.IPCDeny = true
 		o.MetadataDeny = mode == ReadOnly

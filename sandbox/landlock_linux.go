@@ -86,6 +86,7 @@ func (l *landlockProvider) Limits() (Enforcement, []string) {
 	if l.abi < 6 {
 		un = append(un, "signals and abstract unix sockets outside the sandbox: not restricted (ABI < 6)")
 	}
+	un = append(un, "network restricted: Landlock allows TCP connect to the egress proxy's port only, but cannot tell addresses apart: any host, local or remote, is reachable on that one port number (a fresh random one per call), and it does not govern UDP; seccomp refuses UDP, raw, IPv6 and unix sockets")
 	un = append(un, "unix sockets on the file system ($XDG_RUNTIME_DIR: D-Bus session bus, agents) stay reachable with network allow: Landlock cannot hide them")
 	return EnforcementPartial, un
 }
@@ -122,6 +123,15 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		StatusFD:     statusFD,
 		ReapFD:       reapFD,
 		Argv:         argv,
+	}
+	if p.Network == NetworkRestricted {
+		if p.egress == nil {
+			return nil, invariant("network restricted without an egress proxy")
+		}
+		if l.abi < 4 {
+			return nil, &UnavailableError{Reason: fmt.Sprintf("network restricted needs Landlock ABI ≥ 4 (TCP rules); this kernel has %d", l.abi)}
+		}
+		hc.ProxyPort = p.egress.port()
 	}
 	for _, d := range p.ReadDeny {
 		if !withinAny(d, p.WritableRoots) {

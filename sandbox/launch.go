@@ -228,8 +228,15 @@ func (l *launch) finish() {
 	l.endGuard()
 }
 
-// Cleanup undoes host-side effects of Confine for an argv that is never
-// launched (e.g. `cordon profile`). Nothing is set up on the host before
-// Start, so there is nothing to undo today; callers keep calling it so
-// that a backend may.
-func (c *ConfinedArgv) Cleanup() {}
+// Cleanup undoes what Prepare set up on the host (the egress proxy of a
+// network-restricted call): after the command ended, or for an argv that
+// is never launched (e.g. `cordon profile`). Safe to call more than once.
+func (c *ConfinedArgv) Cleanup() {
+	if c == nil {
+		return
+	}
+	c.egress.close()
+}
+
+// BlockedHosts are the hosts the egress proxy refused so far.
+func (c *ConfinedArgv) BlockedHosts() []string { return c.egress.blocked() }

@@ -8,6 +8,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -84,13 +85,24 @@ type Network string
 const (
 	NetworkAllow Network = "allow"
 	NetworkDeny  Network = "deny"
+	// NetworkRestricted: no direct network; the command reaches the hosts
+	// the allow list names (and those the human allows) only through
+	// cordon's egress proxy.
+	NetworkRestricted Network = "restricted"
 )
 
-// ParseNetwork accepts "allow" or "deny".
+// Networks are the settings, loosest first.
+var Networks = []Network{NetworkAllow, NetworkRestricted, NetworkDeny}
+
+// ParseNetwork accepts "allow", "deny" or "restricted".
 func ParseNetwork(s string) (Network, error) {
-	switch Network(s) {
-	case NetworkAllow, NetworkDeny:
+	if slices.Contains(Networks, Network(s)) {
 		return Network(s), nil
 	}
-	return "", fmt.Errorf("unknown network setting %q: use allow or deny", s)
+	return "", fmt.Errorf("unknown network setting %q: use allow, deny or restricted", s)
+}
+
+// Narrower reports whether n gives commands less network than o.
+func (n Network) Narrower(o Network) bool {
+	return slices.Index(Networks, n) > slices.Index(Networks, o)
 }

@@ -21,6 +21,9 @@ var DefaultReadDeny = []string{
 type Settings struct {
 	Mode    Mode
 	Network Network
+	// AllowedDomains and DeniedDomains are network restricted's lists
+	// (deny wins).
+	AllowedDomains, DeniedDomains []string
 	// Workspace is the session's working directory (--workspace, else the
 	// process's cwd). FallbackRoot serves sessions that have none.
 	Workspace    string
@@ -42,6 +45,12 @@ type ExecutionPolicy struct {
 	WorkspaceRoot string
 	SessionID     string
 	Network       Network
+	// AllowedDomains and DeniedDomains are what the egress proxy of a
+	// network-restricted call lets through and refuses; a caller may add
+	// the hosts the human allowed for the session.
+	AllowedDomains, DeniedDomains []string
+	// egress is the call's running proxy, set by Prepare.
+	egress *egressEndpoint
 	// TmpDir is the session's private tmp directory on the host.
 	TmpDir          string
 	ExtraWriteAllow []string
@@ -171,6 +180,8 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		WorkspaceRoot:   root,
 		SessionID:       req.SessionID,
 		Network:         network,
+		AllowedDomains:  slices.Clone(set.AllowedDomains),
+		DeniedDomains:   slices.Clone(set.DeniedDomains),
 		TmpDir:          req.TmpDir,
 		ExtraWriteAllow: set.ExtraWriteAllow,
 		ProtectedNames:  append(slices.Clone(DefaultProtectedNames), set.ProtectedNames...),

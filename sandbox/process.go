@@ -29,10 +29,16 @@ type Process struct {
 // Start starts spec.Argv under p and returns at once. An error means the
 // command did not start (see Run).
 func (e *Executor) Start(p ExecutionPolicy, spec RunSpec) (*Process, error) {
-	confined, err := e.Prepare(spec.Argv, p)
+	confined, err := e.prepare(spec.Argv, p, spec.Egress)
 	if err != nil {
 		return &Process{}, err
 	}
+	started := false
+	defer func() {
+		if !started {
+			confined.Cleanup()
+		}
+	}()
 	proc := &Process{c: confined, p: p, tail: &tailWriter{max: tailSize}, done: make(chan struct{})}
 	proc.res = RunResult{Backend: confined.Backend, Enforcement: confined.Enforcement, Unenforced: confined.Unenforced}
 	l, err := confined.newLaunch()
@@ -85,6 +91,7 @@ func (e *Executor) Start(p ExecutionPolicy, spec RunSpec) (*Process, error) {
 	if spec.Started != nil {
 		spec.Started(cmd.Process)
 	}
+	started = true
 	go proc.wait()
 	return proc, nil
 }
@@ -96,8 +103,10 @@ func (pr *Process) early() RunResult { return pr.res }
 func (pr *Process) wait() {
 	out, waitErr := pr.l.Wait()
 	pr.l.Kill() // whatever is left in the group goes with it
+	pr.c.Cleanup()
 	pr.mu.Lock()
 	pr.res.Outcome = out
+	pr.res.BlockedHosts = pr.c.BlockedHosts()
 	if waitErr != nil {
 		pr.res.Ending, pr.res.RunnerFailure = RunnerFailed, fmt.Sprintf("waiting for the command: %v", waitErr)
 	} else {

@@ -40,6 +40,8 @@ type ConfinedArgv struct {
 	reapFD int
 	// guard keeps the protected paths the backend cannot keep read-only.
 	guard *launchGuard
+	// egress is the call's proxy (network restricted), closed by Cleanup.
+	egress *egressEndpoint
 }
 
 // Guarded lists the protected paths that this launch restores after the

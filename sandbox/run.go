@@ -36,6 +36,9 @@ type RunSpec struct {
 	// to it). Interactive, without a terminal, gives it a stdin pipe that
 	// Process.Input writes to.
 	TTY, Interactive bool
+	// Egress is the caller's side of the egress proxy (network
+	// restricted): who is asked about a new host, who logs decisions.
+	Egress EgressHooks
 }
 
 // Ending is how a run ended.
@@ -69,6 +72,9 @@ type RunResult struct {
 	// denial signature, or EBUSY from a protected mount point), whatever
 	// the exit: a command may get over one and still succeed.
 	RefusalSeen bool
+	// BlockedHosts are the hosts the egress proxy refused (network
+	// restricted), for the model to tell the human.
+	BlockedHosts []string
 }
 
 // tailSize is how much of a command's output is kept for judging it: the

@@ -77,6 +77,9 @@ func seatbeltProfile(p ExecutionPolicy, sockets []string) (seatbeltSpec, error) 
 	if !p.Mode.Confined() {
 		return seatbeltSpec{}, fmt.Errorf("cannot build a seatbelt profile for mode %q", p.Mode)
 	}
+	if p.Network == NetworkRestricted && p.egressPort() == 0 {
+		return seatbeltSpec{}, invariant("network restricted without an egress proxy")
+	}
 	for _, list := range [][]string{p.WritableRoots, {p.TmpDir}, p.ReadDeny, p.Protected, sockets} {
 		for _, path := range list {
 			if err := checkSeatbeltPath(path); err != nil {
@@ -500,6 +503,14 @@ func (w *sbplWriter) kindOf(path string, s seatbeltSets) string {
 // that lead to a process outside the sandbox.
 func (w *sbplWriter) network(p ExecutionPolicy, s seatbeltSets) {
 	w.line("")
+	if p.Network == NetworkRestricted {
+		// Seatbelt names a remote by "localhost" or "*" only: the proxy's
+		// port on loopback is the narrowest rule it can express.
+		w.line("; Network: restricted. Out only to cordon's egress proxy on loopback;")
+		w.line("; it resolves names and decides which hosts to reach.")
+		w.line(`(allow network-outbound (remote ip "localhost:%d"))`, p.egressPort())
+		return
+	}
 	if !networkOn(p) {
 		w.line("; Network: denied. Nothing above allows it, Unix sockets included.")
 		return

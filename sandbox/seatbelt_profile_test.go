@@ -137,6 +137,14 @@ func seatbeltCases() []seatbeltCase {
 			tr.dirs("project", ".ssh")
 			return tr.resolve(tr.settings(WorkspaceWrite, NetworkDeny, "project")), tr.base
 		}},
+		{name: "workspace-write-network-restricted", policy: func(t *testing.T) (ExecutionPolicy, string) {
+			// Out only to the egress proxy's port on loopback.
+			tr := newSeatbeltTree(t)
+			tr.dirs("project")
+			p := tr.resolve(tr.settings(WorkspaceWrite, NetworkRestricted, "project"))
+			p.egress = &egressEndpoint{listenPort: 41234}
+			return p, tr.base
+		}},
 		{name: "linked-worktree", policy: func(t *testing.T) (ExecutionPolicy, string) {
 			tr := newSeatbeltTree(t)
 			tr.dirs("main/.git/hooks", "main/.git/worktrees/feature", "feature")

@@ -27,6 +27,10 @@ type Question struct {
 	// Background says the command runs on after the call, until it exits
 	// or is killed: the human is told.
 	Background bool
+	// Host, when set, is the host:port a running command (network
+	// restricted) wants to connect to, which no list names: the human is
+	// asked about the host, not the command.
+	Host string
 }
 
 // authRequest is what a call puts to the approval gate.

@@ -38,6 +38,9 @@ type BashOutput struct {
 	Enforcement sandbox.Enforcement `json:"enforcement"`
 	Denied      bool                `json:"denied"`
 	Notes       []string            `json:"notes,omitempty" jsonschema:"why a refusal that the command got over was a protected path, as in the text"`
+	// BlockedHosts are the hosts the egress proxy refused (network
+	// restricted): the model tells the human, who may allow them.
+	BlockedHosts []string `json:"blocked_hosts,omitempty" jsonschema:"network restricted: the host:port the egress proxy refused, which the human may add to allowed_domains"`
 	// A background command answers as process_output does.
 	ProcessID    string `json:"process_id,omitempty" jsonschema:"background only: the id for process_output, process_input, process_kill"`
 	Running      *bool  `json:"running,omitempty" jsonschema:"background only"`
@@ -139,6 +142,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		OwnGroup: true,
 		// A grandchild that keeps the output pipe open must not hold the call.
 		WaitDelay: 2 * time.Second,
+		Egress:    tb.egressHooks(call, pol, command),
 	})
 	stopProgress()
 	if err != nil {
@@ -153,8 +157,12 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	fields := BashOutput{
 		ExitCode: res.ExitCode, Output: text, TimedOut: res.Ending == sandbox.TimedOut || res.Ending == sandbox.Cancelled,
 		Truncated: truncated, Mode: pol.Mode, Backend: res.Backend, Enforcement: res.Enforcement, Denied: res.Ending == sandbox.Denied,
+		BlockedHosts: res.BlockedHosts,
 	}
 	fail := func(e *ToolError) (*Result, *ToolError) {
+		if len(res.BlockedHosts) > 0 {
+			e.Message = strings.TrimRight(e.Message, "\n") + "\n" + blockedLine(res.BlockedHosts)
+		}
 		e.Fields = structured(fields)
 		return nil, e
 	}
@@ -185,6 +193,9 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	}
 	if res.ExitCode != 0 {
 		addLine(fmt.Sprintf("[exit code %d]", res.ExitCode))
+	}
+	if len(res.BlockedHosts) > 0 {
+		addLine(blockedLine(res.BlockedHosts))
 	}
 	if notes := protectedNotes(res, pol, text); len(notes) > 0 {
 		fields.Notes = notes

@@ -196,6 +196,9 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		Argv: []string{"bash", "-c", in.Command}, Dir: cwd,
 		Env:    commandEnv(conf, in.TTY),
 		Stdout: out, Stderr: out, OwnGroup: true, TTY: in.TTY, Interactive: !in.TTY,
+		// It outlives this call, so nobody can be asked about a new host
+		// for it: the lists decide alone.
+		Egress: tb.egressHooks(Call{Session: call.Session, st: call.st}, pol, in.Command),
 	})
 	if err != nil {
 		if proc.Result().Backend == "" {

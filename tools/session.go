@@ -30,6 +30,9 @@ type Session struct {
 	clientRoots []string
 	rootsKnown  bool
 	processes   *processes // background processes (process.go)
+	// allowedHosts are the hosts the human allowed for the session
+	// (network restricted's allow_session; egress.go).
+	allowedHosts []string
 }
 
 // SetClientRoots records the client's roots, which narrow the session's

@@ -14,19 +14,22 @@ type StatusInput struct{}
 
 // StatusOutput is the sandbox_status tool's structuredContent.
 type StatusOutput struct {
-	Mode           sandbox.Mode        `json:"mode"`
-	WorkspaceRoot  string              `json:"workspace_root"`
-	WritableRoots  []string            `json:"writable_roots"`
-	ProtectedPaths []string            `json:"protected_paths"`
-	ReadDeny       []string            `json:"read_deny"`
-	Network        sandbox.Network     `json:"network"`
-	Backend        string              `json:"backend"`
-	Enforcement    sandbox.Enforcement `json:"enforcement"`
-	Status         string              `json:"status"`
-	Approval       approval.Policy     `json:"approval"`
-	Preset         string              `json:"preset"`
-	Unenforced     []string            `json:"unenforced,omitempty" jsonschema:"what the backend leaves to the FS fence (partial enforcement)"`
-	Reason         string              `json:"reason,omitempty" jsonschema:"why the sandbox is unavailable"`
+	Mode            sandbox.Mode        `json:"mode"`
+	WorkspaceRoot   string              `json:"workspace_root"`
+	WritableRoots   []string            `json:"writable_roots"`
+	ProtectedPaths  []string            `json:"protected_paths"`
+	ReadDeny        []string            `json:"read_deny"`
+	Network         sandbox.Network     `json:"network"`
+	AllowedDomains  []string            `json:"allowed_domains,omitempty" jsonschema:"network restricted: hosts the egress proxy lets through without asking (with those the human allowed for this session)"`
+	DeniedDomains   []string            `json:"denied_domains,omitempty" jsonschema:"network restricted: hosts it always refuses"`
+	NetworkEnforcer string              `json:"network_enforcer,omitempty" jsonschema:"network restricted: who keeps commands on the egress proxy"`
+	Backend         string              `json:"backend"`
+	Enforcement     sandbox.Enforcement `json:"enforcement"`
+	Status          string              `json:"status"`
+	Approval        approval.Policy     `json:"approval"`
+	Preset          string              `json:"preset"`
+	Unenforced      []string            `json:"unenforced,omitempty" jsonschema:"what the backend leaves to the FS fence (partial enforcement)"`
+	Reason          string              `json:"reason,omitempty" jsonschema:"why the sandbox is unavailable"`
 	// Processes is the session's background processes now running, and
 	// ProcessesMax how many it may have.
 	Processes    int `json:"background_processes" jsonschema:"background processes of this session now running (bash background: true)"`
@@ -54,6 +57,10 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		Unenforced: st.Unenforced, Reason: st.Reason,
 		Processes: len(call.Session.procs().running()), ProcessesMax: call.conf().ProcessesMax,
 	}
+	if pol.Network == sandbox.NetworkRestricted {
+		fields.AllowedDomains, fields.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
+		fields.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
 	fmt.Fprintf(&b, "sandbox: %s, backend %s, enforcement %s\n", st.State, st.Backend, enforcement)
@@ -66,9 +73,21 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 	fmt.Fprintf(&b, "workspace: %s\n", pol.WorkspaceRoot)
 	fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(pol.WritableRoots, ", "))
 	fmt.Fprintf(&b, "network: %s\n", pol.Network)
+	if pol.Network == sandbox.NetworkRestricted {
+		fmt.Fprintf(&b, "  allowed domains: %s\n", listOrNone(pol.AllowedDomains))
+		fmt.Fprintf(&b, "  denied domains: %s\n", listOrNone(pol.DeniedDomains))
+		fmt.Fprintf(&b, "  enforced by: %s\n", fields.NetworkEnforcer)
+	}
 	fmt.Fprintf(&b, "protected (read-only even in workspace-write): %s\n", strings.Join(pol.Protected, ", "))
 	fmt.Fprintf(&b, "read-deny (never readable): %s\n", strings.Join(pol.ReadDeny, ", "))
 	fmt.Fprintf(&b, "background processes: %d running of at most %d (bash background: true; process_output, process_input, process_kill, process_list)\n",
 		fields.Processes, fields.ProcessesMax)
 	return &Result{Text: b.String(), Structured: structured(fields)}, nil
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "(none)"
+	}
+	return strings.Join(l, ", ")
 }

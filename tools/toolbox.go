@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"net/netip"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +37,11 @@ type Config struct {
 	ProcessesMax       int
 	ProcessBufferChars int
 	Logger             zerolog.Logger
+	// EgressForbidden are addresses the egress proxy never connects to
+	// (cordon's own HTTP endpoint); ConfigHint is the config file a
+	// refusal tells the human to allow a host in.
+	EgressForbidden []netip.AddrPort
+	ConfigHint      string
 }
 
 // Toolbox runs tool calls for any number of sessions. A session's mode
@@ -112,6 +119,9 @@ func (tb *Toolbox) resolve(call Call, override sandbox.Mode) (sandbox.ExecutionP
 	p, err := call.st.cache.resolve(call.st.policy, req)
 	if err != nil {
 		return p, errorf(sandbox.CodeUnavailable, "resolving the sandbox policy: %v", err)
+	}
+	if hosts := s.AllowedHosts(); len(hosts) > 0 {
+		p.AllowedDomains = slices.Concat(p.AllowedDomains, hosts) // a copy: the cached policy stays
 	}
 	return p, nil
 }

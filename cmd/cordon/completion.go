@@ -15,7 +15,7 @@ import (
 // TestCompletionValuesParse holds them to the parsers.
 var (
 	modeNames     = []string{string(sandbox.ReadOnly), string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)}
-	networkNames  = []string{string(sandbox.NetworkAllow), string(sandbox.NetworkDeny)}
+	networkNames  = []string{string(sandbox.NetworkAllow), string(sandbox.NetworkDeny), string(sandbox.NetworkRestricted)}
 	backendNames  = []string{"auto", "bwrap", "landlock", "seatbelt", "windows-acl"}
 	presetNames   = []string{string(approval.Safe), string(approval.Review), string(approval.Danger)}
 	approvalNames = []string{string(approval.Never), string(approval.OnRequest), string(approval.AskDangerous), string(approval.Always)}

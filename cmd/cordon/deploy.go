@@ -13,6 +13,9 @@ import (
 // deployment is what the config files and the flags resolve to: the
 // values the commands run with.
 type deployment struct {
+	// servedAt is the HTTP address this server listens on ("" on stdio):
+	// the egress proxy never connects to it.
+	servedAt    string
 	settings    sandbox.Settings
 	requirement sandbox.Requirement
 	backend     string
@@ -55,6 +58,8 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 		settings: sandbox.Settings{
 			Mode:            cfg.Derived.Mode,
 			Network:         config.Network.Get(cfg),
+			AllowedDomains:  config.AllowedDomains.Get(cfg),
+			DeniedDomains:   config.DeniedDomains.Get(cfg),
 			Workspace:       src.Workspace.V,
 			FallbackRoot:    expandPath(config.FallbackRoot.Get(cfg), home),
 			ExtraWriteAllow: expandPaths(config.ExtraWriteAllow.Get(cfg), home),

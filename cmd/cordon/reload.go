@@ -69,6 +69,7 @@ func (r *reloader) reload() {
 	// compares against it.
 	cfg.KeepStartOnly(r.cur.cfg)
 	next := newDeployment(src, cfg)
+	next.servedAt = r.cur.servedAt
 	if len(applied) == 0 {
 		r.log.Info().Msg("SIGHUP: config re-read, nothing to apply")
 		r.cur = next

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/cordonhq/cordon/internal/config"
@@ -77,6 +80,7 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		addr = d.httpAddr
 	}
+	d.servedAt = addr
 	logger := newLogger(stderr, level)
 	for _, file := range d.cfg.Files {
 		logger.Info().Str("file", file.Path).Str("layer", string(file.Layer)).Msg("read config")
@@ -143,7 +147,37 @@ func (d deployment) toolsConfig(ex *sandbox.Executor, logger zerolog.Logger) too
 		Settings: d.settings, Executor: ex, Gate: d.gate, Preset: string(d.posture.Preset),
 		EnvPassthrough: d.passthrough, BashTimeout: d.bashTimeout, MaxOutput: d.maxOutput,
 		ProcessesMax: d.processesMax, ProcessBufferChars: d.processBuffer, Logger: logger,
+		EgressForbidden: servedAddrs(d.servedAt), ConfigHint: d.sources.UserFile(),
 	}
+}
+
+// servedAddrs are the addresses cordon's HTTP endpoint answers on, which
+// a confined command must never reach through the egress proxy: its token
+// would let the command approve its own escalations.
+func servedAddrs(addr string) []netip.AddrPort {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil
+	}
+	loopback := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = append(ips, ip.Unmap())
+		if ip.IsUnspecified() {
+			ips = append(ips, loopback...)
+		}
+	} else {
+		ips = loopback // localhost, or a name: loopback at least
+	}
+	var out []netip.AddrPort
+	for _, ip := range ips {
+		out = append(out, netip.AddrPortFrom(ip, uint16(port)))
+	}
+	return out
 }
 
 // logSandbox says whether the sandbox works, and how.

@@ -41,6 +41,12 @@ type policyReport struct {
 	ProtectedPaths []string        `json:"protected_paths"`
 	ReadDeny       []string        `json:"read_deny"`
 	Network        sandbox.Network `json:"network"`
+	// AllowedDomains, DeniedDomains and NetworkEnforcer describe network
+	// restricted: what the egress proxy lets through, refuses, and who
+	// keeps commands on it.
+	AllowedDomains  []string `json:"allowed_domains,omitempty"`
+	DeniedDomains   []string `json:"denied_domains,omitempty"`
+	NetworkEnforcer string   `json:"network_enforcer,omitempty"`
 	// Repositories are the gitdirs whose hooks and configuration are
 	// protected; RepoScanIncomplete says the search stopped early.
 	Repositories       []string `json:"repositories"`
@@ -66,6 +72,13 @@ type ruleReport struct {
 	Rule     string `json:"rule"`
 	Enforced string `json:"enforced"`
 	Detail   string `json:"detail,omitempty"`
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "(none)"
+	}
+	return strings.Join(l, ", ")
 }
 
 func newPolicyReport(p sandbox.ExecutionPolicy) policyReport {
@@ -98,8 +111,11 @@ func newConfigReport(c *config.Config) configReport {
 // rules, so that a partial backend says which rule it leaves to whom.
 func enforcementRules(st sandbox.Status, pol sandbox.ExecutionPolicy) []ruleReport {
 	names := []string{"writes outside the writable roots", "protected paths", "read-deny list", "private /tmp"}
-	if pol.Network == sandbox.NetworkDeny {
+	switch pol.Network {
+	case sandbox.NetworkDeny:
 		names = append(names, "network deny")
+	case sandbox.NetworkRestricted:
+		names = append(names, "network restricted")
 	}
 	var rules []ruleReport
 	all := func(enforced, detail string) []ruleReport {
@@ -207,6 +223,13 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol),
 		Approval: d.posture.Approval, Preset: d.posture.Preset,
 		Rules: enforcementRules(st, pol), Guarded: []string{}, Seccomp: []string{}, Config: newConfigReport(d.cfg)}
+	if pol.Network == sandbox.NetworkRestricted {
+		rep.Policy.AllowedDomains, rep.Policy.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
+		rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
+		if st.State != sandbox.StateActive {
+			rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer("")
+		}
+	}
 	if st.State == sandbox.StateActive && pol.Mode.Confined() {
 		rep.Seccomp = sandbox.SeccompRules(st.Backend, pol.Network, pol.Mode)
 		// What a command would run under here: planning has no side
@@ -295,6 +318,11 @@ func printStatus(w io.Writer, r statusReport) {
 	fmt.Fprintf(w, "approval:     %s (preset %s)\n", r.Approval, r.Preset)
 	fmt.Fprintf(w, "workspace:    %s\n", p.WorkspaceRoot)
 	fmt.Fprintf(w, "network:      %s\n", p.Network)
+	if p.Network == sandbox.NetworkRestricted {
+		fmt.Fprintf(w, "  allowed:    %s\n", orNone(p.AllowedDomains))
+		fmt.Fprintf(w, "  denied:     %s\n", orNone(p.DeniedDomains))
+		fmt.Fprintf(w, "  enforcer:   %s\n", p.NetworkEnforcer)
+	}
 	fmt.Fprintf(w, "writable:     %s\n", strings.Join(p.WritableRoots, ", "))
 	fmt.Fprintf(w, "protected:    %d paths (see --json)\n", len(p.ProtectedPaths))
 	fmt.Fprintf(w, "repositories: %d whose hooks and config are protected", len(p.Repositories))

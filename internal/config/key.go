@@ -225,10 +225,16 @@ type listRule struct {
 	// dropped: refused is what it would do.
 	adds    bool
 	refused string
+	// narrows: the file's list replaces the one in force, keeping only
+	// the entries that one already covers (an allow list).
+	narrows bool
 }
 
 // adds is the rule of a list whose entries only tighten.
 var adds = listRule{adds: true}
+
+// narrows is the rule of an allow list: a workspace file may allow less.
+var narrows = listRule{narrows: true}
 
 // refused is the rule of a list whose entries widen: a workspace file's
 // entries are dropped, and the warning says they would do what.
@@ -302,6 +308,9 @@ func (k *ListKey) replace(c *Config, v any, o Origin) { c.vals[k] = newList(v.([
 
 func (k *ListKey) tighten(c *Config, v any, _ string, o Origin) string {
 	entries := v.([]string)
+	if k.workspace.narrows {
+		return k.narrow(c, entries, o)
+	}
 	if !k.workspace.adds {
 		if len(entries) > 0 {
 			return quoteList(entries) + " " + k.workspace.refused
@@ -315,6 +324,26 @@ func (k *ListKey) tighten(c *Config, v any, _ string, o Origin) string {
 		}
 	}
 	c.vals[k] = l
+	return ""
+}
+
+// narrow keeps, of a workspace file's entries, those the list in force
+// covers; the rest would widen it and are dropped.
+func (k *ListKey) narrow(c *Config, entries []string, o Origin) string {
+	cur := k.Get(c)
+	l := List{Origin: o}
+	var dropped []string
+	for _, e := range entries {
+		if slices.ContainsFunc(cur, func(have string) bool { return domainCovers(have, e) }) {
+			l.add(e, o)
+		} else {
+			dropped = append(dropped, e)
+		}
+	}
+	c.vals[k] = l
+	if len(dropped) > 0 {
+		return quoteList(dropped) + " would allow what the list in force does not"
+	}
 	return ""
 }
 

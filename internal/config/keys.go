@@ -43,9 +43,15 @@ var (
 	Backend = scalar("backend", `"auto"`, "auto",
 		text(backendName), unchanged("the backend is chosen by the machine's owner")).flag("--backend")
 
-	// Network is whether confined commands may use the network.
-	Network = scalar("network", `"deny"`, sandbox.NetworkAllow,
-		text(sandbox.ParseNetwork), keepsDeny).flag("--network")
+	// Network is whether confined commands may use the network, and
+	// whether through the egress proxy only (restricted).
+	Network = scalar("network", `"restricted"`, sandbox.NetworkAllow,
+		text(sandbox.ParseNetwork), narrowerNetwork).flag("--network")
+
+	// AllowedDomains and DeniedDomains are what the egress proxy of
+	// network restricted lets through without asking, and refuses.
+	AllowedDomains = list("allowed_domains", `["github.com", "*.npmjs.org"]`, domainEntry, narrows)
+	DeniedDomains  = list("denied_domains", `["pastebin.com"]`, domainEntry, adds)
 
 	// Workspace and StateDir come from the command line only (--workspace,
 	// else the current directory; --state-dir, else the default): they are

@@ -41,6 +41,10 @@ type Sources struct {
 	Flags    Flags
 }
 
+// UserFile is the user's config file, where the human widens what cordon
+// allows (an egress refusal names it).
+func (s Sources) UserFile() string { return s.userFile() }
+
 func (s Sources) userFile() string {
 	return filepath.Join(sandbox.DefaultConfigDir(s.Home), "config.toml")
 }

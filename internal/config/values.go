@@ -100,3 +100,13 @@ func httpOrigin(s string) (string, error) {
 	}
 	return u.Scheme + "://" + u.Host, nil
 }
+
+// domainEntry is an allowed_domains or denied_domains entry: a host
+// (`example.com`), every subdomain (`*.example.com`), an IP, or
+// `localhost:PORT`.
+func domainEntry(s string) (string, error) {
+	if err := sandbox.ParseDomain(s); err != nil {
+		return "", err
+	}
+	return s, nil
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cordonhq/cordon/approval"
@@ -103,12 +104,27 @@ func strongerRequirement(r sandbox.Requirement, shown string, cur Value[sandbox.
 	return ""
 }
 
-// keepsDeny: a workspace file may deny the network, not open it.
-func keepsDeny(n sandbox.Network, shown string, cur Value[sandbox.Network]) string {
-	if n == sandbox.NetworkAllow && cur.V == sandbox.NetworkDeny {
-		return fmt.Sprintf("%s would open the network that %s denies", shown, cur.Origin)
+// narrowerNetwork: a workspace file may narrow the network (allow →
+// restricted → deny), never widen it.
+func narrowerNetwork(n sandbox.Network, shown string, cur Value[sandbox.Network]) string {
+	if cur.V.Narrower(n) {
+		return fmt.Sprintf("%s would open the network that %s sets to %s", shown, cur.Origin, cur.V)
 	}
 	return ""
+}
+
+// domainCovers reports whether allow-list entry have lets through
+// everything entry e does: the same entry, or e beneath have's "*.".
+func domainCovers(have, e string) bool {
+	have, e = strings.ToLower(have), strings.ToLower(e)
+	if have == e {
+		return true
+	}
+	suffix, ok := strings.CutPrefix(have, "*.")
+	if !ok {
+		return false
+	}
+	return strings.HasSuffix(strings.TrimPrefix(e, "*."), "."+suffix)
 }
 
 // unchanged: a workspace file may not change the value at all, for why.

@@ -17,6 +17,12 @@ type Config struct {
 	LandlockABI int      // 0: no Landlock (bwrap already confines the file system)
 	Writable    []string // Landlock write roots
 	NetDeny     bool
+	// ProxyPort, for network restricted, is the egress proxy's loopback
+	// port: the only TCP connect Landlock allows, and what the bridge
+	// listens on. ProxySocket, under bwrap (its own network namespace),
+	// is the proxy's unix socket that the bridge forwards that port to.
+	ProxyPort   int
+	ProxySocket string
 	// MetadataDeny refuses chmod/chown/utimes/xattr changes: Landlock does
 	// not govern them, so a read-only Landlock sandbox needs the filter.
 	MetadataDeny bool
@@ -46,6 +52,12 @@ func (c Config) Args() []string {
 	}
 	if c.NetDeny {
 		a = append(a, "--net-deny")
+	}
+	if c.ProxyPort > 0 {
+		a = append(a, "--proxy-port", strconv.Itoa(c.ProxyPort))
+	}
+	if c.ProxySocket != "" {
+		a = append(a, "--proxy-socket", c.ProxySocket)
 	}
 	if c.MetadataDeny {
 		a = append(a, "--metadata-deny")
@@ -85,7 +97,7 @@ func Parse(args []string) (Config, error) {
 				return c, fmt.Errorf("no command after --")
 			}
 			return c, nil
-		case "--landlock", "--status-fd", "--reap-fd":
+		case "--landlock", "--status-fd", "--reap-fd", "--proxy-port":
 			flag := args[i]
 			v, err := next()
 			if err != nil {
@@ -100,9 +112,20 @@ func Parse(args []string) (Config, error) {
 				c.LandlockABI = n
 			case "--status-fd":
 				c.StatusFD = n
+			case "--proxy-port":
+				if n > 65535 {
+					return c, fmt.Errorf("%s: bad value %q", flag, v)
+				}
+				c.ProxyPort = n
 			default:
 				c.ReapFD = n
 			}
+		case "--proxy-socket":
+			v, err := next()
+			if err != nil {
+				return c, err
+			}
+			c.ProxySocket = v
 		case "--rw", "--deny-read":
 			flag := args[i]
 			v, err := next()

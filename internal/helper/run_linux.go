@@ -20,6 +20,9 @@ func Run(args []string) {
 	// happen from that thread: never unlock it.
 	runtime.LockOSThread()
 
+	if len(args) == 2 && args[0] == BridgeArg {
+		RunBridge(args[1])
+	}
 	cfg, err := Parse(args)
 	status := os.NewFile(uintptr(cfg.StatusFD), "status")
 	if cfg.StatusFD == 0 {
@@ -34,6 +37,11 @@ func Run(args []string) {
 	}
 	if err != nil {
 		fail(err)
+	}
+	if cfg.ProxySocket != "" {
+		if err := startBridge(cfg.ProxyPort, cfg.ProxySocket); err != nil {
+			fail(err)
+		}
 	}
 	if cfg.ReapFD > 0 {
 		os.Exit(reap(cfg, status))
@@ -74,7 +82,8 @@ func confineSelf(cfg Config) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
-	return installSeccomp(SeccompOptions{NetDeny: cfg.NetDeny, MetadataDeny: cfg.MetadataDeny, IPCDeny: cfg.IPCDeny})
+	return installSeccomp(SeccompOptions{NetDeny: cfg.NetDeny, NetRestricted: cfg.ProxyPort > 0,
+		MetadataDeny: cfg.MetadataDeny, IPCDeny: cfg.IPCDeny})
 }
 
 // landlockConfigs maps an ABI to go-landlock's config for it. ABIs above
@@ -97,8 +106,14 @@ func applyLandlock(cfg Config) error {
 	use := min(cfg.LandlockABI, len(landlockConfigs)-1)
 	base := landlockConfigs[use]
 	ll := landlock.Config{HandledAccessFS: base.HandledAccessFS}
-	if cfg.NetDeny {
+	var netRules []landlock.Rule
+	switch {
+	case cfg.NetDeny:
 		ll.HandledAccessNet = base.HandledAccessNet // no port rules: all TCP bind/connect denied
+	case cfg.ProxyPort > 0 && use >= 4:
+		// Connect to the proxy's port only, bind nowhere.
+		ll.HandledAccessNet = base.HandledAccessNet
+		netRules = append(netRules, landlock.ConnectTCP(uint16(cfg.ProxyPort)))
 	}
 	if use >= 6 {
 		// Signals and abstract unix sockets only reach processes inside
@@ -118,7 +133,7 @@ func applyLandlock(cfg Config) error {
 		}
 		rules = append(rules, rw)
 	}
-	fd, flags, err := ll.NewRulesetFD(rules...)
+	fd, flags, err := ll.NewRulesetFD(append(rules, netRules...)...)
 	if err != nil {
 		return fmt.Errorf("building landlock ruleset: %w", err)
 	}

@@ -2,6 +2,7 @@ package helper
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -22,7 +23,7 @@ func existingSyscalls(native *arch.Info, names []string) []string {
 	return out
 }
 
-var seccompOps = map[string]seccomp.Operation{"eq": seccomp.Equal, "ne": seccomp.NotEqual, "gt": seccomp.GreaterThan}
+var seccompOps = map[string]seccomp.Operation{"eq": seccomp.Equal, "ne": seccomp.NotEqual, "gt": seccomp.GreaterThan, "bits": seccomp.BitsSet}
 
 // seccompPolicy assembles the rules of seccomp_rules.go: each refused call
 // fails with EPERM, everything else is allowed.
@@ -37,8 +38,11 @@ func seccompPolicy(native *arch.Info, o SeccompOptions) seccomp.Policy {
 		}
 		for _, name := range names {
 			for _, c := range r.Conds {
-				conditional = append(conditional, seccomp.NameWithConditions{Name: name,
-					Conditions: seccomp.ArgumentConditions{{Argument: c.Arg, Operation: seccompOps[c.Op], Value: c.Value}}})
+				var all seccomp.ArgumentConditions
+				for _, a := range append(slices.Clone(r.And), c) {
+					all = append(all, seccomp.Condition{Argument: a.Arg, Operation: seccompOps[a.Op], Value: a.Value})
+				}
+				conditional = append(conditional, seccomp.NameWithConditions{Name: name, Conditions: all})
 			}
 		}
 	}

@@ -11,9 +11,12 @@ import (
 
 // SeccompOptions select the rules that depend on the policy or backend.
 type SeccompOptions struct {
-	NetDeny      bool // network deny: no new unix or inet sockets
-	MetadataDeny bool // read-only Landlock: no mode, owner, time or xattr changes
-	IPCDeny      bool // no IPC namespace (Landlock): no SysV IPC, no POSIX queues
+	NetDeny bool // network deny: no new unix or inet sockets
+	// NetRestricted: network through the egress proxy only — no unix
+	// sockets, and of inet sockets only IPv4 TCP (what reaches the proxy).
+	NetRestricted bool
+	MetadataDeny  bool // read-only Landlock: no mode, owner, time or xattr changes
+	IPCDeny       bool // no IPC namespace (Landlock): no SysV IPC, no POSIX queues
 }
 
 // argCond refuses a call when argument Arg compares to Value by Op ("eq",
@@ -28,8 +31,11 @@ type argCond struct {
 type seccompRule struct {
 	Names []string
 	Conds []argCond
-	Why   string
-	when  func(SeccompOptions) bool
+	// And holds with every one of Conds: the rule refuses a call when
+	// all of And and any one of Conds hold.
+	And  []argCond
+	Why  string
+	when func(SeccompOptions) bool
 }
 
 // Linux's values, whatever the platform this is built on (the filter only
@@ -41,6 +47,11 @@ const (
 	linuxAFInet    = 2
 	linuxAFInet6   = 10
 	linuxAFVsock   = 40
+	// notStream matches a socket type whose low bits are not SOCK_STREAM
+	// (1): datagram, raw, seqpacket, packet. The flags above them
+	// (SOCK_NONBLOCK, SOCK_CLOEXEC) do not overlap it.
+	notStream    = 0xE
+	linuxTCPProt = 6
 	// beyond32Bits matches an argument whose high 32 bits are set. The
 	// kernel reads ioctl requests and socket families as 32-bit ints, so a
 	// filter that compared all 64 bits for equality could be bypassed by
@@ -84,6 +95,10 @@ var seccompRules = []seccompRule{
 		Why: "no vsock sockets to the hypervisor", when: always},
 	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFUnix}, {0, "eq", linuxAFInet}, {0, "eq", linuxAFInet6}},
 		Why: "network deny: no new unix or inet sockets (socketpair stays allowed)", when: func(o SeccompOptions) bool { return o.NetDeny }},
+	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFUnix}, {0, "eq", linuxAFInet6}},
+		Why: "network restricted: no unix or IPv6 sockets (socketpair stays allowed); the proxy is on IPv4 loopback", when: func(o SeccompOptions) bool { return o.NetRestricted }},
+	{Names: []string{"socket"}, And: []argCond{{0, "eq", linuxAFInet}}, Conds: []argCond{{1, "bits", notStream}, {2, "gt", linuxTCPProt}},
+		Why: "network restricted: of inet sockets only TCP (no UDP, raw, SCTP or MPTCP, which Landlock's TCP rules do not govern)", when: func(o SeccompOptions) bool { return o.NetRestricted }},
 	{Names: metadataSyscalls,
 		Why: "read-only under Landlock: no mode, owner, timestamp or xattr changes anywhere", when: func(o SeccompOptions) bool { return o.MetadataDeny }},
 	{Names: []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
@@ -111,19 +126,25 @@ func DescribeSeccomp(o SeccompOptions) []string {
 		if len(r.Names) > 8 {
 			names = strings.Join(r.Names[:6], ", ") + fmt.Sprintf(" and %d more", len(r.Names)-6)
 		}
-		lines = append(lines, fmt.Sprintf("%s refused%s: %s", names, condText(r.Conds), r.Why))
+		lines = append(lines, fmt.Sprintf("%s refused%s: %s", names, condText(r.Conds, r.And), r.Why))
 	}
 	return lines
 }
 
-func condText(conds []argCond) string {
+func condText(conds, and []argCond) string {
 	if len(conds) == 0 {
 		return ""
 	}
-	ops := map[string]string{"eq": "=", "ne": "≠", "gt": ">"}
-	var parts []string
-	for _, c := range conds {
-		parts = append(parts, fmt.Sprintf("arg%d %s %#x", c.Arg, ops[c.Op], c.Value))
+	ops := map[string]string{"eq": "=", "ne": "≠", "gt": ">", "bits": "has bits of"}
+	text := func(cs []argCond, sep string) string {
+		var parts []string
+		for _, c := range cs {
+			parts = append(parts, fmt.Sprintf("arg%d %s %#x", c.Arg, ops[c.Op], c.Value))
+		}
+		return strings.Join(parts, sep)
 	}
-	return " when " + strings.Join(parts, " or ")
+	if len(and) > 0 {
+		return " when " + text(and, " and ") + " and (" + text(conds, " or ") + ")"
+	}
+	return " when " + text(conds, " or ")
 }

@@ -1,0 +1,79 @@
+package helper
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+)
+
+// BridgeArg, after Arg, runs the egress bridge instead of a command.
+const BridgeArg = "--egress-bridge"
+
+// startBridge offers the egress proxy's unix socket on 127.0.0.1:port
+// inside bwrap's network namespace, where nothing else is reachable. The
+// listener is made here, before the command starts, so that its first
+// connection queues rather than fails; a child re-executed from this
+// binary serves it (the helper itself becomes the command). It lives in
+// the sandbox's pid namespace and ends with it.
+func startBridge(port int, socket string) error {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("egress bridge: %w", err)
+	}
+	f, err := ln.(*net.TCPListener).File()
+	ln.Close()
+	if err != nil {
+		return fmt.Errorf("egress bridge: %w", err)
+	}
+	defer f.Close()
+	cmd := exec.Command("/proc/self/exe", Arg, BridgeArg, socket)
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("egress bridge: %w", err)
+	}
+	return nil
+}
+
+// RunBridge serves the listener on fd 3: each connection is joined to a
+// new connection to the proxy's socket. It never returns.
+func RunBridge(socket string) {
+	ln, err := net.FileListener(os.NewFile(3, "egress"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cordon: egress bridge: %v\n", err)
+		os.Exit(125)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			os.Exit(0)
+		}
+		go func() {
+			u, err := net.Dial("unix", socket)
+			if err != nil {
+				c.Close()
+				return
+			}
+			join(c, u)
+		}()
+	}
+}
+
+// join copies both ways, passing each side's end of stream on.
+func join(a, b net.Conn) {
+	done := make(chan struct{})
+	half := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go half(a, b)
+	go half(b, a)
+	<-done
+	<-done
+	a.Close()
+	b.Close()
+}

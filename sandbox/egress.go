@@ -1,0 +1,136 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"github.com/cordonhq/cordon/internal/egress"
+)
+
+// A command under network restricted reaches the outside only through an
+// egress proxy that lives as long as its call: started when the command
+// is prepared, closed when it ends. The backends see its endpoint in the
+// policy and leave the command no other route.
+
+// EgressHooks are the caller's side of a call's egress proxy.
+type EgressHooks struct {
+	// Ask asks the human about a host the lists do not name, while the
+	// connection waits; nil refuses such hosts.
+	Ask func(ctx context.Context, host string, port int) egress.Answer
+	// Decided is told once per host and port how it was decided (the
+	// session log's network/decision).
+	Decided func(host string, port int, d egress.Decision)
+	// Forbidden are addresses never connected to (cordon's own HTTP
+	// endpoint).
+	Forbidden []netip.AddrPort
+	// ConfigHint is the file a 403 tells the human to allow a host in.
+	ConfigHint string
+}
+
+// egressSocketDir is where, inside bwrap, the directory of the proxy's
+// unix socket is bound read-only: the command cannot replace the socket
+// with one of its own choosing for the bridge to connect to.
+const egressSocketDir = "/tmp/.cordon-egress"
+
+// egressEndpoint is a call's running proxy.
+type egressEndpoint struct {
+	proxy *egress.Proxy
+	// listenPort is the proxy's loopback port.
+	listenPort int
+	// dir holds the proxy's unix socket on the host ("" without one).
+	dir string
+}
+
+// startEgress starts the proxy for one call of p.
+func startEgress(p ExecutionPolicy, hooks EgressHooks) (*egressEndpoint, error) {
+	ep := &egressEndpoint{}
+	var sock string
+	if runtime.GOOS == "linux" {
+		dir, err := os.MkdirTemp("", "cordon-egress-")
+		if err != nil {
+			return nil, fmt.Errorf("egress proxy: %w", err)
+		}
+		ep.dir, sock = dir, filepath.Join(dir, "s")
+	}
+	proxy, err := egress.Start(egress.Config{
+		Rules:      egress.Rules{Allowed: p.AllowedDomains, Denied: p.DeniedDomains},
+		Ask:        hooks.Ask,
+		Decided:    hooks.Decided,
+		Forbidden:  hooks.Forbidden,
+		ConfigHint: hooks.ConfigHint,
+	}, sock)
+	if err != nil {
+		ep.close()
+		return nil, fmt.Errorf("egress proxy: %w", err)
+	}
+	ep.proxy, ep.listenPort = proxy, proxy.Port()
+	return ep, nil
+}
+
+// port is the proxy's loopback port, the one the command is given.
+func (ep *egressEndpoint) port() int { return ep.listenPort }
+
+// egressPort is the port of p's proxy; 0 without one.
+func (p ExecutionPolicy) egressPort() int {
+	if p.egress == nil {
+		return 0
+	}
+	return p.egress.port()
+}
+
+// socketInside is the proxy's socket as the bwrap sandbox sees it.
+func (ep *egressEndpoint) socketInside() string { return egressSocketDir + "/s" }
+
+// env points every common HTTP client at the proxy, and clears the
+// exceptions a client would connect to directly.
+func (ep *egressEndpoint) env() []string {
+	http := "http://127.0.0.1:" + strconv.Itoa(ep.port())
+	socks := "socks5h://127.0.0.1:" + strconv.Itoa(ep.port())
+	return []string{
+		"HTTP_PROXY=" + http, "HTTPS_PROXY=" + http, "ALL_PROXY=" + socks,
+		"http_proxy=" + http, "https_proxy=" + http, "all_proxy=" + socks,
+		"NO_PROXY=", "no_proxy=",
+	}
+}
+
+// blocked lists the hosts refused so far.
+func (ep *egressEndpoint) blocked() []string {
+	if ep == nil || ep.proxy == nil {
+		return nil
+	}
+	return ep.proxy.Blocked()
+}
+
+func (ep *egressEndpoint) close() {
+	if ep == nil {
+		return
+	}
+	if ep.proxy != nil {
+		ep.proxy.Close()
+	}
+	if ep.dir != "" {
+		os.RemoveAll(ep.dir)
+	}
+}
+
+// ParseDomain checks an allowed_domains or denied_domains entry.
+func ParseDomain(s string) error { return egress.ParseEntry(s) }
+
+// EgressEnforcer says, for status, who keeps a network-restricted command
+// on the egress proxy under the named backend.
+func EgressEnforcer(backend string) string {
+	switch backend {
+	case "bwrap":
+		return "cordon's egress proxy; bwrap gives the command a network namespace of its own where only the proxy's port leads out, and seccomp refuses unix, IPv6 and non-TCP sockets"
+	case "landlock":
+		return "cordon's egress proxy; Landlock allows TCP connect to the proxy's port only (partial: not per host on that port), and seccomp refuses unix, IPv6 and non-TCP sockets"
+	case "seatbelt":
+		return "cordon's egress proxy; Seatbelt allows outbound connections to the proxy's loopback port only"
+	}
+	return "nobody: the command runs unconfined"
+}

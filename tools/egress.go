@@ -1,0 +1,84 @@
+package tools
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/egress"
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/sessionlog"
+)
+
+// A command under network restricted reaches a host the lists do not name
+// only if the human allows it while the connection waits: allow_once for
+// the rest of the call, allow_session for the session's later calls too.
+
+// egressHooks are a command's side of its egress proxy: decisions go to the
+// session log, unlisted hosts to the human where the approval policy asks
+// and the client can answer during the call.
+func (tb *Toolbox) egressHooks(call Call, pol sandbox.ExecutionPolicy, command string) sandbox.EgressHooks {
+	conf := call.conf()
+	hooks := sandbox.EgressHooks{
+		Forbidden:  conf.EgressForbidden,
+		ConfigHint: conf.ConfigHint,
+		Decided: func(host string, port int, d egress.Decision) {
+			call.Session.record(conf.Logger, sessionlog.EventNetworkDecision, map[string]any{"host": host, "port": port, "decision": d})
+		},
+	}
+	if pol.Network != sandbox.NetworkRestricted || call.Asker == nil || conf.Gate.Policy == approval.Never {
+		return hooks
+	}
+	hooks.Ask = func(ctx context.Context, host string, port int) egress.Answer {
+		target := net.JoinHostPort(host, strconv.Itoa(port))
+		q := Question{Tool: "bash", Subject: command, Current: pol.Mode, Host: target, AllowSession: call.Session.AllowSession}
+		if q.Displayable() != nil {
+			return egress.Refuse
+		}
+		d, err := call.Asker.Ask(ctx, q)
+		if err != nil {
+			call.logger().Info().Err(err).Str("host", target).Msg("network approval not obtained")
+			return egress.Refuse
+		}
+		switch d {
+		case sandbox.AllowOnce:
+			return egress.AllowOnce
+		case sandbox.AllowSession:
+			if q.AllowSession {
+				call.Session.allowHost(target)
+				call.Session.record(conf.Logger, sessionlog.EventApprovalOutcome, map[string]any{
+					"tool": "bash", "subject": command, "host": target, "decision": d})
+				return egress.AllowAlways
+			}
+			return egress.AllowOnce
+		}
+		return egress.Refuse
+	}
+	return hooks
+}
+
+// blockedLine tells the model which hosts the proxy refused, and how the
+// human can allow them.
+func blockedLine(hosts []string) string {
+	return "[network restricted: cordon's egress proxy refused " + strings.Join(hosts, ", ") +
+		"; ask the human to add what the task needs to allowed_domains]"
+}
+
+// allowHost adds host:port to the session's allowed domains.
+func (s *Session) allowHost(hostPort string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.allowedHosts, hostPort) {
+		s.allowedHosts = append(s.allowedHosts, hostPort)
+	}
+}
+
+// AllowedHosts are the hosts the human allowed for this session.
+func (s *Session) AllowedHosts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.allowedHosts)
+}
