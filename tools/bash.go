@@ -142,7 +142,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		OwnGroup: true,
 		// A grandchild that keeps the output pipe open must not hold the call.
 		WaitDelay: 2 * time.Second,
-		Egress:    tb.egressHooks(call, pol, command),
+		Egress:    tb.egressHooks(ctx, call, pol, command),
 	})
 	stopProgress()
 	if err != nil {

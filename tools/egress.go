@@ -20,7 +20,7 @@ import (
 // egressHooks are a command's side of its egress proxy: decisions go to the
 // session log, unlisted hosts to the human where the approval policy asks
 // and the client can answer during the call.
-func (tb *Toolbox) egressHooks(call Call, pol sandbox.ExecutionPolicy, command string) sandbox.EgressHooks {
+func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.ExecutionPolicy, command string) sandbox.EgressHooks {
 	conf := call.conf()
 	hooks := sandbox.EgressHooks{
 		Forbidden:  conf.EgressForbidden,
@@ -32,7 +32,12 @@ func (tb *Toolbox) egressHooks(call Call, pol sandbox.ExecutionPolicy, command s
 	if pol.Network != sandbox.NetworkRestricted || call.Asker == nil || conf.Gate.Policy == approval.Never {
 		return hooks
 	}
-	hooks.Ask = func(ctx context.Context, host string, port int) egress.Answer {
+	hooks.Ask = func(connCtx context.Context, host string, port int) egress.Answer {
+		// The question goes out on the call's context (it names the MCP
+		// session), and is withdrawn when the connection waiting for it ends.
+		ctx, cancel := context.WithCancel(callCtx)
+		defer cancel()
+		defer context.AfterFunc(connCtx, cancel)()
 		target := net.JoinHostPort(host, strconv.Itoa(port))
 		q := Question{Tool: "bash", Subject: command, Current: pol.Mode, Host: target, AllowSession: call.Session.AllowSession}
 		if q.Displayable() != nil {

@@ -198,7 +198,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		Stdout: out, Stderr: out, OwnGroup: true, TTY: in.TTY, Interactive: !in.TTY,
 		// It outlives this call, so nobody can be asked about a new host
 		// for it: the lists decide alone.
-		Egress: tb.egressHooks(Call{Session: call.Session, st: call.st}, pol, in.Command),
+		Egress: tb.egressHooks(ctx, Call{Session: call.Session, st: call.st}, pol, in.Command),
 	})
 	if err != nil {
 		if proc.Result().Backend == "" {
