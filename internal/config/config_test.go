@@ -389,3 +389,21 @@ func FuzzConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestWorkspaceNarrowsTheNetwork: allow → restricted → deny only, an allow
+// list only shrinks (entries the user's covers), a deny list only grows.
+func TestWorkspaceNarrowsTheNetwork(t *testing.T) {
+	user := "network = \"allow\"\nallowed_domains = [\"*.example.com\", \"github.com\"]\ndenied_domains = [\"bad.test\"]\n"
+	cfg := newLayers(t).user(user).workspace("network = \"restricted\"\nallowed_domains = [\"api.example.com\", \"evil.test\"]\ndenied_domains = [\"worse.test\"]\n").load(Flags{})
+	assert.Equal(t, "restricted", string(Network.Get(cfg)))
+	assert.Equal(t, []string{"api.example.com"}, AllowedDomains.Get(cfg), "evil.test would widen the list")
+	assert.Equal(t, []string{"bad.test", "worse.test"}, DeniedDomains.Get(cfg))
+	assert.Equal(t, []string{"allowed_domains"}, warningKeys(cfg))
+
+	cfg = newLayers(t).user("network = \"restricted\"\n").workspace("network = \"allow\"\n").load(Flags{})
+	assert.Equal(t, "restricted", string(Network.Get(cfg)), "a workspace cannot open the network")
+	assert.Equal(t, []string{"network"}, warningKeys(cfg))
+
+	cfg = newLayers(t).user(user).workspace("allowed_domains = []\n").load(Flags{})
+	assert.Empty(t, AllowedDomains.Get(cfg), "an empty list narrows to nothing")
+}

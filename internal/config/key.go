@@ -340,7 +340,11 @@ func (k *ListKey) narrow(c *Config, entries []string, o Origin) string {
 			dropped = append(dropped, e)
 		}
 	}
-	c.vals[k] = l
+	// A list whose every entry widens says nothing about narrowing: the
+	// list in force stays. An empty list does narrow, to nothing.
+	if len(l.Entries) > 0 || len(entries) == 0 {
+		c.vals[k] = l
+	}
 	if len(dropped) > 0 {
 		return quoteList(dropped) + " would allow what the list in force does not"
 	}
