@@ -356,3 +356,36 @@ func TestConfigStatusReportsOrigins(t *testing.T) {
 	assert.Equal(t, "guard", rules["protected paths"], "Landlock guards protected paths: restored after each command")
 	assert.Equal(t, "partial", rules["read-deny list"], "Landlock refuses reads of the read-deny list but for names and entries in writable roots")
 }
+
+// TestStatusNetworkRestricted: the lists, who enforces them, and under
+// Landlock the partial rule with its reason and the seccomp lines.
+func TestStatusNetworkRestricted(t *testing.T) {
+	e := newCfgEnv(t)
+	e.write(t, e.userFile(), "network = \"restricted\"\nallowed_domains = [\"github.com\", \"*.npmjs.org\"]\ndenied_domains = [\"pastebin.com\"]\n")
+	for _, backend := range []string{"bwrap", "landlock"} {
+		st := e.status(t, "--backend", backend)
+		pol := st["policy"].(map[string]any)
+		assert.Equal(t, "restricted", pol["network"])
+		assert.Equal(t, []any{"github.com", "*.npmjs.org"}, pol["allowed_domains"])
+		assert.Equal(t, []any{"pastebin.com"}, pol["denied_domains"])
+		assert.Contains(t, pol["network_enforcer"], "egress proxy")
+		rules := map[string]map[string]any{}
+		for _, r := range st["rules"].([]any) {
+			rules[r.(map[string]any)["rule"].(string)] = r.(map[string]any)
+		}
+		var seccomp []string
+		for _, s := range st["seccomp"].([]any) {
+			seccomp = append(seccomp, s.(string))
+		}
+		assert.Contains(t, strings.Join(seccomp, "\n"), "network restricted: of inet sockets only TCP")
+		if backend == "bwrap" {
+			assert.Equal(t, "os", rules["network restricted"]["enforced"])
+			continue
+		}
+		assert.Equal(t, "partial", rules["network restricted"]["enforced"])
+		assert.Contains(t, rules["network restricted"]["detail"], "any host, local or remote, is reachable on that one port number")
+	}
+	r := e.run(t, nil, "status")
+	assert.Contains(t, r.stdout, "allowed:    github.com, *.npmjs.org")
+	assert.Contains(t, r.stdout, "denied:     pastebin.com")
+}
