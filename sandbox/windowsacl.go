@@ -51,6 +51,11 @@ func windowsACLConfine(exe string, argv []string, cp ConfinedPolicy, d winacl.De
 	if err := controlPlaneOutside(p, windowsACLName); err != nil {
 		return nil, nil, err
 	}
+	if p.Network == NetworkRestricted {
+		// Nothing here keeps a command off the network: proxy variables
+		// alone would only look like a restriction.
+		return nil, nil, &UnavailableError{Reason: "network restricted needs a backend that can confine the network; windows-acl cannot: use network deny or allow"}
+	}
 	conf, err := winacl.Confine(windowsACLPolicy(p), d, argv, os.Environ())
 	if errors.Is(err, winacl.ErrProtectedLink) {
 		err = protectedLinkError{err}

@@ -170,3 +170,19 @@ func TestWindowsACLRunnerFailureRules(t *testing.T) {
 	_, ok = matchAny(windowsACLRunnerRules, winacl.FailureExit, winacl.FailurePrefix+": x\n")
 	assert.True(t, ok, "the rule is made of what the runner reports")
 }
+
+// TestWindowsACLRefusesNetworkRestricted: the backend cannot keep a
+// command on the proxy, so it fails closed rather than set variables that
+// only look like a restriction.
+func TestWindowsACLRefusesNetworkRestricted(t *testing.T) {
+	ws, tmp := t.TempDir(), t.TempDir()
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws, Network: NetworkRestricted}}
+	p, err := svc.Resolve(Request{TmpDir: tmp})
+	require.NoError(t, err)
+	cp, err := p.ToConfined()
+	require.NoError(t, err)
+	_, _, err = windowsACLConfine("cordon.exe", []string{"cmd"}, cp, winRestricted)
+	var ue *UnavailableError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, ue.Reason, "network restricted")
+}
