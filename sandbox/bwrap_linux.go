@@ -225,11 +225,23 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	for _, prot := range plan.ProtectExisting {
 		a = append(a, "--ro-bind", prot, prot)
 	}
+	ownBound := false
 	for _, d := range plan.HideDirs {
-		a = append(a, "--tmpfs", d, "--remount-ro", d)
+		a = append(a, "--tmpfs", d)
+		if p.OwnDir != "" && Within(p.OwnDir, d) {
+			// The command's own directory beneath a hidden one (a wrap
+			// class's, under cordon's state): bound while the tmpfs can
+			// still take its mount point.
+			a = append(a, "--bind", p.OwnDir, p.OwnDir)
+			ownBound = true
+		}
+		a = append(a, "--remount-ro", d)
 	}
 	for _, f := range plan.HideFiles {
 		a = append(a, "--ro-bind", "/dev/null", f)
+	}
+	if p.OwnDir != "" && !ownBound {
+		a = append(a, "--bind", p.OwnDir, p.OwnDir)
 	}
 	for _, s := range dockerSockets() {
 		a = append(a, "--ro-bind", "/dev/null", s)

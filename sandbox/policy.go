@@ -36,6 +36,10 @@ type Settings struct {
 	Home            string
 	StateDir        string
 	ConfigDir       string
+	// OwnDir is a directory of cordon's state that the command owns and
+	// may write (a `cordon wrap` class's <state-dir>/wrap/NAME): writable,
+	// and visible through the hidden state directory.
+	OwnDir string
 }
 
 // ExecutionPolicy is the single resolved answer to "what may this call
@@ -67,6 +71,8 @@ type ExecutionPolicy struct {
 	ProtectedNames []string
 	StateDir       string
 	ConfigDir      string
+	// OwnDir is Settings.OwnDir, canonical: a writable root.
+	OwnDir string
 	// Repos are the git repositories found beneath the writable roots
 	// (workspace-write only): their git paths are in Protected, and a
 	// repository that appears during a command is audited after it
@@ -188,6 +194,11 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		StateDir:        set.StateDir,
 		ConfigDir:       set.ConfigDir,
 		ClientRoots:     req.ClientRoots,
+	}
+	if set.OwnDir != "" {
+		if p.OwnDir, err = in.canonical(set.OwnDir); err != nil {
+			return ExecutionPolicy{}, fmt.Errorf("own directory: %w", err)
+		}
 	}
 	if p.TmpDir != "" {
 		if p.TmpDir, err = in.canonical(p.TmpDir); err != nil {

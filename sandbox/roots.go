@@ -68,6 +68,7 @@ func writableRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 	case WorkspaceWrite:
 		candidates = append(candidates, p.WorkspaceRoot)
 		candidates = append(candidates, p.ExtraWriteAllow...)
+		candidates = append(candidates, p.OwnDir)
 		candidates = append(candidates, linkedWorktreeDirs(p, in)...)
 	case ReadOnly:
 	default:

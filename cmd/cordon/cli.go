@@ -50,7 +50,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newServeCmd(), newExecCmd(), newStatusCmd(), newProfileCmd(), newTestCmd(),
-		newLogCmd(), newSessionsCmd(), newModeCmd(), newCompletionCmd(), newVersionCmd())
+		newLogCmd(), newSessionsCmd(), newModeCmd(), newWrapCmd(), newCompletionCmd(), newVersionCmd())
 	root.SetHelpCommand(newHelpCmd())
 	commandHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {

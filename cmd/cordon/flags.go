@@ -30,7 +30,7 @@ func (f *sandboxFlags) register(cmd *cobra.Command, withRequirement bool) {
 	f.fs = fs
 	fs.StringVar(&f.mode, "mode", "", "sandbox `MODE`: read-only, workspace-write or danger-full-access (default: the config's, else workspace-write)")
 	fs.StringVar(&f.workspace, "workspace", "", "workspace root `DIR` (default: the current directory)")
-	fs.String("network", "", "network for confined commands, `allow|deny` (default: the config's, else allow)")
+	fs.String("network", "", "network for confined commands, `allow|deny|restricted` (default: the config's, else allow)")
 	fs.String("backend", "", "force a backend `NAME`: auto, bwrap, landlock, seatbelt or windows-acl")
 	fs.StringVar(&f.stateDir, "state-dir", "", "state directory `DIR` (default $XDG_STATE_HOME/cordon)")
 	fs.StringVar(&f.config, "config", "", "read this TOML config `FILE` after the user's and the workspace's (trusted like the user's)")

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/cordonhq/cordon/sandbox"
+	"github.com/spf13/cobra"
+)
+
+// Spawn classes: what a program `cordon wrap` runs may write besides the
+// class directory.
+const (
+	classMCPServer     = "mcp_server"
+	classExternalAgent = "external_agent"
+)
+
+var classNames = []string{classMCPServer, classExternalAgent}
+
+// wrapFlags are wrap's own flags, beside the shared sandbox flags.
+type wrapFlags struct {
+	name, class     string
+	allow, writable []string
+}
+
+func newWrapCmd() *cobra.Command {
+	var f sandboxFlags
+	var w wrapFlags
+	cmd := &cobra.Command{
+		Use:   "wrap [flags] -- CMD [ARGS...]",
+		Short: "run another MCP server or agent CLI confined by its spawn class",
+		Long: `Run another program — a third-party stdio MCP server, or an agent CLI —
+confined by its spawn class, relaying stdin, stdout and stderr byte for byte,
+forwarding signals, and exiting with its exit code (125 when the sandbox
+cannot be set up). Name it in your MCP client's config instead of the server.
+
+The mcp_server class writes only beneath <state-dir>/wrap/NAME (where its
+caches and data go: XDG_CACHE_HOME, XDG_DATA_HOME, XDG_STATE_HOME,
+npm_config_cache, UV_CACHE_DIR, PIP_CACHE_DIR), the workspace with
+--mode workspace-write, and each --writable DIR; external_agent may also
+write ~/.claude and ~/.codex. Both keep the read-deny list, cordon's own
+config and state, and every protected path. The environment passes through,
+except CORDON_*. The network is allow unless --network says otherwise.`,
+		Example: `  cordon wrap -- npx -y @modelcontextprotocol/server-github
+  cordon wrap --network restricted --allow-domain api.github.com -- npx -y @modelcontextprotocol/server-github
+  cordon wrap --class external_agent --mode workspace-write -- codex`,
+		Args: commandLine,
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return runWrap(&f, &w, argv, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f.register(cmd, true)
+	fs := cmd.Flags()
+	fs.StringVar(&w.name, "name", "", "the class directory's `NAME` (default: the package or command name)")
+	fs.StringVar(&w.class, "class", classMCPServer, "spawn `CLASS`: mcp_server or external_agent")
+	fs.StringArrayVar(&w.allow, "allow-domain", nil, "with --network restricted, a `DOMAIN` the program may reach (repeatable)")
+	fs.StringArrayVar(&w.writable, "writable", nil, "another `DIR` the program may write (repeatable)")
+	completeValues(cmd, "class", classNames)
+	completeDirs(cmd, "writable")
+	cmd.RegisterFlagCompletionFunc("allow-domain", noCompletion)
+	takesCommand(cmd)
+	return cmd
+}
+
+// wrapName is the class directory's default name: the package a runner
+// like npx or uvx starts, else the command's base name, made safe as one
+// path element.
+func wrapName(argv []string) string {
+	name := filepath.Base(argv[0])
+	switch name {
+	case "npx", "uvx", "pipx", "bunx", "pnpx":
+		for _, a := range argv[1:] {
+			if !strings.HasPrefix(a, "-") {
+				name = a
+				break
+			}
+		}
+	}
+	if at := strings.LastIndex(name, "@"); at > 0 {
+		name = name[:at] // a version: @scope/pkg@1.2.3
+	}
+	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-.")
+	if name == "" {
+		return "program"
+	}
+	return name
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// wrapPolicy is the class's settings: the deployment's, with the class's
+// writable places and network.
+func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (sandbox.Settings, error) {
+	set := d.settings
+	given := f.given()
+	set.OwnDir = classDir
+	set.ExtraWriteAllow = append([]string(nil), set.ExtraWriteAllow...)
+	for _, dir := range w.writable {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return set, usagef("--writable %s: %v", dir, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return set, usagef("--writable %s: not an existing directory; create it first", dir)
+		}
+		set.ExtraWriteAllow = append(set.ExtraWriteAllow, abs)
+	}
+	if w.class == classExternalAgent {
+		for _, d := range []string{".claude", ".codex"} {
+			dir := filepath.Join(set.Home, d)
+			if os.MkdirAll(dir, 0o700) == nil {
+				set.ExtraWriteAllow = append(set.ExtraWriteAllow, dir)
+			}
+		}
+	}
+	switch sandbox.Mode(f.mode) {
+	case sandbox.WorkspaceWrite, sandbox.DangerFullAccess:
+		set.Mode = sandbox.Mode(f.mode)
+	default:
+		// The workspace stays readable, not writable: the class
+		// directory is the writable root the policy is built on.
+		set.Mode = sandbox.WorkspaceWrite
+		set.Workspace = classDir
+	}
+	set.Network = sandbox.NetworkAllow
+	if _, ok := given["--network"]; ok {
+		set.Network = d.settings.Network
+	}
+	for _, dom := range w.allow {
+		if err := sandbox.ParseDomain(dom); err != nil {
+			return set, usagef("--allow-domain: %v", err)
+		}
+	}
+	if len(w.allow) > 0 && set.Network != sandbox.NetworkRestricted {
+		return set, usagef("--allow-domain is for --network restricted; add it, or drop --allow-domain")
+	}
+	set.AllowedDomains = append(append([]string(nil), set.AllowedDomains...), w.allow...)
+	return set, nil
+}
+
+// wrapEnv is the client's environment without cordon's own variables, with
+// the caches and data of runners pointed into the class directory.
+func wrapEnv(host []string, classDir string) []string {
+	var env []string
+	for _, kv := range host {
+		if !strings.HasPrefix(kv, "CORDON_") {
+			env = append(env, kv)
+		}
+	}
+	for _, v := range []struct{ name, sub string }{
+		{"XDG_CACHE_HOME", "cache"}, {"XDG_DATA_HOME", "data"}, {"XDG_STATE_HOME", "state"},
+		{"npm_config_cache", "npm"}, {"UV_CACHE_DIR", "uv"}, {"PIP_CACHE_DIR", "pip"},
+	} {
+		env = append(env, v.name+"="+filepath.Join(classDir, v.sub))
+	}
+	return env
+}
+
+func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if w.class != classMCPServer && w.class != classExternalAgent {
+		return usagef("--class %q: use mcp_server or external_agent", w.class)
+	}
+	d, err := f.resolve()
+	if err != nil {
+		return err
+	}
+	warn := func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) }
+	d.warnings(warn)
+	name := w.name
+	if name == "" {
+		name = wrapName(argv)
+	} else if name != filepath.Base(name) || name == "." || name == ".." {
+		return usagef("--name %q: one path element, e.g. server-github", name)
+	}
+	classDir := filepath.Join(d.settings.StateDir, "wrap", name)
+	if err := os.MkdirAll(classDir, 0o700); err != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: class directory: %v\n", err)
+		return exitCode(exitSandbox)
+	}
+	set, err := wrapPolicy(d, f, w, classDir)
+	if err != nil {
+		return err
+	}
+	ex := d.executor(warn)
+	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: session tmp: %v\n", err)
+		return exitCode(exitSandbox)
+	}
+	defer tmp.Remove()
+	svc := sandbox.PolicyService{Settings: set}
+	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
+	if err != nil {
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
+		return exitCode(exitSandbox)
+	}
+	cwd := d.settings.Workspace
+	var stop func()
+	res, err := ex.Run(context.Background(), pol, sandbox.RunSpec{
+		Argv: argv, Dir: cwd, Env: wrapEnv(os.Environ(), classDir),
+		Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		Started: func(p *os.Process) { stop = forwardSignals(p) },
+	})
+	if stop != nil {
+		stop()
+	}
+	var ue *sandbox.UnavailableError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %s\n", ue.Reason)
+		return exitCode(exitSandbox)
+	case err != nil && errors.Is(err, exec.ErrNotFound):
+		fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
+		return exitCode(127)
+	case err != nil:
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
+		return exitCode(exitSandbox)
+	case res.Ending == sandbox.RunnerFailed:
+		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %s\n", res.RunnerFailure)
+		return exitCode(exitSandbox)
+	}
+	reportUndone(stderr, res.Undone)
+	return exitWith(res.ExitCode)
+}

@@ -1,0 +1,95 @@
+//go:build linux
+
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWrapFilesystemServer: the official filesystem server, from npm,
+// started with / as its allowed directory, so that its own checks allow
+// everything: wrapped by cordon, it still cannot write outside its class's
+// places or read the read-deny list (judged on the host), its tools are
+// the same as unwrapped, and nothing it started outlives the client.
+func TestWrapFilesystemServer(t *testing.T) {
+	fsServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-filesystem")
+	if _, err := os.Stat(fsServer); err != nil {
+		if os.Getenv("CORDON_INTEROP") != "" {
+			t.Fatalf("CORDON_INTEROP is set but %s is missing: %v", fsServer, err)
+		}
+		t.Skipf("%s is missing (cd test/interop && npm ci); CI installs it", fsServer)
+	}
+	connect := func(t *testing.T, w *world, argv ...string) *mcp.ClientSession {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env, cmd.Dir = w.env(), w.ws
+		cmd.Stderr = &testLogWriter{t: t}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := newClient(clientOpts{}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		require.NoError(t, err)
+		return cs
+	}
+	tools := func(t *testing.T, cs *mcp.ClientSession) string {
+		res, err := cs.ListTools(context.Background(), nil)
+		require.NoError(t, err)
+		b, err := json.Marshal(res.Tools)
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			plain := connect(t, w, fsServer, "/")
+			want := tools(t, plain)
+			plain.Close()
+
+			cs := connect(t, w, cordonBin, "wrap", "--backend", backend, "--state-dir", w.state, "--workspace", w.ws, "--", fsServer, "/")
+			assert.Equal(t, want, tools(t, cs), "a wrapped server's tools are the unwrapped one's")
+
+			planted := filepath.Join(w.outside, "planted.sh")
+			inWorkspace := filepath.Join(w.ws, "written.txt")
+			for _, path := range []string{planted, inWorkspace, filepath.Join(w.home, ".bashrc")} {
+				res := call(t, cs, "write_file", map[string]any{"path": path, "content": "echo pwned\n"})
+				assert.True(t, res.IsError, "%s: %s", path, text(res))
+				assert.NoFileExists(t, path, "the write did not happen")
+			}
+			res := call(t, cs, "read_text_file", map[string]any{"path": w.secret})
+			assert.NotContains(t, text(res), "SECRET-CANARY", "the read-deny list holds")
+			assert.Equal(t, "outside\n", fileContent(t, w.outsideFile), "unchanged")
+			// Its own place is writable: where its data goes.
+			own := filepath.Join(w.state, "wrap", "mcp-server-filesystem", "notes.txt")
+			res = call(t, cs, "write_file", map[string]any{"path": own, "content": "kept\n"})
+			assert.False(t, res.IsError, text(res))
+			assert.Equal(t, "kept\n", fileContent(t, own))
+
+			require.NoError(t, cs.Close())
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) && len(processesIn(w.ws)) > 0 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			assert.Empty(t, processesIn(w.ws), "nothing the wrapped server started outlives the client")
+		})
+	}
+}
+
+// processesIn lists the pids whose working directory is dir.
+func processesIn(dir string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
