@@ -29,12 +29,13 @@ usage:
   cordon log     [SESSION] [--verify] [--json]   show or verify a session log
   cordon sessions [--json]                    list sessions and their effective modes
   cordon mode    --session ID MODE            change a live session's mode (source: user)
+  cordon wrap    [--class CLASS] [flags] -- CMD [ARGS...] run an MCP server or agent CLI confined
   cordon completion bash|zsh|fish|powershell  a shell completion script
   cordon version
   cordon help    [COMMAND]
 
 Flags may come before or after the other arguments ('cordon log ID --verify');
-'--' ends them, and exec's (and profile's) command line starts at its first
+'--' ends them, and exec's (wrap's, profile's) command line starts at its first
 argument, so that the command's own flags pass through.
 
 Configuration (TOML), later overriding earlier: $XDG_CONFIG_HOME/cordon/config.toml
@@ -43,8 +44,8 @@ Configuration (TOML), later overriding earlier: $XDG_CONFIG_HOME/cordon/config.t
 'cordon status' shows where every value came from. 'cordon serve --http config'
 serves HTTP at the config's [http] addr; SIGHUP makes serve re-read the files.
 
-Exit codes: 0 success, 1 failure, 2 usage error; exec exits with the
-command's code, or 125 when the sandbox cannot be set up.
+Exit codes: 0 success, 1 failure, 2 usage error; exec and wrap exit with
+the command's code, or 125 when the sandbox cannot be set up.
 
 Run 'cordon COMMAND --help' for a command's flags.
 `

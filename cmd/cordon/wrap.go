@@ -57,16 +57,41 @@ except CORDON_*. The network is allow unless --network says otherwise.`,
 		},
 	}
 	f.register(cmd, true)
+	w.register(cmd, classMCPServer)
+	takesCommand(cmd)
+	return cmd
+}
+
+// register adds wrap's flags to cmd (wrap, and profile --class).
+func (w *wrapFlags) register(cmd *cobra.Command, class string) {
 	fs := cmd.Flags()
 	fs.StringVar(&w.name, "name", "", "the class directory's `NAME` (default: the package or command name)")
-	fs.StringVar(&w.class, "class", classMCPServer, "spawn `CLASS`: mcp_server or external_agent")
+	fs.StringVar(&w.class, "class", class, "spawn `CLASS` of cordon wrap: mcp_server or external_agent")
 	fs.StringArrayVar(&w.allow, "allow-domain", nil, "with --network restricted, a `DOMAIN` the program may reach (repeatable)")
 	fs.StringArrayVar(&w.writable, "writable", nil, "another `DIR` the program may write (repeatable)")
 	completeValues(cmd, "class", classNames)
 	completeDirs(cmd, "writable")
 	cmd.RegisterFlagCompletionFunc("allow-domain", noCompletion)
-	takesCommand(cmd)
-	return cmd
+}
+
+// classSettings checks the class and name and returns the class's
+// settings and directory (created).
+func classSettings(d deployment, f *sandboxFlags, w *wrapFlags, argv []string) (sandbox.Settings, string, error) {
+	if w.class != classMCPServer && w.class != classExternalAgent {
+		return sandbox.Settings{}, "", usagef("--class %q: use mcp_server or external_agent", w.class)
+	}
+	name := w.name
+	if name == "" {
+		name = wrapName(argv)
+	} else if name != filepath.Base(name) || name == "." || name == ".." {
+		return sandbox.Settings{}, "", usagef("--name %q: one path element, e.g. server-github", name)
+	}
+	classDir := filepath.Join(d.settings.StateDir, "wrap", name)
+	if err := os.MkdirAll(classDir, 0o700); err != nil {
+		return sandbox.Settings{}, "", fmt.Errorf("class directory: %w", err)
+	}
+	set, err := wrapPolicy(d, f, w, classDir)
+	return set, classDir, err
 }
 
 // wrapName is the class directory's default name: the package a runner
@@ -164,29 +189,20 @@ func wrapEnv(host []string, classDir string) []string {
 }
 
 func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if w.class != classMCPServer && w.class != classExternalAgent {
-		return usagef("--class %q: use mcp_server or external_agent", w.class)
-	}
 	d, err := f.resolve()
 	if err != nil {
 		return err
 	}
 	warn := func(msg string) { fmt.Fprintf(stderr, "cordon: warning: %s\n", msg) }
 	d.warnings(warn)
-	name := w.name
-	if name == "" {
-		name = wrapName(argv)
-	} else if name != filepath.Base(name) || name == "." || name == ".." {
-		return usagef("--name %q: one path element, e.g. server-github", name)
-	}
-	classDir := filepath.Join(d.settings.StateDir, "wrap", name)
-	if err := os.MkdirAll(classDir, 0o700); err != nil {
-		fmt.Fprintf(stderr, "cordon: sandbox unavailable: class directory: %v\n", err)
-		return exitCode(exitSandbox)
-	}
-	set, err := wrapPolicy(d, f, w, classDir)
-	if err != nil {
+	set, classDir, err := classSettings(d, f, w, argv)
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
 		return err
+	case err != nil:
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
+		return exitCode(exitSandbox)
 	}
 	ex := d.executor(warn)
 	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
@@ -211,10 +227,10 @@ func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdo
 	if stop != nil {
 		stop()
 	}
-	var ue *sandbox.UnavailableError
+	var unavailable *sandbox.UnavailableError
 	switch {
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %s\n", ue.Reason)
+	case errors.As(err, &unavailable):
+		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %s\n", unavailable.Reason)
 		return exitCode(exitSandbox)
 	case err != nil && errors.Is(err, exec.ErrNotFound):
 		fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
