@@ -198,3 +198,30 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
+
+// BenchmarkWrapOverhead: the official filesystem server's read_text_file
+// round trip, unwrapped and under `cordon wrap` on each backend, in one
+// run: what the relay costs a tool call (the goal is within 5%).
+func BenchmarkWrapOverhead(b *testing.B) {
+	fsServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-filesystem")
+	if _, err := os.Stat(fsServer); err != nil {
+		b.Skip("npm ci in test/interop installs the official filesystem server")
+	}
+	w := newWorld(b)
+	f := filepath.Join(w.ws, "f.txt")
+	if err := os.WriteFile(f, []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	readArgs := map[string]any{"path": f}
+	for _, v := range []struct{ name, backend string }{{"unwrapped", ""}, {"wrap-bwrap", "bwrap"}, {"wrap-landlock", "landlock"}} {
+		b.Run(v.name, func(b *testing.B) {
+			cmd := exec.Command(fsServer, w.ws)
+			if v.backend != "" {
+				cmd = exec.Command(cordonBin, "wrap", "--backend", v.backend, "--state-dir", w.state, "--workspace", w.ws, "--", fsServer, w.ws)
+			}
+			cmd.Env, cmd.Dir = w.env(), w.ws
+			c := startRaw(b, cmd)
+			latencies(b, func() error { return c.tool("read_text_file", readArgs) })
+		})
+	}
+}
