@@ -13,6 +13,9 @@ import (
 // deployment is what the config files and the flags resolve to: the
 // values the commands run with.
 type deployment struct {
+	// classes are the spawn classes' own settings ([profiles.*]), for
+	// cordon wrap.
+	classes map[string]classProfile
 	// servedAt is the HTTP address this server listens on ("" on stdio):
 	// the egress proxy never connects to it.
 	servedAt    string
@@ -55,6 +58,12 @@ func deploy(src config.Sources) (deployment, error) {
 func newDeployment(src config.Sources, cfg *config.Config) deployment {
 	home := src.Home
 	return deployment{
+		classes: map[string]classProfile{
+			classMCPServer: {network: config.MCPServerNetwork.Get(cfg), allowed: config.MCPServerAllowedDomains.Get(cfg),
+				writable: expandPaths(config.MCPServerExtraWriteAllow.Get(cfg), home)},
+			classExternalAgent: {network: config.AgentNetwork.Get(cfg), allowed: config.AgentAllowedDomains.Get(cfg),
+				writable: expandPaths(config.AgentExtraWriteAllow.Get(cfg), home)},
+		},
 		settings: sandbox.Settings{
 			Mode:            cfg.Derived.Mode,
 			Network:         config.Network.Get(cfg),
@@ -115,4 +124,11 @@ func expandPath(p, home string) string {
 		return ""
 	}
 	return filepath.Clean(sandbox.ExpandHome(p, home))
+}
+
+// classProfile is one spawn class's [profiles.NAME]: its network replaces
+// the global one, its lists add to the global ones.
+type classProfile struct {
+	network           sandbox.Network
+	allowed, writable []string
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cordonhq/cordon/sandbox"
@@ -47,7 +48,8 @@ npm_config_cache, UV_CACHE_DIR, PIP_CACHE_DIR), the workspace with
 --mode workspace-write, and each --writable DIR; external_agent may also
 write ~/.claude and ~/.codex. Both keep the read-deny list, cordon's own
 config and state, and every protected path. The environment passes through,
-except CORDON_*. The network is allow unless --network says otherwise.`,
+except CORDON_*. The network is the class's ([profiles.mcp_server] network in
+the config, else allow) unless --network says otherwise.`,
 		Example: `  cordon wrap -- npx -y @modelcontextprotocol/server-github
   cordon wrap --network restricted --allow-domain api.github.com -- npx -y @modelcontextprotocol/server-github
   cordon wrap --class external_agent --mode workspace-write -- codex`,
@@ -125,8 +127,9 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (sandbox.Settings, error) {
 	set := d.settings
 	given := f.given()
+	prof := d.classes[w.class]
 	set.OwnDir = classDir
-	set.ExtraWriteAllow = append([]string(nil), set.ExtraWriteAllow...)
+	set.ExtraWriteAllow = append(append([]string(nil), set.ExtraWriteAllow...), prof.writable...)
 	for _, dir := range w.writable {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -154,7 +157,7 @@ func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (s
 		set.Mode = sandbox.WorkspaceWrite
 		set.Workspace = classDir
 	}
-	set.Network = sandbox.NetworkAllow
+	set.Network = prof.network
 	if _, ok := given["--network"]; ok {
 		set.Network = d.settings.Network
 	}
@@ -166,7 +169,7 @@ func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (s
 	if len(w.allow) > 0 && set.Network != sandbox.NetworkRestricted {
 		return set, usagef("--allow-domain is for --network restricted; add it, or drop --allow-domain")
 	}
-	set.AllowedDomains = append(append([]string(nil), set.AllowedDomains...), w.allow...)
+	set.AllowedDomains = slices.Concat(set.AllowedDomains, prof.allowed, w.allow)
 	return set, nil
 }
 

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWrapName(t *testing.T) {
@@ -42,4 +45,28 @@ func TestWrapBadFlags(t *testing.T) {
 	r = cordon(t, nil, ws, "wrap", "--state-dir", t.TempDir(), "--allow-domain", "a.test", "--", "true")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, "--allow-domain is for --network restricted")
+}
+
+// TestWrapClassProfile: [profiles.mcp_server] sets the class's network and
+// adds to its lists; --network still outranks it.
+func TestWrapClassProfile(t *testing.T) {
+	e := newCfgEnv(t)
+	extra := filepath.Join(e.base, "server-cache")
+	require.NoError(t, os.MkdirAll(extra, 0o755))
+	e.write(t, e.userFile(), "network = \"deny\"\n[profiles.mcp_server]\nnetwork = \"restricted\"\nallowed_domains = [\"api.github.com\"]\nextra_write_allow = [\""+extra+"\"]\n")
+	profile := func(args ...string) map[string]any {
+		r := e.run(t, nil, "profile", append([]string{"--json", "--class", "mcp_server"}, args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		var rep map[string]any
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), r.stdout)
+		return rep
+	}
+	rep := profile("--", "npx", "-y", "@modelcontextprotocol/server-github")
+	assert.Equal(t, "restricted", rep["network"], "the class's network replaces the global deny")
+	classDir := filepath.Join(e.state, "wrap", "modelcontextprotocol-server-github")
+	assert.Equal(t, classDir, rep["class_dir"])
+	assert.Contains(t, rep["writable_roots"], classDir)
+	assert.Contains(t, rep["writable_roots"], extra)
+	assert.NotContains(t, rep["writable_roots"], e.ws, "the workspace stays read-only")
+	assert.Equal(t, "allow", profile("--network", "allow", "--", "my-server")["network"], "the flag outranks the profile")
 }

@@ -65,6 +65,15 @@ approval_timeout = "5m"
 timeout = "2m"
 max_output_chars = 30000
 
+[processes]
+max = 16
+max_buffer_chars = 1000000
+
+[profiles.mcp_server]          # spawn class of ` + "`cordon wrap`" + `
+network = "restricted"         # replaces the global value for this class
+allowed_domains = ["api.github.com"]
+extra_write_allow = []
+
 [http]
 addr = "127.0.0.1:8765"
 allowed_origins = []
@@ -83,8 +92,11 @@ func TestParseConfigExample(t *testing.T) {
 	assert.Equal(t, opt[time.Duration]{true, 5 * time.Minute, 13}, optOf(fc, ApprovalTimeout))
 	assert.Equal(t, opt[time.Duration]{true, 2 * time.Minute, 16}, optOf(fc, BashTimeout))
 	assert.Equal(t, opt[int]{true, 30000, 17}, optOf(fc, MaxOutputChars))
-	assert.Equal(t, opt[string]{true, "127.0.0.1:8765", 20}, optOf(fc, HTTPAddr))
-	assert.Equal(t, opt[[]string]{true, []string{}, 21}, listOf(fc, AllowedOrigins))
+	assert.Equal(t, opt[int]{true, 16, 20}, optOf(fc, ProcessesMax))
+	assert.Equal(t, opt[sandbox.Network]{true, sandbox.NetworkRestricted, 24}, optOf(fc, MCPServerNetwork))
+	assert.Equal(t, opt[[]string]{true, []string{"api.github.com"}, 25}, listOf(fc, MCPServerAllowedDomains))
+	assert.Equal(t, opt[string]{true, "127.0.0.1:8765", 29}, optOf(fc, HTTPAddr))
+	assert.Equal(t, opt[[]string]{true, []string{}, 30}, listOf(fc, AllowedOrigins))
 }
 
 func TestParseConfigErrors(t *testing.T) {
@@ -406,4 +418,24 @@ func TestWorkspaceNarrowsTheNetwork(t *testing.T) {
 
 	cfg = newLayers(t).user(user).workspace("allowed_domains = []\n").load(Flags{})
 	assert.Empty(t, AllowedDomains.Get(cfg), "an empty list narrows to nothing")
+}
+
+// TestProfilesTables: the spawn classes' keys as nested tables, with the
+// errors a human makes in them.
+func TestProfilesTables(t *testing.T) {
+	l, err := parseFile("c.toml", []byte("[profiles.mcp_server]\nnetwork = \"restricted\"\nallowed_domains = [\"api.github.com\"]\n\n[profiles.external_agent]\nnetwork = \"deny\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, sandbox.NetworkRestricted, l.vals[MCPServerNetwork].v)
+	assert.Equal(t, []string{"api.github.com"}, l.vals[MCPServerAllowedDomains].v)
+	assert.Equal(t, sandbox.NetworkDeny, l.vals[AgentNetwork].v)
+
+	_, err = parseFile("c.toml", []byte("[profiles.mcp_server]\nnetwrok = \"deny\"\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "c.toml:2: profiles.mcp_server.netwrok: unknown key")
+	_, err = parseFile("c.toml", []byte("[profiles]\nmcp_server = 3\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "c.toml:2: profiles.mcp_server: must be a table")
+	_, err = parseFile("c.toml", []byte("[profiles.daemon]\nnetwork = \"deny\"\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "profiles.daemon")
 }

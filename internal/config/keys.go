@@ -103,6 +103,20 @@ var (
 	ProcessesMax            = scalar("processes.max", "16", 16, count("processes"), lower)
 	ProcessesMaxBufferChars = scalar("processes.max_buffer_chars", "1000000", 1000000, count("characters"), lower)
 
+	// The spawn classes of `cordon wrap` ([profiles.mcp_server],
+	// [profiles.external_agent]): network replaces the global value for
+	// the class, the lists add to the global ones.
+	MCPServerNetwork = scalar("profiles.mcp_server.network", `"restricted"`, sandbox.NetworkAllow,
+		text(sandbox.ParseNetwork), narrowerNetwork)
+	MCPServerAllowedDomains  = list("profiles.mcp_server.allowed_domains", `["api.github.com"]`, domainEntry, narrows)
+	MCPServerExtraWriteAllow = list("profiles.mcp_server.extra_write_allow", `["~/.cache/my-server"]`, hostPath,
+		refused("would make more of the file system writable"))
+	AgentNetwork = scalar("profiles.external_agent.network", `"restricted"`, sandbox.NetworkAllow,
+		text(sandbox.ParseNetwork), narrowerNetwork)
+	AgentAllowedDomains  = list("profiles.external_agent.allowed_domains", `["api.anthropic.com"]`, domainEntry, narrows)
+	AgentExtraWriteAllow = list("profiles.external_agent.extra_write_allow", `["~/.cache/agent"]`, hostPath,
+		refused("would make more of the file system writable"))
+
 	// HTTPAddr is where `cordon serve --http config` listens.
 	HTTPAddr = scalar("http.addr", `"127.0.0.1:8765"`, "",
 		text(httpAddr), unchanged("a project does not choose where cordon listens")).fixedAtStart("the transport is chosen at start")

@@ -47,6 +47,12 @@ var keyCases = []struct {
 	{"bash.max_output_chars", "1000", "1000", "1000", "10", "10", "99999", "0", "0 must be a positive number of characters"},
 	{"processes.max", "8", "8", "8", "4", "4", "32", "0", "0 must be a positive number of processes"},
 	{"processes.max_buffer_chars", "500000", "500000", "500000", "1000", "1000", "2000000", "-1", "-1 must be a positive number of characters"},
+	{"profiles.mcp_server.network", `"restricted"`, "restricted", `"restricted"`, `"deny"`, "deny", `"allow"`, `"some"`, `unknown network setting "some"`},
+	{"profiles.mcp_server.allowed_domains", `["*.github.com"]`, "*.github.com", `["*.github.com"]`, `["api.github.com"]`, "api.github.com", `["evil.test"]`, `["a b"]`, `entry 1 ("a b"):`},
+	{"profiles.mcp_server.extra_write_allow", `["/opt/x"]`, "/opt/x", `["/opt/x"]`, "", "", `["/"]`, `["rel"]`, `entry 1 ("rel"): must start with / or ~/`},
+	{"profiles.external_agent.network", `"deny"`, "deny", `"deny"`, `"deny"`, "deny", `"allow"`, `"some"`, `unknown network setting "some"`},
+	{"profiles.external_agent.allowed_domains", `["a.test"]`, "a.test", `["a.test"]`, `["a.test"]`, "a.test", `["b.test"]`, `["a b"]`, `entry 1 ("a b"):`},
+	{"profiles.external_agent.extra_write_allow", `["/opt/y"]`, "/opt/y", `["/opt/y"]`, "", "", `["/"]`, `["rel"]`, `entry 1 ("rel"): must start with / or ~/`},
 	{"http.addr", `"127.0.0.1:1"`, "127.0.0.1:1", `"127.0.0.1:1"`, `"127.0.0.1:1"`, "127.0.0.1:1", `"0.0.0.0:80"`, `"localhost"`, `"localhost" is not HOST:PORT`},
 	{"http.allowed_origins", `["http://a.example"]`, "http://a.example", `["http://a.example"]`, "", "", `["http://evil.example"]`, `["*"]`, `entry 1 ("*"): a wildcard`},
 }

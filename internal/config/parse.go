@@ -106,16 +106,31 @@ func parseFile(name string, data []byte) (*layer, error) {
 		if badTable[top] || len(path) < 2 {
 			continue
 		}
-		name := top + "." + path[1]
+		// The key within the table: one name, or a nested table's
+		// ([profiles.mcp_server] network is profiles.mcp_server.network).
+		j, subName := 2, path[1]
+		for _, ok := sub[subName]; !ok && j < len(path) && nests(sub, subName); _, ok = sub[subName] {
+			subName += "." + path[j]
+			j++
+		}
+		name := top + "." + subName
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		if k, isKey = sub[path[1]]; !isKey {
-			report(path[:2], "unknown key%s; remove it ([%s] has %s)", suggest(path[1], sortedKeys(sub)), top, strings.Join(sortedKeys(sub), ", "))
-		} else {
-			parse(path[:2], k)
+		if k, isKey = sub[subName]; isKey {
+			parse(path[:j], k)
+			continue
 		}
+		if nests(sub, subName) {
+			var v any
+			d.md.PrimitiveDecode(d.mustPrim(path[:j]), &v)
+			if _, ok := v.(map[string]any); !ok {
+				report(path[:j], "must be a table, e.g. [%s] on a line of its own; this is %s", name, typeName(v))
+			}
+			continue
+		}
+		report(path[:j], "unknown key%s; remove it ([%s] has %s)", suggest(subName, sortedKeys(sub)), top, strings.Join(sortedKeys(sub), ", "))
 	}
 	if len(problems) > 0 {
 		sort.SliceStable(problems, func(i, j int) bool { return problems[i].line < problems[j].line })
@@ -139,6 +154,22 @@ type problem struct {
 type tomlDoc struct {
 	md  *toml.MetaData
 	top map[string]toml.Primitive
+}
+
+// nests reports whether name is a table within a table's keys.
+func nests(sub map[string]key, name string) bool {
+	for k := range sub {
+		if strings.HasPrefix(k, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// mustPrim is prim for a path md.Keys listed.
+func (d *tomlDoc) mustPrim(key toml.Key) toml.Primitive {
+	p, _ := d.prim(key)
+	return p
 }
 
 // prim returns the value of a key path.
