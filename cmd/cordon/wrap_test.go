@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -9,28 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestWrapName(t *testing.T) {
-	for argv, want := range map[string][]string{
-		"modelcontextprotocol-server-github": {"npx", "-y", "@modelcontextprotocol/server-github"},
-		"mcp-server-fetch":                   {"uvx", "mcp-server-fetch@2.1"},
-		"my-server":                          {"/opt/bin/my-server", "--port", "1"},
-		"npx":                                {"npx", "-y"},
-	} {
-		assert.Equal(t, argv, wrapName(want), "%v", want)
-	}
-}
-
-// TestWrapEnv: the client's environment, cordon's own variables out, the
-// runners' caches in the class directory.
-func TestWrapEnv(t *testing.T) {
-	env := wrapEnv([]string{"GITHUB_TOKEN=t", "CORDON_HTTP_TOKEN=secret", "PATH=/bin"}, "/s/wrap/x")
-	assert.Contains(t, env, "GITHUB_TOKEN=t")
-	assert.Contains(t, env, "PATH=/bin")
-	assert.NotContains(t, env, "CORDON_HTTP_TOKEN=secret")
-	assert.Contains(t, env, "npm_config_cache="+filepath.Join("/s/wrap/x", "npm"))
-	assert.Contains(t, env, "UV_CACHE_DIR=/s/wrap/x/uv")
-}
 
 // TestWrapBadFlags: a bad class or name is a usage error naming the fix,
 // and nothing runs.
