@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -30,8 +32,33 @@ type statusReport struct {
 	Seccomp []string `json:"seccomp"`
 	// Refused says why the backend refuses to confine commands under this
 	// policy at all (a Landlock workspace that contains cordon's config).
-	Refused string       `json:"refused,omitempty"`
-	Config  configReport `json:"config"`
+	Refused string `json:"refused,omitempty"`
+	// Classes are the spawn classes of cordon wrap, as the config sets
+	// them (cordon profile --class CLASS shows one in full).
+	Classes map[string]classReport `json:"wrap_classes"`
+	Config  configReport           `json:"config"`
+}
+
+type classReport struct {
+	Writes         string          `json:"writes"`
+	Network        sandbox.Network `json:"network"`
+	AllowedDomains []string        `json:"allowed_domains"`
+	ExtraWrite     []string        `json:"extra_write_allow"`
+}
+
+func newClassReports(d deployment) map[string]classReport {
+	out := map[string]classReport{}
+	for _, class := range classNames {
+		prof := d.classes[class]
+		writes := filepath.Join(d.settings.StateDir, "wrap", "NAME") + ", the workspace with --mode workspace-write, --writable DIR"
+		if class == classExternalAgent {
+			writes += ", ~/.claude, ~/.codex"
+		}
+		out[class] = classReport{Writes: writes, Network: prof.network,
+			AllowedDomains: slices.Concat(d.settings.AllowedDomains, prof.allowed),
+			ExtraWrite:     slices.Concat(d.settings.ExtraWriteAllow, prof.writable)}
+	}
+	return out
 }
 
 type policyReport struct {
@@ -222,7 +249,8 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	st := ex.Status()
 	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol),
 		Approval: d.posture.Approval, Preset: d.posture.Preset,
-		Rules: enforcementRules(st, pol), Guarded: []string{}, Seccomp: []string{}, Config: newConfigReport(d.cfg)}
+		Rules: enforcementRules(st, pol), Guarded: []string{}, Seccomp: []string{}, Config: newConfigReport(d.cfg),
+		Classes: newClassReports(d)}
 	if pol.Network == sandbox.NetworkRestricted {
 		rep.Policy.AllowedDomains, rep.Policy.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
 		rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
@@ -342,6 +370,16 @@ func printStatus(w io.Writer, r statusReport) {
 		for _, rule := range r.Seccomp {
 			fmt.Fprintf(w, "  %s\n", rule)
 		}
+	}
+
+	fmt.Fprintf(w, "wrap classes (cordon wrap; cordon profile --class CLASS shows one):\n")
+	for _, class := range classNames {
+		c := r.Classes[class]
+		fmt.Fprintf(w, "  %s: writes %s; network %s", class, c.Writes, c.Network)
+		if c.Network == sandbox.NetworkRestricted {
+			fmt.Fprintf(w, " (allowed: %s)", orNone(c.AllowedDomains))
+		}
+		fmt.Fprintln(w)
 	}
 
 	fmt.Fprintf(w, "\nrules (who enforces them for commands):\n")

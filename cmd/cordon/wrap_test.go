@@ -49,4 +49,11 @@ func TestWrapClassProfile(t *testing.T) {
 	assert.Contains(t, rep["writable_roots"], extra)
 	assert.NotContains(t, rep["writable_roots"], e.ws, "the workspace stays read-only")
 	assert.Equal(t, "allow", profile("--network", "allow", "--", "my-server")["network"], "the flag outranks the profile")
+
+	st := e.status(t)
+	classes := st["wrap_classes"].(map[string]any)
+	mcp := classes["mcp_server"].(map[string]any)
+	assert.Equal(t, "restricted", mcp["network"])
+	assert.Equal(t, []any{"api.github.com"}, mcp["allowed_domains"])
+	assert.Equal(t, "allow", classes["external_agent"].(map[string]any)["network"])
 }
