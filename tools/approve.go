@@ -105,22 +105,6 @@ type Asker interface {
 // request: the call ends now and comes back with the answer.
 var ErrPending = errors.New("approval pending: the question was sent to the client")
 
-// Call is what every tool call carries besides its arguments.
-type Call struct {
-	Session *Session
-	// Asker is nil when nobody can be asked (no elicitation capability).
-	Asker Asker
-	// Progress reports progress when the client asked for it; may be nil.
-	Progress func(progress float64, message string)
-	// st is the toolbox configuration the call runs under from start to
-	// end: a SIGHUP reload in the middle of a call cannot mix the old
-	// policy with the new executor. Set by pin at the tool's entry.
-	st *toolboxState
-}
-
-// conf is the call's configuration.
-func (c Call) conf() Config { return c.st.cfg }
-
 // PendingError is returned (as a *ToolError with Pending set) when the
 // call must end to wait for the human's answer.
 func isPending(e *ToolError) bool { return e != nil && e.Code == codePending }

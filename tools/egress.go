@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -70,20 +69,4 @@ func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.E
 func blockedLine(hosts []string) string {
 	return "[network restricted: cordon's egress proxy refused " + strings.Join(hosts, ", ") +
 		"; ask the human to add what the task needs to allowed_domains]"
-}
-
-// allowHost adds host:port to the session's allowed domains.
-func (s *Session) allowHost(hostPort string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !slices.Contains(s.allowedHosts, hostPort) {
-		s.allowedHosts = append(s.allowedHosts, hostPort)
-	}
-}
-
-// AllowedHosts are the hosts the human allowed for this session.
-func (s *Session) AllowedHosts() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.allowedHosts)
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cordonhq/cordon/sandbox"
@@ -142,4 +143,20 @@ func (s *Session) warnTmpOnce(logger zerolog.Logger) {
 		s.tmpWarned = true
 		logger.Warn().Str("session", s.ID).Msg("the session tmp directory was removed; recreated it empty")
 	}
+}
+
+// allowHost adds host:port to the session's allowed domains.
+func (s *Session) allowHost(hostPort string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.allowedHosts, hostPort) {
+		s.allowedHosts = append(s.allowedHosts, hostPort)
+	}
+}
+
+// AllowedHosts are the hosts the human allowed for this session.
+func (s *Session) AllowedHosts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.allowedHosts)
 }

@@ -125,8 +125,3 @@ func (tb *Toolbox) resolve(call Call, override sandbox.Mode) (sandbox.ExecutionP
 	}
 	return p, nil
 }
-
-func (c Call) logger() *zerolog.Logger {
-	l := c.conf().Logger
-	return &l
-}
