@@ -77,15 +77,24 @@ func runExec(f *sandboxFlags, argv []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	var stop func()
-	res, err := ex.Run(context.Background(), pol, sandbox.RunSpec{
+	return runToExit(ex, pol, sandbox.RunSpec{
 		Argv: argv, Dir: pol.WorkspaceRoot, Env: sandbox.Environ(os.Environ(), d.passthrough),
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		Started: func(p *os.Process) { stop = forwardSignals(p) },
 	})
+}
+
+// runToExit runs a command as exec and wrap do: in the foreground with
+// cordon's signals forwarded, exiting with its code, 125 when the sandbox
+// cannot be set up, 127 when an unconfined command is not found.
+func runToExit(ex *sandbox.Executor, pol sandbox.ExecutionPolicy, spec sandbox.RunSpec) error {
+	stderr := spec.Stderr
+	var stop func()
+	spec.Started = func(p *os.Process) { stop = forwardSignals(p) }
+	res, err := ex.Run(context.Background(), pol, spec)
 	if stop != nil {
 		stop()
 	}
+	argv := spec.Argv
 	var ue *sandbox.UnavailableError
 	switch {
 	case errors.As(err, &ue):

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -220,31 +218,8 @@ func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdo
 		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
 		return exitCode(exitSandbox)
 	}
-	cwd := d.settings.Workspace
-	var stop func()
-	res, err := ex.Run(context.Background(), pol, sandbox.RunSpec{
-		Argv: argv, Dir: cwd, Env: wrapEnv(os.Environ(), classDir),
+	return runToExit(ex, pol, sandbox.RunSpec{
+		Argv: argv, Dir: d.settings.Workspace, Env: wrapEnv(os.Environ(), classDir),
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		Started: func(p *os.Process) { stop = forwardSignals(p) },
 	})
-	if stop != nil {
-		stop()
-	}
-	var unavailable *sandbox.UnavailableError
-	switch {
-	case errors.As(err, &unavailable):
-		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %s\n", unavailable.Reason)
-		return exitCode(exitSandbox)
-	case err != nil && errors.Is(err, exec.ErrNotFound):
-		fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
-		return exitCode(127)
-	case err != nil:
-		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
-		return exitCode(exitSandbox)
-	case res.Ending == sandbox.RunnerFailed:
-		fmt.Fprintf(stderr, "cordon: sandbox runner failed: %s\n", res.RunnerFailure)
-		return exitCode(exitSandbox)
-	}
-	reportUndone(stderr, res.Undone)
-	return exitWith(res.ExitCode)
 }
