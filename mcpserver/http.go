@@ -14,7 +14,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -67,8 +66,8 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	}
 	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
 	mux := http.NewServeMux()
-	allowed := append(slices.Clone(cfg.AllowedOrigins), "http://"+ln.Addr().String())
-	mux.Handle("/mcp", guard(cfg.Token, allowed, cancelShim(streamable)))
+	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
+	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed, cancelShim(streamable))))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
@@ -152,9 +151,9 @@ const needToken = "cordon needs a bearer token, and OAuth is not offered: send t
 	"(by default $XDG_STATE_HOME/cordon/http-token, else ~/.local/state/cordon/http-token), " +
 	"or the value of CORDON_HTTP_TOKEN when cordon serve was started with it"
 
-// guard checks the bearer token on every request and refuses a present,
-// foreign Origin (DNS-rebinding defence: mcp-go checks Host, not Origin).
-func guard(token string, allowedOrigins []string, next http.Handler) http.Handler {
+// requireToken checks the bearer token on every request, and bounds the
+// request's body.
+func requireToken(token string, next http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
@@ -163,10 +162,6 @@ func guard(token string, allowedOrigins []string, next http.Handler) http.Handle
 			// that a token is missing and where it is, not that OAuth failed.
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cordon", error="invalid_token", error_description="`+needToken+`"`)
 			http.Error(w, "unauthorized: "+needToken, http.StatusUnauthorized)
-			return
-		}
-		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowedOrigins, o) {
-			http.Error(w, "forbidden: origin "+o+" is not allowed (configure [http] allowed_origins)", http.StatusForbidden)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
