@@ -33,12 +33,21 @@ func newRawHTTP(t *testing.T, w *world, extra ...string) *rawHTTP {
 // removes one).
 func (c *rawHTTP) do(t *testing.T, method, body string, headers map[string]string) rawReply {
 	t.Helper()
+	r, err := c.try(method, body, headers)
+	require.NoError(t, err)
+	return r
+}
+
+// try is do for another goroutine than the test's.
+func (c *rawHTTP) try(method, body string, headers map[string]string) (rawReply, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, c.url, rd)
-	require.NoError(t, err)
+	if err != nil {
+		return rawReply{}, err
+	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -57,11 +66,12 @@ func (c *rawHTTP) do(t *testing.T, method, body string, headers map[string]strin
 	}
 	cl := &http.Client{Timeout: 30 * time.Second}
 	resp, err := cl.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return rawReply{}, err
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return rawReply{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return rawReply{status: resp.StatusCode, header: resp.Header, body: string(b)}, err
 }
 
 func (c *rawHTTP) post(t *testing.T, body string) rawReply {

@@ -1,19 +1,17 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -67,7 +65,7 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
 	mux := http.NewServeMux()
 	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
-	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed, cancelShim(streamable))))
+	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed, readMessage(cancelShim(streamable)))))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
@@ -175,21 +173,10 @@ func requireToken(token string, next http.Handler) http.Handler {
 // its HTTP context.
 func cancelShim(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(body, &m) == nil && len(m.ID) == 0 && m.Method == string(mcp.MethodNotificationCancelled) {
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
+		if m := messageOf(r); m != nil && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) &&
+			m.ID == nil && m.Method == string(mcp.MethodNotificationCancelled) {
+			w.WriteHeader(http.StatusAccepted)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -253,4 +240,13 @@ func (s *Server) logVerdict(cp *connPeer, took time.Duration) {
 	}
 	s.log.Debug().Str("client", cp.client.String()).Int("pid", v.PID).Str("command", v.Command).
 		Str("reason", v.Reason).Dur("took", took).Msg("HTTP client allowed")
+}
+
+// quoted quotes what a client sent, for an error message, so that it
+// cannot pass for cordon's own words; a long one is cut short.
+func quoted(v string) string {
+	if len(v) > 200 {
+		v = v[:200] + "…"
+	}
+	return strconv.Quote(v)
 }

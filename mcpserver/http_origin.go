@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -59,25 +58,16 @@ func refuseRebinding(loopback bool, allowed []string, next http.Handler) http.Ha
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if loopback && !isLoopbackName(r.Host) {
 			http.Error(w, "forbidden: this cordon serves on a loopback address and answers only requests addressed to it by a loopback name "+
-				"(localhost, 127.0.0.1 or [::1]), and this one names host "+quoteHeader(r.Host)+
+				"(localhost, 127.0.0.1 or [::1]), and this one names host "+quoted(r.Host)+
 				" (a defence against DNS rebinding): connect to http://127.0.0.1:PORT/mcp", http.StatusForbidden)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !slices.ContainsFunc(allowed, func(a string) bool { return sameOrigin(a, o) }) {
-			http.Error(w, "forbidden: origin "+quoteHeader(o)+" is not allowed: a web page may drive cordon only from one of the origins "+
+			http.Error(w, "forbidden: origin "+quoted(o)+" is not allowed: a web page may drive cordon only from one of the origins "+
 				strings.Join(allowed, ", ")+" (a defence against DNS rebinding); to allow another, add it to [http] allowed_origins in the config",
 				http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// quoteHeader quotes a header value for an error message, so that what a
-// client sent cannot pass for cordon's own words.
-func quoteHeader(v string) string {
-	if len(v) > 200 {
-		v = v[:200] + "…"
-	}
-	return strconv.Quote(v)
 }
