@@ -81,3 +81,48 @@ func TestHTTPInvalidRequests(t *testing.T) {
 	r = c.post(t, `{"jsonrpc":"2.0","id":8,"result":{}}`)
 	assert.Equal(t, http.StatusAccepted, r.status, r.body)
 }
+
+func TestHTTPSessionID(t *testing.T) {
+	c := newRawHTTP(t, newWorld(t))
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
+	// No session yet, and no id sent: 400, whatever the method.
+	r := c.post(t, ping)
+	assert.Equal(t, http.StatusBadRequest, r.status, r.body)
+	rep := decodeReply(t, r)
+	require.NotNil(t, rep.Error)
+	assert.JSONEq(t, "1", string(rep.ID))
+	assert.Contains(t, rep.Error.Message, "Mcp-Session-Id")
+	assert.Contains(t, rep.Error.Message, "initialize")
+
+	c.initialize(t)
+	noSession := map[string]string{"Mcp-Session-Id": ""}
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		body := ""
+		if method == http.MethodPost {
+			body = ping
+		}
+		r := c.do(t, method, body, noSession)
+		assert.Equal(t, http.StatusBadRequest, r.status, "%s without Mcp-Session-Id: %s", method, r.body)
+		assert.Contains(t, r.body, "missing session id", method)
+	}
+	r = c.do(t, http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, noSession)
+	assert.Equal(t, http.StatusBadRequest, r.status, "a notification needs the session too: %s", r.body)
+
+	// An id cordon does not know: 404, so that the client starts anew.
+	r = c.do(t, http.MethodPost, ping, map[string]string{"Mcp-Session-Id": "mcp-session-00000000-0000-0000-0000-000000000000"})
+	assert.Equal(t, http.StatusNotFound, r.status, r.body)
+
+	// The session works, until it is deleted; then its id is unknown.
+	r = c.post(t, ping)
+	assert.Equal(t, http.StatusOK, r.status, r.body)
+	r = c.do(t, http.MethodDelete, "", nil)
+	assert.Equal(t, http.StatusOK, r.status, r.body)
+	r = c.post(t, ping)
+	assert.Equal(t, http.StatusNotFound, r.status, "a terminated session: %s", r.body)
+
+	// A 2026-07-28 client has no session, and needs no id.
+	r = c.do(t, http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+modernMeta+`}}`, modernHeaders())
+	assert.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Contains(t, r.body, `"name":"bash"`)
+}

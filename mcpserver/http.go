@@ -65,7 +65,7 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
 	mux := http.NewServeMux()
 	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
-	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed, readMessage(cancelShim(streamable)))))
+	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed, readMessage(requireSessionID(cancelShim(streamable))))))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
