@@ -4,8 +4,11 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,4 +128,83 @@ func TestHTTPSessionID(t *testing.T) {
 	r = c.do(t, http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+modernMeta+`}}`, modernHeaders())
 	assert.Equal(t, http.StatusOK, r.status, r.body)
 	assert.Contains(t, r.body, `"name":"bash"`)
+}
+
+// TestHTTPCancelledRequest: a request the client cancels with
+// notifications/cancelled gets no response; its command is killed; the
+// session goes on. Both before the response became a stream, and after
+// (progress notifications make it one).
+func TestHTTPCancelledRequest(t *testing.T) {
+	for _, progress := range []bool{false, true} {
+		t.Run(fmt.Sprintf("progress=%v", progress), func(t *testing.T) {
+			w := newWorld(t)
+			c := newRawHTTP(t, w)
+			c.initialize(t)
+			started, finished := filepath.Join(w.ws, "started"), filepath.Join(w.ws, "finished")
+			// bash reports progress every 2 s.
+			meta, runs, first := "", 3*time.Second, time.Duration(0)
+			if progress {
+				meta, runs, first = `,"_meta":{"progressToken":"p"}`, 5*time.Second, 2500*time.Millisecond
+			}
+			call := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"touch %s; sleep %d; touch %s"}%s}}`,
+				started, int(runs.Seconds()), finished, meta)
+			done := make(chan rawReply, 1)
+			go func() {
+				r, err := c.try(http.MethodPost, call, nil)
+				if err != nil {
+					r.body = "error: " + err.Error()
+				}
+				done <- r
+			}()
+			require.Eventually(t, func() bool { return fileContent(t, started) != "<absent>" }, 20*time.Second, 20*time.Millisecond, "the command started")
+			start := time.Now()
+			time.Sleep(first)
+			r := c.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user changed their mind"}}`)
+			assert.Equal(t, http.StatusAccepted, r.status, r.body)
+
+			var reply rawReply
+			select {
+			case reply = <-done:
+			case <-time.After(2500 * time.Millisecond):
+				t.Fatal("the cancelled request's HTTP response did not end")
+			}
+			assert.Equal(t, http.StatusOK, reply.status)
+			assert.Equal(t, "text/event-stream", reply.header.Get("Content-Type"))
+			assert.NotContains(t, reply.body, `"id":7`, "no response for the cancelled request")
+			assert.NotContains(t, reply.body, `"result"`)
+			if progress {
+				assert.Contains(t, reply.body, "notifications/progress", "what was sent before the cancellation stays sent")
+			}
+			time.Sleep(time.Until(start.Add(runs + 500*time.Millisecond)))
+			assert.NoFileExists(t, finished, "the command was killed")
+
+			r = c.post(t, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo still here"}}}`)
+			assert.Equal(t, http.StatusOK, r.status, r.body)
+			assert.Contains(t, r.body, "still here")
+		})
+	}
+}
+
+// TestHTTPCancelOnlyOwnSession: a cancellation names a request of its own
+// session; the same id in another session is not cancelled.
+func TestHTTPCancelOnlyOwnSession(t *testing.T) {
+	w := newWorld(t)
+	a := newRawHTTP(t, w)
+	a.initialize(t)
+	b := &rawHTTP{url: a.url, token: a.token}
+	b.initialize(t)
+	done := make(chan rawReply, 1)
+	go func() {
+		r, err := a.try(http.MethodPost, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 1; echo finished"}}}`, nil)
+		if err != nil {
+			r.body = "error: " + err.Error()
+		}
+		done <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	r := b.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
+	assert.Equal(t, http.StatusAccepted, r.status, r.body)
+	reply := <-done
+	assert.Contains(t, reply.body, `"id":7`)
+	assert.Contains(t, reply.body, "finished")
 }

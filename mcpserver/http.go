@@ -17,7 +17,6 @@ import (
 
 	"github.com/cordonhq/cordon/internal/peer"
 	"github.com/cordonhq/cordon/sandbox"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -65,7 +64,9 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
 	mux := http.NewServeMux()
 	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
-	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed, readMessage(requireSessionID(cancelShim(streamable))))))
+	var cancels inflight
+	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed,
+		readMessage(requireSessionID(cancels.track(cancelShim(streamable)))))))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
@@ -163,21 +164,6 @@ func requireToken(token string, next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
-		next.ServeHTTP(w, r)
-	})
-}
-
-// cancelShim answers a 2026-07-28 notifications/cancelled that carries no
-// _meta: mcp-go would reject it with 400, and the official Go client then
-// tears its whole session down. The request is already cancelled through
-// its HTTP context.
-func cancelShim(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if m := messageOf(r); m != nil && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) &&
-			m.ID == nil && m.Method == string(mcp.MethodNotificationCancelled) {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
 		next.ServeHTTP(w, r)
 	})
 }
