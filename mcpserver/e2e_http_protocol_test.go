@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,4 +208,26 @@ func TestHTTPCancelOnlyOwnSession(t *testing.T) {
 	reply := <-done
 	assert.Contains(t, reply.body, `"id":7`)
 	assert.Contains(t, reply.body, "finished")
+}
+
+func TestHTTPBadCursor(t *testing.T) {
+	c := newRawHTTP(t, newWorld(t))
+	c.initialize(t)
+	for _, cursor := range []string{`"!!!"`, `"Zm9v"`, `42`, `"` + strings.Repeat("A", 5000) + `"`} {
+		r := c.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":`+cursor+`}}`)
+		rep := decodeReply(t, r)
+		require.NotNil(t, rep.Error, "cursor %.40s: %s", cursor, r.body)
+		assert.Equal(t, -32602, rep.Error.Code)
+		assert.Contains(t, rep.Error.Message, "invalid cursor")
+		assert.Contains(t, rep.Error.Message, "without a cursor", "says how to go on")
+		assert.NotContains(t, rep.Error.Message, "base64", "no Go internals")
+		assert.NotContains(t, rep.Error.Message, "illegal")
+		assert.Less(t, len(rep.Error.Message), 600, "a long cursor is not echoed whole")
+	}
+	for _, params := range []string{`{}`, `{"cursor":""}`, `{"cursor":null}`} {
+		r := c.post(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":`+params+`}`)
+		rep := decodeReply(t, r)
+		assert.Nil(t, rep.Error, "%s: %s", params, r.body)
+		assert.Contains(t, string(rep.Result), `"name":"bash"`, params)
+	}
 }

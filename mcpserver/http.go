@@ -66,7 +66,7 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
 	var cancels inflight
 	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed,
-		readMessage(requireSessionID(cancels.track(cancelShim(streamable)))))))
+		readMessage(requireSessionID(s.checkCursor(cancels.track(cancelShim(streamable))))))))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
