@@ -137,3 +137,41 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	tmps, _ := os.ReadDir(filepath.Join(w.state, "tmp"))
 	assert.Empty(t, tmps, "session tmp directories are removed")
 }
+
+// TestHTTPRebindingGuard: on a loopback bind, a web page from cordon's own
+// origin, under any of its loopback names, may drive it, and a page from
+// anywhere else (another site, another port on this machine) may not, nor
+// a request that names cordon by a name that is not loopback (DNS
+// rebinding); an origin in [http] allowed_origins is allowed too.
+func TestHTTPRebindingGuard(t *testing.T) {
+	w := newWorld(t)
+	cfg := filepath.Join(w.base, "origins.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[http]\nallowed_origins = [\"https://app.example\"]\n"), 0o644))
+	c := newRawHTTP(t, w, "--config", cfg)
+	port := c.url[strings.LastIndexByte(c.url[:len(c.url)-len("/mcp")], ':')+1 : len(c.url)-len("/mcp")]
+	c.initialize(t)
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, origin := range []string{"http://127.0.0.1:" + port, "http://localhost:" + port, "http://[::1]:" + port, "http://LOCALHOST:" + port, "https://app.example"} {
+		r := c.do(t, http.MethodPost, ping, map[string]string{"Origin": origin})
+		assert.Equal(t, http.StatusOK, r.status, "Origin %s: %s", origin, r.body)
+	}
+	for _, origin := range []string{"http://evil.example", "http://evil.example:" + port, "http://localhost:1", "https://127.0.0.1:" + port, "null"} {
+		r := c.do(t, http.MethodPost, ping, map[string]string{"Origin": origin})
+		assert.Equal(t, http.StatusForbidden, r.status, "Origin %s: %s", origin, r.body)
+		assert.Contains(t, r.body, "allowed_origins", "the refusal says how to allow an origin")
+		assert.Contains(t, r.body, "http://localhost:"+port, "the refusal names the origins that are allowed")
+	}
+	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port, "localhost"} {
+		r := c.do(t, http.MethodPost, ping, map[string]string{"Host": host})
+		assert.Equal(t, http.StatusOK, r.status, "Host %s: %s", host, r.body)
+	}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port} {
+		r := c.do(t, http.MethodPost, ping, map[string]string{"Host": host})
+		assert.Equal(t, http.StatusForbidden, r.status, "Host %s: %s", host, r.body)
+		assert.Contains(t, r.body, "DNS rebinding")
+		assert.Contains(t, r.body, "127.0.0.1", "the refusal says which names cordon answers to")
+	}
+	// The token comes first: without it, whatever the origin, 401.
+	r := c.do(t, http.MethodPost, ping, map[string]string{"Origin": "http://evil.example", "Authorization": ""})
+	assert.Equal(t, http.StatusUnauthorized, r.status)
+}

@@ -1,26 +1,22 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/cordonhq/cordon/internal/peer"
 	"github.com/cordonhq/cordon/sandbox"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -67,8 +63,10 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	}
 	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
 	mux := http.NewServeMux()
-	allowed := append(slices.Clone(cfg.AllowedOrigins), "http://"+ln.Addr().String())
-	mux.Handle("/mcp", guard(cfg.Token, allowed, cancelShim(streamable)))
+	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
+	var cancels inflight
+	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed,
+		readMessage(requireSessionID(s.checkCursor(cancels.track(cancelShim(streamable))))))))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
@@ -152,9 +150,9 @@ const needToken = "cordon needs a bearer token, and OAuth is not offered: send t
 	"(by default $XDG_STATE_HOME/cordon/http-token, else ~/.local/state/cordon/http-token), " +
 	"or the value of CORDON_HTTP_TOKEN when cordon serve was started with it"
 
-// guard checks the bearer token on every request and refuses a present,
-// foreign Origin (DNS-rebinding defence: mcp-go checks Host, not Origin).
-func guard(token string, allowedOrigins []string, next http.Handler) http.Handler {
+// requireToken checks the bearer token on every request, and bounds the
+// request's body.
+func requireToken(token string, next http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
@@ -165,37 +163,7 @@ func guard(token string, allowedOrigins []string, next http.Handler) http.Handle
 			http.Error(w, "unauthorized: "+needToken, http.StatusUnauthorized)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowedOrigins, o) {
-			http.Error(w, "forbidden: origin "+o+" is not allowed (configure [http] allowed_origins)", http.StatusForbidden)
-			return
-		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
-		next.ServeHTTP(w, r)
-	})
-}
-
-// cancelShim answers a 2026-07-28 notifications/cancelled that carries no
-// _meta: mcp-go would reject it with 400, and the official Go client then
-// tears its whole session down. The request is already cancelled through
-// its HTTP context.
-func cancelShim(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(body, &m) == nil && len(m.ID) == 0 && m.Method == string(mcp.MethodNotificationCancelled) {
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
-		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -258,4 +226,13 @@ func (s *Server) logVerdict(cp *connPeer, took time.Duration) {
 	}
 	s.log.Debug().Str("client", cp.client.String()).Int("pid", v.PID).Str("command", v.Command).
 		Str("reason", v.Reason).Dur("took", took).Msg("HTTP client allowed")
+}
+
+// quoted quotes what a client sent, for an error message, so that it
+// cannot pass for cordon's own words; a long one is cut short.
+func quoted(v string) string {
+	if len(v) > 200 {
+		v = v[:200] + "…"
+	}
+	return strconv.Quote(v)
 }
