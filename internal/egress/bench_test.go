@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +23,9 @@ import (
 // BenchmarkProxyHTTPSConnect: one TLS connection to a loopback server,
 // directly and through CONNECT, alternating so both see the same machine.
 func BenchmarkProxyHTTPSConnect(b *testing.B) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut short at Close
+	srv.StartTLS()
 	defer srv.Close()
 	target := srv.Listener.Addr().String()
 	host, _, _ := net.SplitHostPort(target)
