@@ -60,8 +60,11 @@ var table = []Tool{
 	// lines must reach it verbatim (SPEC §5).
 	define[textOnly](Tool{Name: "read_file", Title: "Read a file",
 		Description: "Read a text file (lines offset..offset+limit-1, numbered from 1) or an image (png, jpeg, gif, webp). Paths are absolute or relative to the workspace. " +
+			"A negative offset counts from the end: offset -20 gives the last 20 lines, however large the file, without reading the rest of it. " +
 			"The text starts with a header line [PATH: lines A-B of N], with \", truncated\" when more lines follow or a long line was cut; " +
-			"each line after it is its number, a tab, then the line verbatim. Credential locations (~/.ssh, ~/.aws, …) are never readable.",
+			"each line after it is its number, a tab, then the line verbatim. Where the file is too large to count its lines cheaply, the lines of a negative offset " +
+			"are numbered from the end (-1 is the last) and the header says [PATH: lines -A to -B counted from the end, of more than N]. " +
+			"Credential locations (~/.ssh, ~/.aws, …) are never readable.",
 		ReadOnly: true, Idempotent: true}, (*Toolbox).ReadFile),
 	define[WriteFileOutput](Tool{Name: "write_file", Title: "Write a file",
 		Description: "Create or replace a file atomically (parents are created, the mode of an existing file is kept). Writes only inside the writable roots; " +
