@@ -66,10 +66,11 @@ var table = []Tool{
 			"are numbered from the end (-1 is the last) and the header says [PATH: lines -A to -B counted from the end, of more than N]. " +
 			"Credential locations (~/.ssh, ~/.aws, …) are never readable.",
 		ReadOnly: true, Idempotent: true}, (*Toolbox).ReadFile),
+	// Not idempotent: the same append, called again, adds again.
 	define[WriteFileOutput](Tool{Name: "write_file", Title: "Write a file",
-		Description: "Create or replace a file atomically (parents are created, the mode of an existing file is kept). Writes only inside the writable roots; " +
+		Description: "Create or replace a file atomically (parents are created, the mode of an existing file is kept); with append, add content at its end instead. Writes only inside the writable roots; " +
 			".git/hooks, .git/config, .cordon/ and shell start-up files stay read-only.",
-		Destructive: true, Idempotent: true}, (*Toolbox).WriteFile),
+		Destructive: true}, (*Toolbox).WriteFile),
 	define[EditFileOutput](Tool{Name: "edit_file", Title: "Edit a file",
 		Description: "Replace old_string with new_string in a file, atomically, and return the unified diff. old_string must occur exactly once unless replace_all is true.",
 		Destructive: true}, (*Toolbox).EditFile),
