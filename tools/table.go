@@ -72,7 +72,8 @@ var table = []Tool{
 			".git/hooks, .git/config, .cordon/ and shell start-up files stay read-only.",
 		Destructive: true}, (*Toolbox).WriteFile),
 	define[EditFileOutput](Tool{Name: "edit_file", Title: "Edit a file",
-		Description: "Replace old_string with new_string in a file, atomically, and return the unified diff. old_string must occur exactly once unless replace_all is true.",
+		Description: "Replace old_string with new_string in a file, atomically, and return the unified diff. old_string must occur exactly once unless replace_all is true, " +
+			"or exactly expected_replacements times when that is given (all of them are replaced; any other count fails and changes nothing).",
 		Destructive: true}, (*Toolbox).EditFile),
 	define[ListDirectoryOutput](Tool{Name: "list_directory", Title: "List a directory",
 		Description: "List a directory's entries with type and size, optionally recursively (depth 1..5). At most 1000 entries.",
