@@ -82,8 +82,10 @@ var table = []Tool{
 		Description: "Find files matching a glob pattern such as **/*.go, newest first. Skips .git and what .gitignore ignores.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).Glob),
 	define[GrepOutput](Tool{Name: "grep", Title: "Search file contents",
-		Description: "Search files for a regular expression (RE2 syntax). Returns file:line:text matches. Skips .git, binary files and what .gitignore ignores.",
-		ReadOnly:    true, Idempotent: true}, (*Toolbox).Grep),
+		Description: "Search files for a regular expression (RE2 syntax), or a plain string with literal. Returns file:line:text matches; with context N, also the N lines before and after each " +
+			"(file-line-text, -- between groups that are not adjacent, as grep -C). output files returns only the paths of the files that match, output count file:N for each. " +
+			"Skips .git, binary files and what .gitignore ignores.",
+		ReadOnly: true, Idempotent: true}, (*Toolbox).Grep),
 	define[StatusOutput](Tool{Name: "sandbox_status", Title: "Sandbox status",
 		Description: "Show the sandbox mode, where writes are allowed, what is protected or unreadable, the backend and its enforcement, and the approval policy.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).Status),
