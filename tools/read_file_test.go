@@ -288,6 +288,38 @@ func TestReadFileTailHuge(t *testing.T) {
 	assert.True(t, strings.HasPrefix(rest, "     1\thead 1 of a log"), rest)
 }
 
+// TestReadFileTailLongLine: a line longer than MaxTailScan before the
+// tail stops the search for its start: the lines after it are shown, and
+// the call stays bounded.
+func TestReadFileTailLongLine(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	head := strings.Repeat("some text at the head\n", 1000)
+	hole := func(name, tail string) string {
+		p := filepath.Join(w.ws, name)
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		defer f.Close()
+		_, err = f.WriteString(head)
+		require.NoError(t, err)
+		size := int64(tools.MaxTailScan + 64<<20)
+		require.NoError(t, f.Truncate(size-int64(len(tail))))
+		_, err = f.WriteAt([]byte(tail), size-int64(len(tail)))
+		require.NoError(t, err)
+		return p
+	}
+	p := hole("long.log", "the end of a long line\nlast\n")
+	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Offset: -5})
+	require.Nil(t, terr)
+	h, rest := header(t, res.Text)
+	assert.Equal(t, "["+p+": lines -1 to -1 counted from the end, of more than 1]", h)
+	assert.True(t, strings.HasPrefix(rest, "    -1\tlast\n[the line before these is longer than 256.0 MiB (268435456 bytes), more than read_file reads back from the end: use bash (e.g. tail -c) to see it]\n"), rest)
+
+	p = hole("one.log", "the end of the last line\n")
+	res, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Offset: -1})
+	require.Nil(t, terr)
+	assert.Equal(t, "["+p+": no lines: the last line is longer than 256.0 MiB (268435456 bytes), more than read_file reads back from the end; use bash (e.g. tail -c 2000) to see its end]\n", res.Text)
+}
+
 // TestReadFileTailCountBudget: the lines before a tail are counted up to
 // MaxTailCount bytes, and no further.
 func TestReadFileTailCountBudget(t *testing.T) {

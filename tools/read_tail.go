@@ -17,17 +17,28 @@ import (
 // must cost what a small file's do.
 const MaxTailCount = 256 << 10
 
+// MaxTailScan is how far back from the end of a file a tail read looks
+// for the start of its lines. Only a line longer than this stops it short:
+// such a line (a file of one huge line, or a hole of NUL bytes) is not
+// shown, and the lines after it are.
+const MaxTailScan = 256 << 20
+
 // readTail returns lines of a text file counted from its end: the n-th
 // line from the end first, then up to limit-1 lines after it. It reads the
 // file backwards in blocks from its end (the first size bytes, as stat saw
 // them), then forwards from where those lines start: what it reads is
-// bounded by the lines it returns and MaxTailCount, not by the file's size.
+// bounded by the lines it returns and MaxTailCount (and MaxTailScan), not
+// by the file's size.
 func readTail(ctx context.Context, path string, file io.ReaderAt, bufs *readBuffer, size int64, n, limit int) (*Result, error) {
-	start, lines, found, err := tailStart(ctx, file, size, n, bufs.chunk[:])
+	start, lines, found, short, err := tailStart(ctx, file, size, n, MaxTailScan, bufs.chunk[:])
 	if err != nil {
 		return nil, err
 	}
-	if lines == 0 {
+	switch {
+	case lines == 0 && short:
+		return &Result{Text: fmt.Sprintf("[%s: no lines: the last line is longer than %s, more than read_file reads back from the end; use bash (e.g. tail -c 2000) to see its end]\n",
+			quotePath(path), formatSize(MaxTailScan))}, nil
+	case lines == 0:
 		return &Result{Text: fmt.Sprintf("[%s: empty file]\n", quotePath(path))}, nil
 	}
 	// The lines before start: counted when they are few enough, else
@@ -75,6 +86,10 @@ func readTail(ctx context.Context, path string, file io.ReaderAt, bufs *readBuff
 	if more {
 		notes = append(notes, fmt.Sprintf("[showing lines %d to %d counted from the end; call read_file with offset=%d to continue]", first, end, end+1))
 	}
+	if short {
+		notes = append(notes, fmt.Sprintf("[the line before these is longer than %s, more than read_file reads back from the end: use bash (e.g. tail -c) to see it]",
+			formatSize(MaxTailScan)))
+	}
 	notes = append(notes, fmt.Sprintf("[line numbers count from the end (-1 is the last line): the file is %s, and the lines before these were not counted; a more negative offset reads further back]",
 		formatSize(size)))
 	h := fmt.Sprintf("[%s: lines %d to %d counted from the end, of more than %d", quotePath(path), first, end, lines)
@@ -87,15 +102,21 @@ func readTail(ctx context.Context, path string, file io.ReaderAt, bufs *readBuff
 // tailStart finds where the last n lines of the file's first size bytes
 // begin, reading backwards from the end in blocks of buf's size. lines is
 // how many lines there are from start to the end: n, or fewer when the
-// file has no more (then found is false, and start is 0).
-func tailStart(ctx context.Context, r io.ReaderAt, size int64, n int, buf []byte) (start int64, lines int, found bool, err error) {
+// file has no more (then found is false, and start is 0), or when the
+// line before them goes back further than budget bytes from the end (then
+// short is true, and the lines are those after it).
+func tailStart(ctx context.Context, r io.ReaderAt, size int64, n int, budget int64, buf []byte) (start int64, lines int, found, short bool, err error) {
 	if size == 0 {
-		return 0, 0, false, nil
+		return 0, 0, false, false, nil
 	}
-	newlines := 0 // newlines seen that start one of the lines
+	newlines := 0    // newlines seen that start one of the lines
+	earliest := size // where the earliest line found starts
 	for end, final := size, true; end > 0; {
 		if err := ctx.Err(); err != nil {
-			return 0, 0, false, err
+			return 0, 0, false, false, err
+		}
+		if size-end >= budget {
+			return earliest, newlines, true, true, nil
 		}
 		lo := max(0, end-int64(len(buf)))
 		b := buf[:end-lo]
@@ -103,7 +124,7 @@ func tailStart(ctx context.Context, r io.ReaderAt, size int64, n int, buf []byte
 			if errors.Is(err, io.EOF) {
 				err = fmt.Errorf("the file shrank while it was read: %w", io.ErrUnexpectedEOF)
 			}
-			return 0, 0, false, err
+			return 0, 0, false, false, err
 		}
 		if final {
 			// A final newline ends the last line; it starts none.
@@ -115,8 +136,9 @@ func tailStart(ctx context.Context, r io.ReaderAt, size int64, n int, buf []byte
 			if i < 0 {
 				break
 			}
+			earliest = lo + int64(i) + 1
 			if newlines++; newlines == n {
-				return lo + int64(i) + 1, n, true, nil
+				return earliest, n, true, false, nil
 			}
 			b = b[:i]
 		}
@@ -124,7 +146,7 @@ func tailStart(ctx context.Context, r io.ReaderAt, size int64, n int, buf []byte
 	}
 	// The whole file is fewer than n lines: the newlines between them,
 	// and one more.
-	return 0, newlines + 1, false, nil
+	return 0, newlines + 1, false, false, nil
 }
 
 // countLines counts the lines in the file's first end bytes, which end
