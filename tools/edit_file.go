@@ -19,6 +19,8 @@ type EditFileInput struct {
 	OldString  string `json:"old_string" jsonschema:"Exact text to replace."`
 	NewString  string `json:"new_string" jsonschema:"Replacement text."`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence. Default false."`
+	// A pointer: 0 is refused, not taken for "absent".
+	ExpectedReplacements *int `json:"expected_replacements,omitempty" jsonschema:"How many occurrences of old_string to replace, all of them: the edit fails, changing nothing, unless old_string occurs exactly this many times. Default: once, or with replace_all every occurrence." schema:"minimum=1,maximum=2147483647"`
 	Escalation
 }
 
@@ -38,8 +40,9 @@ const maxDiffLines = 20000
 
 // EditFile replaces old_string with new_string, atomically, through one
 // resolution of the path by the fence (the file read is the file
-// replaced), and returns the unified diff. On any error the file is left
-// as it was.
+// replaced), and returns the unified diff: once, every occurrence with
+// replace_all, or exactly expected_replacements of them. On any error the
+// file is left as it was.
 func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*Result, *ToolError) {
 	call = tb.pin(call)
 	if in.OldString == "" {
@@ -48,8 +51,17 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	if in.OldString == in.NewString {
 		return nil, invalid("old_string and new_string are the same: there is nothing to change")
 	}
-	path, pol, f, terr := tb.prepareWrite(ctx, call, "edit_file", in.Path, in.SandboxPermissions, in.Justification,
-		map[string]any{"replace_all": in.ReplaceAll})
+	expected := 0 // any number with replace_all, else 1
+	if in.ExpectedReplacements != nil {
+		if expected = *in.ExpectedReplacements; expected < 1 {
+			return nil, invalid("expected_replacements must be at least 1 (it is %d): it is how many occurrences of old_string the edit replaces", expected)
+		}
+	}
+	fields := map[string]any{"replace_all": in.ReplaceAll}
+	if expected > 0 {
+		fields["expected_replacements"] = expected
+	}
+	path, pol, f, terr := tb.prepareWrite(ctx, call, "edit_file", in.Path, in.SandboxPermissions, in.Justification, fields)
 	if terr != nil {
 		return nil, terr
 	}
@@ -59,15 +71,22 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	_, err := f.Edit(path, func(content []byte) ([]byte, error) {
 		n := bytes.Count(content, old)
 		switch {
+		case n == 0 && expected > 0:
+			return nil, &editRefusal{invalid("old_string not found in %s (expected_replacements is %d, found 0); nothing was changed%s",
+				path, expected, notFoundHint(content, in.OldString))}
 		case n == 0:
 			return nil, &editRefusal{invalid("old_string not found in %s%s", path, notFoundHint(content, in.OldString))}
-		case n > 1 && !in.ReplaceAll:
+		case expected > 0 && n != expected:
+			return nil, &editRefusal{invalid(
+				"old_string appears %d times in %s (at lines %s), but expected_replacements is %d; nothing was changed: read the file again, then set expected_replacements to the number you mean to replace, or change old_string",
+				n, path, occurrenceLines(content, old, 10), expected)}
+		case n > 1 && expected == 0 && !in.ReplaceAll:
 			return nil, &editRefusal{invalid(
 				"old_string appears %d times in %s (at lines %s): add surrounding lines to old_string so that it matches once, or set replace_all to true to replace every occurrence",
 				n, path, occurrenceLines(content, old, 10))}
 		}
 		replacements = 1
-		if in.ReplaceAll {
+		if in.ReplaceAll || expected > 0 {
 			replacements = n
 		}
 		before, after = content, bytes.Replace(content, old, []byte(in.NewString), replacements)

@@ -98,6 +98,75 @@ func TestEditFileRefusals(t *testing.T) {
 	assert.Equal(t, before, snapshotTree(t, w.base), "a refused edit changes nothing")
 }
 
+// TestEditFileExpectedReplacements: with expected_replacements, the edit
+// replaces exactly that many occurrences, all there are, or fails naming
+// what it found and what was expected, and changes nothing.
+func TestEditFileExpectedReplacements(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	p := w.file(t, "main.go", goSource) // fmt.Println("hello") twice, at lines 6 and 7
+	hello := `fmt.Println("hello")`
+	count := func(n int) *int { return &n }
+
+	refusals := []struct {
+		name string
+		in   tools.EditFileInput
+		msgs []string
+	}{
+		{"fewer than expected", tools.EditFileInput{Path: "main.go", OldString: hello, NewString: "x", ExpectedReplacements: count(3)},
+			[]string{"appears 2 times in " + p, "lines 6, 7", "expected_replacements is 3", "nothing was changed"}},
+		{"more than expected", tools.EditFileInput{Path: "main.go", OldString: hello, NewString: "x", ExpectedReplacements: count(1)},
+			[]string{"appears 2 times", "expected_replacements is 1", "nothing was changed"}},
+		{"replace_all does not lift it", tools.EditFileInput{Path: "main.go", OldString: hello, NewString: "x", ReplaceAll: true, ExpectedReplacements: count(5)},
+			[]string{"appears 2 times", "expected_replacements is 5"}},
+		{"none found", tools.EditFileInput{Path: "main.go", OldString: "goodbye", NewString: "x", ExpectedReplacements: count(2)},
+			[]string{"old_string not found in " + p, "expected_replacements is 2, found 0", "nothing was changed"}},
+		{"zero", tools.EditFileInput{Path: "main.go", OldString: hello, NewString: "x", ExpectedReplacements: count(0)},
+			[]string{"expected_replacements must be at least 1 (it is 0)"}},
+		{"negative", tools.EditFileInput{Path: "main.go", OldString: hello, NewString: "x", ExpectedReplacements: count(-2)},
+			[]string{"expected_replacements must be at least 1 (it is -2)"}},
+	}
+	before := snapshotTree(t, w.base)
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			res, terr := w.tb.EditFile(bg, w.call, tt.in)
+			require.Nil(t, res)
+			requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+			for _, m := range tt.msgs {
+				assert.Contains(t, terr.Message, m)
+			}
+			assert.Equal(t, before, snapshotTree(t, w.base), "a refused edit changes nothing")
+		})
+	}
+	// Through the table, as a client sends it: a JSON number, or zero.
+	_, terr := toolNamed(t, "edit_file").Run(bg, w.tb, w.call, map[string]any{"path": "main.go", "old_string": hello, "new_string": "x", "expected_replacements": 0})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	assert.Contains(t, terr.Message, "expected_replacements must be at least 1")
+	_, terr = toolNamed(t, "edit_file").Run(bg, w.tb, w.call, map[string]any{"path": "main.go", "old_string": hello, "new_string": "x", "expected_replacements": "2"})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	assert.Equal(t, `edit_file: argument "expected_replacements" must be an integer, not string`, terr.Message)
+	assert.Equal(t, before, snapshotTree(t, w.base))
+	schema := toolNamed(t, "edit_file").InputSchema.Properties["expected_replacements"]
+	assert.Equal(t, "integer", schema.Type)
+	assert.Equal(t, float64(1), *schema.Minimum)
+
+	// The right count replaces them all, without replace_all.
+	res, terr := toolNamed(t, "edit_file").Run(bg, w.tb, w.call, map[string]any{"path": "main.go", "old_string": hello, "new_string": `fmt.Println("bye")`, "expected_replacements": 2})
+	require.Nil(t, terr)
+	assert.Equal(t, 2, res.Structured["replacements"])
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, strings.ReplaceAll(goSource, hello, `fmt.Println("bye")`), string(got))
+
+	// One expected, one there: an ordinary edit.
+	res, terr = w.tb.EditFile(bg, w.call, tools.EditFileInput{Path: "main.go", OldString: "package main", NewString: "package app", ExpectedReplacements: count(1)})
+	require.Nil(t, terr)
+	assert.Equal(t, 1, res.Structured["replacements"])
+	// With replace_all too, the count must still match.
+	res, terr = w.tb.EditFile(bg, w.call, tools.EditFileInput{Path: "main.go", OldString: `"bye"`, NewString: `"hi"`, ReplaceAll: true, ExpectedReplacements: count(2)})
+	require.Nil(t, terr)
+	assert.Equal(t, 2, res.Structured["replacements"])
+}
+
 func TestEditFileDenied(t *testing.T) {
 	w := newFilesWorld(t, sandbox.WorkspaceWrite)
 	cases := deniedWrites(t, w)

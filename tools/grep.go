@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,14 +28,23 @@ type GrepInput struct {
 	Glob       string `json:"glob,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. *.go."`
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Case-insensitive match."`
 	Literal    bool   `json:"literal,omitempty" jsonschema:"The pattern is a plain string, not a regular expression: . ( [ * and the rest match themselves."`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"At most this many matches. Default 200." schema:"minimum=1,maximum=10000"`
+	Context    int    `json:"context,omitempty" jsonschema:"Also show this many lines before and after each match, as grep -C does: such lines are file-line-text, and -- separates groups that are not adjacent. Output content only. Default 0." schema:"minimum=0,maximum=10"`
+	Output     string `json:"output,omitempty" jsonschema:"content (default): the matching lines, file:line:text; files: the paths of the files that match, one a line; count: file:N, the number of matching lines of each file that matches." schema:"enum=content|files|count"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"At most this many matches (output content, context lines not counted) or files (output files or count). Default 200." schema:"minimum=1,maximum=10000"`
 }
 
 // GrepOutput is the grep tool's structuredContent.
 type GrepOutput struct {
-	Matches   []string `json:"matches"`
+	Matches   []string `json:"matches" jsonschema:"the lines of the text: file:line:text matches (with context, file-line-text lines around them and -- between groups), the paths (output files), or file:N (output count)"`
 	Truncated bool     `json:"truncated"`
 }
+
+// What grep returns: its output argument.
+const (
+	grepContent = "content"
+	grepFiles   = "files"
+	grepCount   = "count"
+)
 
 // Limits of grep.
 const (
@@ -42,6 +52,8 @@ const (
 	MaxGrepResults     = 10000
 	// MaxMatchChars is where a matching line is cut in the output.
 	MaxMatchChars = 500
+	// MaxGrepContext is the most context lines before and after a match.
+	MaxGrepContext = 10
 )
 
 // grepBuffer is the first read buffer of a file; it grows for long lines
@@ -54,7 +66,8 @@ const (
 
 // Grep searches files for an RE2 regular expression (or, with Literal, a
 // plain string) and returns `file:line:text` matches, in path order, then
-// line order. The tree is walked through the fence (skipping .git,
+// line order, with Context lines around them; or, by Output, the files
+// that match or their counts of matching lines. The tree is walked through the fence (skipping .git,
 // .gitignored and read-deny paths), files are searched in parallel, and
 // the search stops as soon as the first max_results matches in that order
 // are known.
@@ -72,6 +85,20 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	}
 	if maxResults < 1 || maxResults > MaxGrepResults {
 		return nil, invalid("max_results must be between 1 and %d", MaxGrepResults)
+	}
+	output := in.Output
+	switch output {
+	case "":
+		output = grepContent
+	case grepContent, grepFiles, grepCount:
+	default:
+		return nil, invalid("output must be content, files or count, not %q", in.Output)
+	}
+	if in.Context < 0 || in.Context > MaxGrepContext {
+		return nil, invalid("context must be between 0 and %d, not %d: it is how many lines to show before and after each match", MaxGrepContext, in.Context)
+	}
+	if in.Context > 0 && output != grepContent {
+		return nil, invalid("context shows lines around matches, which output %s does not show: leave context out, or use output content", output)
 	}
 	if in.Glob != "" && !doublestar.ValidatePattern(in.Glob) {
 		return nil, invalid("glob %q is not a valid glob pattern (syntax: * ? [abc] {a,b} **)", in.Glob)
@@ -92,7 +119,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if err != nil {
 		return nil, fenceError("grep", pol, root, err)
 	}
-	g := &grepRun{fence: f, m: m, max: maxResults}
+	g := &grepRun{fence: f, m: m, max: maxResults, output: output, context: in.Context}
 	if fi.IsDir() {
 		err = g.searchTree(ctx, newTreeWalk(f, pol, root), in.Glob)
 	} else {
@@ -106,10 +133,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	if err != nil {
 		return nil, walkRootError("grep", pol, root, err)
 	}
-	lines := make([]string, len(g.hits))
-	for i, h := range g.hits {
-		lines[i] = fmt.Sprintf("%s:%d:%s", displayPath(pol, h.path), h.line, h.text)
-	}
+	lines := g.lines(pol)
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString(l + "\n")
@@ -118,7 +142,11 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 		fmt.Fprintf(&b, "No matches for %s in %s (.git, .gitignored and binary files are skipped).\n", in.Pattern, displayPath(pol, root))
 	}
 	if g.truncated {
-		fmt.Fprintf(&b, "[showing the first %d matches: narrow the pattern, path or glob, or raise max_results (up to %d)]\n", maxResults, MaxGrepResults)
+		what := "matches"
+		if output != grepContent {
+			what = "files"
+		}
+		fmt.Fprintf(&b, "[showing the first %d %s: narrow the pattern, path or glob, or raise max_results (up to %d)]\n", maxResults, what, MaxGrepResults)
 	}
 	return &Result{Text: b.String(), Structured: structured(GrepOutput{Matches: lines, Truncated: g.truncated})}, nil
 }
@@ -164,20 +192,26 @@ func hasTextAnchor(re *syntax.Regexp) bool {
 	return false
 }
 
-// grepHit is one matching line.
+// grepHit is one matching line, a line of context around one, or (output
+// count) a file's count of matching lines.
 type grepHit struct {
-	path string
-	line int
-	text string
+	path    string
+	line    int
+	text    string
+	context bool // a line around a match, not a match
+	count   int  // output count: the file's matching lines
 }
 
 // grepRun is one grep call's search state.
 type grepRun struct {
-	fence *fsfence.Fence
-	m     *lineMatcher
-	max   int
+	fence   *fsfence.Fence
+	m       *lineMatcher
+	max     int    // matches (output content) or files (files, count)
+	output  string // content, files or count
+	context int    // lines before and after each match
 
 	hits      []grepHit
+	matches   int // the hits that are not context
 	truncated bool
 }
 
@@ -271,6 +305,13 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 	for range runtime.NumCPU() {
 		workers.Go(func() {
 			s := newFileSearcher(g.fence, g.m, g.max+1)
+			switch g.output {
+			case grepFiles:
+				s.limit = 1 // one match says the file matches
+			case grepCount:
+				s.limit, s.count = math.MaxInt, true
+			}
+			s.context = g.context
 			for job := range jobs {
 				var hits []grepHit
 				if ctx.Err() == nil {
@@ -298,10 +339,16 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 			delete(pending, next)
 			next++
 			for _, h := range hits {
-				if len(g.hits) == g.max {
-					g.truncated = true
-					cancel()
+				if g.truncated {
 					break
+				}
+				if !h.context {
+					if g.matches == g.max {
+						g.truncated = true
+						cancel()
+						break
+					}
+					g.matches++
 				}
 				g.hits = append(g.hits, h)
 			}
@@ -309,6 +356,7 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 	}
 	wg.Wait()
 	if g.truncated {
+		g.trimContext()
 		return nil // the walk was stopped on purpose
 	}
 	return walkErr
@@ -318,9 +366,23 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 type fileSearcher struct {
 	fence   *fsfence.Fence
 	m       *lineMatcher
-	limit   int
+	limit   int // matches per file
+	count   bool
+	context int
 	buf     []byte
 	maxLine int // the buffer's largest size (maxGrepLine; smaller in tests)
+}
+
+// fileState is what the search of one file carries from one region of it
+// to the next.
+type fileState struct {
+	matches int
+	// With context: the number of the last line in the hits (0 for
+	// none), the lines still owed after the last match, and the last
+	// context lines before the region, which a match at its start shows.
+	last  int
+	after int
+	prev  []grepHit
 }
 
 func newFileSearcher(f *fsfence.Fence, m *lineMatcher, limit int) *fileSearcher {
@@ -354,7 +416,21 @@ func (s *fileSearcher) searchJob(ctx context.Context, job grepJob) []grepHit {
 // scan searches an open file, named p in the hits, and closes it.
 func (s *fileSearcher) scan(ctx context.Context, file *os.File, p string) []grepHit {
 	defer file.Close()
-	var hits []grepHit
+	var st fileState
+	hits, ok := s.scanFile(ctx, file, p, &st)
+	switch {
+	case !ok:
+		return nil
+	case s.count && st.matches > 0:
+		return []grepHit{{path: p, count: st.matches}}
+	}
+	return hits
+}
+
+// scanFile is scan's loop over the regions of the file. ok is false for a
+// binary file or a cancelled search; on an I/O error, it returns what it
+// found until then.
+func (s *fileSearcher) scanFile(ctx context.Context, file *os.File, p string, st *fileState) (hits []grepHit, ok bool) {
 	buf := s.buf
 	end := 0          // buf[:end] holds data; buf[0] starts a line
 	line := 1         // the number of the line at buf[0]
@@ -362,17 +438,17 @@ func (s *fileSearcher) scan(ctx context.Context, file *os.File, p string) []grep
 	eof := false
 	for !eof {
 		if ctx.Err() != nil {
-			return nil
+			return nil, false
 		}
 		n, err := io.ReadFull(file, buf[end:])
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-				return hits // an I/O error: keep what was found
+				return hits, true // an I/O error: keep what was found
 			}
 			eof = true
 		}
 		if bytes.IndexByte(buf[end:end+n], 0) >= 0 {
-			return nil // binary
+			return nil, false // binary
 		}
 		end += n
 		if skipping {
@@ -403,21 +479,35 @@ func (s *fileSearcher) scan(ctx context.Context, file *os.File, p string) []grep
 			}
 		}
 		var done bool
-		hits, done = s.searchRegion(buf[:lim], p, line, hits)
+		hits, done = s.searchRegion(buf[:lim], p, line, st, hits)
 		if done {
-			return hits
+			return hits, true
 		}
-		line += bytes.Count(buf[:lim], []byte{'\n'})
+		next := line + bytes.Count(buf[:lim], []byte{'\n'})
+		if s.context > 0 {
+			s.keepTail(buf[:lim], p, line, next, st)
+		}
+		line = next
 		end = copy(buf, buf[lim:end])
 	}
-	return hits
+	return hits, true
 }
 
 // searchRegion finds the matching lines of a region that starts at a line
-// start; first is that line's number.
-func (s *fileSearcher) searchRegion(region []byte, p string, first int, hits []grepHit) ([]grepHit, bool) {
+// start, with the context lines around them; first is that line's number.
+// It reports whether the file's search is done (the limit reached).
+func (s *fileSearcher) searchRegion(region []byte, p string, first int, st *fileState, hits []grepHit) ([]grepHit, bool) {
 	line, counted := first, 0
-	for pos := 0; pos < len(region); {
+	pos := 0
+	if st.after > 0 {
+		// The context owed by a match in the region before.
+		var done bool
+		if pos, hits, done = s.afterContext(region, 0, first, p, st, hits); done {
+			return hits, true
+		}
+		line, counted = first+bytes.Count(region[:min(pos, len(region))], []byte{'\n'}), min(pos, len(region))
+	}
+	for pos < len(region) {
 		var ls, le int
 		if s.m.perLine {
 			ls = pos
@@ -452,11 +542,29 @@ func (s *fileSearcher) searchRegion(region []byte, p string, first int, hits []g
 		}
 		line += bytes.Count(region[counted:ls], []byte{'\n'})
 		counted = ls
+		st.matches++
+		if s.count {
+			pos = le + 1
+			continue
+		}
+		if s.context > 0 {
+			hits = s.beforeContext(region, ls, first, line, p, st, hits)
+			st.last, st.after = line, s.context
+		}
 		hits = append(hits, grepHit{path: p, line: line, text: matchText(region[ls:le], s.m.re)})
-		if len(hits) >= s.limit {
+		if st.matches >= s.limit {
 			return hits, true
 		}
 		pos = le + 1
+		if st.after > 0 {
+			var done bool
+			start := pos
+			if pos, hits, done = s.afterContext(region, pos, line+1, p, st, hits); done {
+				return hits, true
+			}
+			line += 1 + bytes.Count(region[min(start, len(region)):min(pos, len(region))], []byte{'\n'})
+			counted = min(pos, len(region))
+		}
 	}
 	return hits, false
 }

@@ -2,10 +2,12 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +60,42 @@ func TestFileSearcherBoundaries(t *testing.T) {
 				got = append(got, h.line)
 			}
 			require.Equal(t, want, got, "round %d, pattern %q, buffer %d..%d, text %q", round, pattern, initial, maxLine, text)
+
+			// With context: every line within c of a match, each once,
+			// in order, the matches as matches.
+			c := 1 + rng.IntN(3)
+			var wantCtx []string
+			for i := range lines {
+				for _, m := range want {
+					if i+1 >= m-c && i+1 <= m+c {
+						kind := "-"
+						if slices.Contains(want, i+1) {
+							kind = ":"
+						}
+						wantCtx = append(wantCtx, fmt.Sprintf("%d%s", i+1, kind))
+						break
+					}
+				}
+			}
+			s = &fileSearcher{fence: f, m: m, limit: 1 << 30, context: c, buf: make([]byte, initial), maxLine: maxLine}
+			var gotCtx []string
+			for _, h := range s.search(context.Background(), p) {
+				kind := ":"
+				if h.context {
+					kind = "-"
+				}
+				gotCtx = append(gotCtx, fmt.Sprintf("%d%s", h.line, kind))
+			}
+			require.Equal(t, wantCtx, gotCtx, "round %d, pattern %q, context %d, buffer %d..%d, text %q", round, pattern, c, initial, maxLine, text)
+
+			// Counting: one hit with the number of matching lines.
+			s = &fileSearcher{fence: f, m: m, limit: 1 << 30, count: true, buf: make([]byte, initial), maxLine: maxLine}
+			counted := s.search(context.Background(), p)
+			if len(want) == 0 {
+				require.Empty(t, counted)
+			} else {
+				require.Equal(t, []grepHit{{path: p, count: len(want)}}, counted, "round %d, pattern %q", round, pattern)
+			}
 		}
 	}
 }

@@ -126,6 +126,125 @@ func TestGrepLiteral(t *testing.T) {
 	assert.Equal(t, "boolean", toolNamed(t, "grep").InputSchema.Properties["literal"].Type)
 }
 
+// TestGrepContext: context shows the lines around each match as grep -C
+// does: context lines are file-line-text, -- stands between groups that
+// are not adjacent (in one file or across files), and a line is shown once
+// however many matches it is near.
+func TestGrepContext(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	w.file(t, "a.txt", "alpha\nbeta\nmatch one\ngamma\ndelta\nepsilon\nzeta\nmatch two\neta\nmatch three\ntheta\n")
+	w.file(t, "b.txt", "match at the top\nafter\nand more\n")
+	w.file(t, "crlf.txt", "before\r\nmatch crlf\r\nafter\r\n")
+	w.file(t, "long.txt", strings.Repeat("é", tools.MaxMatchChars+10)+"\nmatch long\n")
+
+	tests := []struct {
+		name string
+		in   tools.GrepInput
+		want []string
+	}{
+		{"one line around", tools.GrepInput{Pattern: "match", Glob: "[ab].txt", Context: 1}, []string{
+			"a.txt-2-beta", "a.txt:3:match one", "a.txt-4-gamma",
+			"--",
+			"a.txt-7-zeta", "a.txt:8:match two", "a.txt-9-eta", "a.txt:10:match three", "a.txt-11-theta",
+			"--",
+			"b.txt:1:match at the top", "b.txt-2-after"}},
+		{"groups that meet merge", tools.GrepInput{Pattern: "match", Path: "a.txt", Context: 2}, []string{
+			"a.txt-1-alpha", "a.txt-2-beta", "a.txt:3:match one", "a.txt-4-gamma", "a.txt-5-delta",
+			"a.txt-6-epsilon", "a.txt-7-zeta", "a.txt:8:match two", "a.txt-9-eta", "a.txt:10:match three", "a.txt-11-theta"}},
+		{"more context than the file has", tools.GrepInput{Pattern: "top", Path: "b.txt", Context: 10}, []string{
+			"b.txt:1:match at the top", "b.txt-2-after", "b.txt-3-and more"}},
+		{"no context, no separators", tools.GrepInput{Pattern: "match (one|two)"}, []string{"a.txt:3:match one", "a.txt:8:match two"}},
+		{"CR is dropped from context lines too", tools.GrepInput{Pattern: "crlf", Context: 1}, []string{
+			"crlf.txt-1-before", "crlf.txt:2:match crlf", "crlf.txt-3-after"}},
+		{"long context lines are cut", tools.GrepInput{Pattern: "long", Context: 1}, []string{
+			"long.txt-1-" + strings.Repeat("é", tools.MaxMatchChars) + "…", "long.txt:2:match long"}},
+		{"max_results counts matches, not context", tools.GrepInput{Pattern: "match", Context: 1, MaxResults: 2}, []string{
+			"a.txt-2-beta", "a.txt:3:match one", "a.txt-4-gamma",
+			"--",
+			"a.txt-7-zeta", "a.txt:8:match two", "a.txt-9-eta"}},
+		{"cut short at a file boundary", tools.GrepInput{Pattern: "match (three|crlf)", Context: 1, MaxResults: 1}, []string{
+			"a.txt-9-eta", "a.txt:10:match three", "a.txt-11-theta"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := grepMatches(t, w, tt.in)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	res, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "match (one|two)", Path: "a.txt", Context: 1, MaxResults: 1})
+	require.Nil(t, terr)
+	assert.Equal(t, "a.txt-2-beta\na.txt:3:match one\na.txt-4-gamma\n[showing the first 1 matches: narrow the pattern, path or glob, or raise max_results (up to 10000)]\n", res.Text)
+	assert.Equal(t, true, res.Structured["truncated"])
+}
+
+// TestGrepOutput: output files lists the files that match, output count
+// their numbers of matching lines; max_results then counts files.
+func TestGrepOutput(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	w.file(t, "a.txt", "hit\nmiss\nhit hit\n")
+	w.file(t, "b/c.txt", "hit\n")
+	w.file(t, "d.txt", "miss\n")
+	w.file(t, "e.bin", "hit\x00")
+	for _, tt := range []struct {
+		in   tools.GrepInput
+		want []string
+	}{
+		{tools.GrepInput{Pattern: "hit", Output: "files"}, []string{"a.txt", "b/c.txt"}},
+		{tools.GrepInput{Pattern: "hit", Output: "count"}, []string{"a.txt:2", "b/c.txt:1"}},
+		{tools.GrepInput{Pattern: "hit", Output: "content"}, []string{"a.txt:1:hit", "a.txt:3:hit hit", "b/c.txt:1:hit"}},
+		{tools.GrepInput{Pattern: "HIT", IgnoreCase: true, Output: "count", Path: "a.txt"}, []string{"a.txt:2"}},
+		{tools.GrepInput{Pattern: "nothing", Output: "files"}, []string{}},
+		{tools.GrepInput{Pattern: "nothing", Output: "count"}, []string{}},
+	} {
+		got, truncated := grepMatches(t, w, tt.in)
+		assert.Equal(t, tt.want, got, "%+v", tt.in)
+		assert.False(t, truncated)
+	}
+
+	for i := range 30 {
+		w.file(t, fmt.Sprintf("many/f%02d.txt", i), "hit\nhit\n")
+	}
+	got, truncated := grepMatches(t, w, tools.GrepInput{Pattern: "hit", Path: "many", Output: "count", MaxResults: 3})
+	assert.Equal(t, []string{"many/f00.txt:2", "many/f01.txt:2", "many/f02.txt:2"}, got, "max_results counts files; each count is whole")
+	assert.True(t, truncated)
+	res, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "hit", Path: "many", Output: "files", MaxResults: 2})
+	require.Nil(t, terr)
+	assert.Equal(t, "many/f00.txt\nmany/f01.txt\n[showing the first 2 files: narrow the pattern, path or glob, or raise max_results (up to 10000)]\n", res.Text)
+}
+
+// TestGrepBadArguments: a bad context or output is refused, naming the
+// argument and what it may be.
+func TestGrepBadArguments(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	w.file(t, "a.txt", "hit\n")
+	for _, tt := range []struct {
+		in   tools.GrepInput
+		want string
+	}{
+		{tools.GrepInput{Pattern: "hit", Context: -1}, "context must be between 0 and 10, not -1"},
+		{tools.GrepInput{Pattern: "hit", Context: 11}, "context must be between 0 and 10, not 11"},
+		{tools.GrepInput{Pattern: "hit", Output: "lines"}, `output must be content, files or count, not "lines"`},
+		{tools.GrepInput{Pattern: "hit", Output: "FILES"}, `output must be content, files or count, not "FILES"`},
+		{tools.GrepInput{Pattern: "hit", Output: "files", Context: 2}, "output files does not show"},
+		{tools.GrepInput{Pattern: "hit", Output: "count", Context: 1}, "output count does not show"},
+	} {
+		_, terr := w.tb.Grep(bg, w.call, tt.in)
+		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+		assert.Contains(t, terr.Message, tt.want)
+	}
+	grep := toolNamed(t, "grep")
+	_, terr := grep.Run(bg, w.tb, w.call, map[string]any{"pattern": "hit", "output": 3})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	assert.Equal(t, `grep: argument "output" must be a string, not number`, terr.Message)
+	_, terr = grep.Run(bg, w.tb, w.call, map[string]any{"pattern": "hit", "context": "2"})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	assert.Equal(t, `grep: argument "context" must be an integer, not string`, terr.Message)
+	res, terr := grep.Run(bg, w.tb, w.call, map[string]any{"pattern": "hit", "output": "count"})
+	require.Nil(t, terr)
+	assert.Equal(t, "a.txt:1\n", res.Text)
+	assert.Equal(t, []any{"content", "files", "count"}, grep.InputSchema.Properties["output"].Enum)
+}
+
 func TestGrepMaxResults(t *testing.T) {
 	w := newFilesWorld(t, sandbox.WorkspaceWrite)
 	var want []string

@@ -23,7 +23,7 @@ import (
 // It has no output type: its result is text only (see ReadFile).
 type ReadFileInput struct {
 	Path   string `json:"path" jsonschema:"File to read."`
-	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1." schema:"minimum=1,maximum=2147483647"`
+	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1. Negative: that many lines from the end (-20 reads the last 20 lines), without reading the rest of the file." schema:"minimum=-2147483647,maximum=2147483647"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to return. Default 2000." schema:"minimum=1,maximum=2147483647"`
 }
 
@@ -54,14 +54,15 @@ const readChunk = 64 << 10
 
 // ReadFile returns lines offset..offset+limit-1 of a text file, numbered
 // like `cat -n` below a header line (path, range, total lines, whether it
-// was truncated), or an image as image content. The result is text only,
-// verbatim: no structuredContent, which some clients would show the model
-// instead, JSON-escaped. It streams the file: memory is bounded by what it
-// returns, not by the file's size.
+// was truncated), or an image as image content; a negative offset counts
+// from the end (readTail). The result is text only, verbatim: no
+// structuredContent, which some clients would show the model instead,
+// JSON-escaped. It streams the file: memory is bounded by what it returns,
+// not by the file's size.
 func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*Result, *ToolError) {
 	call = tb.pin(call)
-	if in.Offset < 0 || in.Limit < 0 {
-		return nil, invalid("offset and limit must be positive (offset is the first line, from 1; limit is a number of lines)")
+	if in.Limit < 0 {
+		return nil, invalid("limit must be positive: it is a number of lines (default %d)", DefaultReadLimit)
 	}
 	offset, limit := in.Offset, in.Limit
 	if offset == 0 {
@@ -104,9 +105,18 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 			"%s is a binary file (%s; %s, detected type %s): read_file shows UTF-8 text and png/jpeg/gif/webp images only; inspect it with bash (e.g. `file`, `xxd | head`, `iconv`)",
 			path, formatSize(size), why, http.DetectContentType(head))
 	}
-	bufs.r.Reset(io.MultiReader(bytes.NewReader(head), file))
-	defer bufs.r.Reset(nil) // the pool keeps no file
-	res, err := readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, size, offset, limit)
+	var res *Result
+	if offset < 0 {
+		fromEnd := -offset
+		if fromEnd < 0 {
+			fromEnd = math.MaxInt // -math.MinInt
+		}
+		res, err = readTail(ctx, path, file, bufs, size, fromEnd, limit)
+	} else {
+		bufs.r.Reset(io.MultiReader(bytes.NewReader(head), file))
+		defer bufs.r.Reset(nil) // the pool keeps no file
+		res, err = readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, size, offset, limit)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, errorf(sandbox.CodeTimeout, "read_file %s was cancelled", path)
@@ -141,20 +151,14 @@ func readLines(ctx context.Context, path string, lr *lineReader, size int64, off
 			return nil, ctx.Err()
 		}
 	}
-	start, cut := offset, 0
+	start := offset
 	last := offset - 1 + limit
 	if last < offset-1 {
 		last = math.MaxInt // offset+limit overflowed: no limit
 	}
-	for lr.lines < last && b.Len() < MaxReadText {
-		line, wasCut, err := lr.next(true)
-		if err != nil {
-			break
-		}
-		if wasCut {
-			cut++
-		}
-		appendNumbered(&b, lr.lines, line)
+	cut, err := numberLines(ctx, lr, last, &b)
+	if err != nil {
+		return nil, err
 	}
 	end := lr.lines
 	if end < start {
@@ -173,7 +177,7 @@ func readLines(ctx context.Context, path string, lr *lineReader, size int64, off
 		truncated: more || cut > 0}
 	var notes []string
 	if cut > 0 {
-		notes = append(notes, fmt.Sprintf("[%d line(s) longer than %d characters were cut; use bash (e.g. cut, fold) to see them whole]", cut, MaxLineChars))
+		notes = append(notes, cutNote(cut))
 	}
 	if more {
 		of := fmt.Sprintf("of %d", total)
@@ -182,17 +186,33 @@ func readLines(ctx context.Context, path string, lr *lineReader, size int64, off
 		}
 		notes = append(notes, fmt.Sprintf("[showing lines %d-%d %s; call read_file with offset=%d to continue]", start, end, of, end+1))
 	}
-	header := r.header()
-	var out strings.Builder
-	out.Grow(len(header) + 1 + b.Len() + 200)
-	out.WriteString(header + "\n")
-	out.Write(b.Bytes())
-	for _, n := range notes {
-		out.WriteString(n + "\n")
+	return numberedResult(r.header(), &b, notes), nil
+}
+
+// numberLines appends the lines that follow to b, numbered, up to the
+// line numbered last, the end of the file or MaxReadText bytes of text,
+// and returns how many of them were cut.
+func numberLines(ctx context.Context, lr *lineReader, last int, b *bytes.Buffer) (int, error) {
+	cut := 0
+	for lr.lines < last && b.Len() < MaxReadText {
+		if lr.lines%4096 == 0 && ctx.Err() != nil {
+			return cut, ctx.Err()
+		}
+		line, wasCut, err := lr.next(true)
+		if err != nil {
+			break
+		}
+		if wasCut {
+			cut++
+		}
+		appendNumbered(b, lr.lines, line)
 	}
-	// No structuredContent: the clients that show it instead of the text
-	// would hand the model the file's lines JSON-escaped (SPEC §5).
-	return &Result{Text: out.String()}, nil
+	return cut, lr.err
+}
+
+// cutNote is the note below lines of which some were cut.
+func cutNote(cut int) string {
+	return fmt.Sprintf("[%d line(s) longer than %d characters were cut; use bash (e.g. cut, fold) to see them whole]", cut, MaxLineChars)
 }
 
 // readRange is what read_file's header line says about the lines below it.

@@ -6,12 +6,15 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/tools"
@@ -80,6 +83,261 @@ func TestReadFileRanges(t *testing.T) {
 	}
 }
 
+// TestReadFileTail: a negative offset counts from the end. The lines
+// before a small file's tail are counted, so its lines keep their real
+// numbers and the header its total.
+func TestReadFileTail(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	var five strings.Builder
+	for i := 1; i <= 5; i++ {
+		fmt.Fprintf(&five, "line %d\n", i)
+	}
+	w.file(t, "five.txt", five.String())
+	w.file(t, "nonl.txt", "line 1\nline 2\nline 3")
+	w.file(t, "blank.txt", "line 1\n\n\n")
+	w.file(t, "empty.txt", "")
+	w.file(t, "newline.txt", "\n")
+	var many strings.Builder
+	for i := 1; i <= 2500; i++ {
+		fmt.Fprintf(&many, "line %d\n", i)
+	}
+	w.file(t, "many.txt", many.String())
+
+	ws := w.ws
+	tests := []struct {
+		name   string
+		in     tools.ReadFileInput
+		header string
+		text   string
+		note   string
+	}{
+		{name: "the last two lines", in: tools.ReadFileInput{Path: "five.txt", Offset: -2},
+			header: "[" + ws + "/five.txt: lines 4-5 of 5]", text: numbered(4, 5)},
+		{name: "the last line", in: tools.ReadFileInput{Path: "five.txt", Offset: -1},
+			header: "[" + ws + "/five.txt: lines 5-5 of 5]", text: numbered(5, 5)},
+		{name: "more lines than the file has", in: tools.ReadFileInput{Path: "five.txt", Offset: -9},
+			header: "[" + ws + "/five.txt: lines 1-5 of 5]", text: numbered(1, 5)},
+		{name: "exactly the file", in: tools.ReadFileInput{Path: "five.txt", Offset: -5},
+			header: "[" + ws + "/five.txt: lines 1-5 of 5]", text: numbered(1, 5)},
+		{name: "with a limit", in: tools.ReadFileInput{Path: "five.txt", Offset: -4, Limit: 2},
+			header: "[" + ws + "/five.txt: lines 2-3 of 5, truncated]", text: numbered(2, 3),
+			note: "[showing lines 2-3 of 5; call read_file with offset=4 to continue]"},
+		{name: "no final newline", in: tools.ReadFileInput{Path: "nonl.txt", Offset: -2},
+			header: "[" + ws + "/nonl.txt: lines 2-3 of 3]", text: numbered(2, 3)},
+		{name: "empty last lines count", in: tools.ReadFileInput{Path: "blank.txt", Offset: -2},
+			header: "[" + ws + "/blank.txt: lines 2-3 of 3]", text: "     2\t\n     3\t\n"},
+		{name: "a lone newline is one empty line", in: tools.ReadFileInput{Path: "newline.txt", Offset: -3},
+			header: "[" + ws + "/newline.txt: lines 1-1 of 1]", text: "     1\t\n"},
+		{name: "empty file", in: tools.ReadFileInput{Path: "empty.txt", Offset: -10}, header: "[" + ws + "/empty.txt: empty file]"},
+		{name: "the tail of a longer file", in: tools.ReadFileInput{Path: "many.txt", Offset: -3},
+			header: "[" + ws + "/many.txt: lines 2498-2500 of 2500]", text: numbered(2498, 2500)},
+		{name: "the default limit applies", in: tools.ReadFileInput{Path: "many.txt", Offset: -2400},
+			header: "[" + ws + "/many.txt: lines 101-2100 of 2500, truncated]", text: numbered(101, 2100),
+			note: "[showing lines 101-2100 of 2500; call read_file with offset=2101 to continue]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, terr := w.tb.ReadFile(bg, w.call, tt.in)
+			require.Nil(t, terr)
+			want := tt.header + "\n" + tt.text
+			if tt.note != "" {
+				want += tt.note + "\n"
+			}
+			assert.Equal(t, want, res.Text)
+			assert.Nil(t, res.Structured)
+		})
+	}
+
+	// Through the table: the schema allows a negative offset, and the
+	// decoder passes it on.
+	res, terr := toolNamed(t, "read_file").Run(bg, w.tb, w.call, map[string]any{"path": "five.txt", "offset": -1})
+	require.Nil(t, terr)
+	assert.Equal(t, "["+ws+"/five.txt: lines 5-5 of 5]\n"+numbered(5, 5), res.Text)
+	assert.Less(t, *toolNamed(t, "read_file").InputSchema.Properties["offset"].Minimum, float64(0))
+}
+
+// TestReadFileTailAcrossBlocks: the tail is found across the blocks it is
+// read backwards in, whatever the line lengths, empty lines and final
+// newline, and says what a forward read of the same lines says.
+func TestReadFileTailAcrossBlocks(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	rng := rand.New(rand.NewPCG(13, 1))
+	fromStart, fromEnd := 0, 0
+	for round := range 12 {
+		var b strings.Builder
+		var lines []string
+		size := 1000 + rng.IntN(400<<10) // beyond the 64 KiB blocks and MaxTailCount
+		for b.Len() < size {
+			var l string
+			switch rng.IntN(8) {
+			case 0:
+				l = ""
+			case 1:
+				l = strings.Repeat("w", 1000+rng.IntN(70<<10)) // longer than a block, cut when shown
+			default:
+				l = fmt.Sprintf("line %d %s", len(lines)+1, strings.Repeat("-", rng.IntN(80)))
+			}
+			lines = append(lines, l)
+			b.WriteString(l + "\n")
+		}
+		content := b.String()
+		if round%2 == 1 {
+			content = strings.TrimSuffix(content, "\n") // no final newline
+		}
+		name := fmt.Sprintf("r%d.txt", round)
+		w.file(t, name, content)
+		for _, n := range []int{1, 2, 7, 100, len(lines) - 1, len(lines), len(lines) + 5} {
+			if n < 1 {
+				continue
+			}
+			res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: name, Offset: -n, Limit: 1 << 30})
+			require.Nil(t, terr)
+			h, rest := header(t, res.Text)
+			first := max(1, len(lines)-n+1)
+			if !strings.Contains(h, "counted from the end") {
+				forward, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: name, Offset: first, Limit: 1 << 30})
+				require.Nil(t, terr)
+				require.Equal(t, forward.Text, res.Text, "round %d, the last %d of %d lines", round, n, len(lines))
+				fromStart++
+				continue
+			}
+			// Numbered from the end: the same lines, the numbers shifted.
+			forward, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: name, Offset: first, Limit: 1 << 30})
+			require.Nil(t, terr)
+			_, want := header(t, forward.Text)
+			got := regexp.MustCompile(`(?m)^ *-\d+\t`).ReplaceAllString(rest, "")
+			want = regexp.MustCompile(`(?m)^ *\d+\t`).ReplaceAllString(want, "")
+			want = want[:strings.LastIndex(strings.TrimSuffix(want, "\n"), "\n")+1] // the notes differ
+			require.True(t, strings.HasPrefix(got, want), "round %d, the last %d of %d lines", round, n, len(lines))
+			require.Contains(t, rest, fmt.Sprintf("%6d\t", -n))
+			fromEnd++
+		}
+	}
+	assert.Positive(t, fromStart, "some tails numbered from the start")
+	assert.Positive(t, fromEnd, "some tails numbered from the end")
+}
+
+// tailFile makes a file of size bytes whose first lines and last lines
+// are text and whose middle is a hole (NUL bytes, taking no disk space):
+// reading it all would take long, reading its ends takes no time.
+func tailFile(t testing.TB, p string, size int64, lastLines int) {
+	t.Helper()
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	defer f.Close()
+	for i := 1; i <= 1000; i++ { // more than the sniff that tells text from binary
+		fmt.Fprintf(f, "head %d of a log that goes on and on\n", i)
+	}
+	var tail strings.Builder
+	for i := lastLines; i >= 1; i-- {
+		fmt.Fprintf(&tail, "tail %d from the end of a log that goes on and on\n", i)
+	}
+	require.NoError(t, f.Truncate(size-int64(tail.Len())))
+	_, err = f.WriteAt([]byte(tail.String()), size-int64(tail.Len()))
+	require.NoError(t, err)
+}
+
+// TestReadFileTailHuge reads the last lines of a 1 TiB file: it must not
+// read the file (that would take hours), its memory must not depend on the
+// file's size, and its lines, whose numbers from the start would take the
+// whole file to count, are numbered from the end.
+func TestReadFileTailHuge(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	p := filepath.Join(w.ws, "huge.log")
+	tailFile(t, p, 1<<40, 50)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	started := time.Now()
+	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Offset: -20})
+	took := time.Since(started)
+	runtime.ReadMemStats(&after)
+	require.Nil(t, terr)
+	assert.Less(t, took, 10*time.Second, "the tail is read from the end")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated by the call")
+
+	h, rest := header(t, res.Text)
+	assert.Equal(t, "["+p+": lines -20 to -1 counted from the end, of more than 20]", h)
+	lines := strings.Split(strings.TrimSuffix(rest, "\n"), "\n")
+	require.Len(t, lines, 21, rest)
+	assert.Equal(t, "   -20\ttail 20 from the end of a log that goes on and on", lines[0])
+	assert.Equal(t, "    -1\ttail 1 from the end of a log that goes on and on", lines[19])
+	assert.Equal(t, "[line numbers count from the end (-1 is the last line): the file is 1.0 TiB (1099511627776 bytes), "+
+		"and the lines before these were not counted; a more negative offset reads further back]", lines[20])
+
+	// A limit shorter than the tail: the rest is one call away, counted
+	// from the end too.
+	res, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Offset: -30, Limit: 5})
+	require.Nil(t, terr)
+	h, rest = header(t, res.Text)
+	assert.Equal(t, "["+p+": lines -30 to -26 counted from the end, of more than 30, truncated]", h)
+	assert.True(t, strings.HasPrefix(rest, "   -30\ttail 30 from"), rest)
+	assert.Contains(t, rest, "   -26\ttail 26 from")
+	assert.NotContains(t, rest, "tail 25 ")
+	assert.Contains(t, rest, "[showing lines -30 to -26 counted from the end; call read_file with offset=-25 to continue]")
+	res, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Offset: -25, Limit: 1})
+	require.Nil(t, terr)
+	_, rest = header(t, res.Text)
+	assert.True(t, strings.HasPrefix(rest, "   -25\ttail 25 from"), rest)
+
+	// The file's head is where it always was.
+	res, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Limit: 1})
+	require.Nil(t, terr)
+	_, rest = header(t, res.Text)
+	assert.True(t, strings.HasPrefix(rest, "     1\thead 1 of a log"), rest)
+}
+
+// TestReadFileTailLongLine: a line longer than MaxTailScan before the
+// tail stops the search for its start: the lines after it are shown, and
+// the call stays bounded.
+func TestReadFileTailLongLine(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	head := strings.Repeat("some text at the head\n", 1000)
+	hole := func(name, tail string) string {
+		p := filepath.Join(w.ws, name)
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		defer f.Close()
+		_, err = f.WriteString(head)
+		require.NoError(t, err)
+		size := int64(tools.MaxTailScan + 64<<20)
+		require.NoError(t, f.Truncate(size-int64(len(tail))))
+		_, err = f.WriteAt([]byte(tail), size-int64(len(tail)))
+		require.NoError(t, err)
+		return p
+	}
+	p := hole("long.log", "the end of a long line\nlast\n")
+	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Offset: -5})
+	require.Nil(t, terr)
+	h, rest := header(t, res.Text)
+	assert.Equal(t, "["+p+": lines -1 to -1 counted from the end, of more than 1]", h)
+	assert.True(t, strings.HasPrefix(rest, "    -1\tlast\n[the line before these is longer than 256.0 MiB (268435456 bytes), more than read_file reads back from the end: use bash (e.g. tail -c) to see it]\n"), rest)
+
+	p = hole("one.log", "the end of the last line\n")
+	res, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: p, Offset: -1})
+	require.Nil(t, terr)
+	assert.Equal(t, "["+p+": no lines: the last line is longer than 256.0 MiB (268435456 bytes), more than read_file reads back from the end; use bash (e.g. tail -c 2000) to see its end]\n", res.Text)
+}
+
+// TestReadFileTailCountBudget: the lines before a tail are counted up to
+// MaxTailCount bytes, and no further.
+func TestReadFileTailCountBudget(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	line := strings.Repeat("x", 99) + "\n"
+	within := tools.MaxTailCount / len(line)                           // lines that fit the budget
+	w.file(t, "within.txt", strings.Repeat(line, within+2))            // the tail's start is at the budget or before
+	w.file(t, "beyond.txt", strings.Repeat(line, within+3+within/100)) // and past it
+	res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "within.txt", Offset: -2})
+	require.Nil(t, terr)
+	h, _ := header(t, res.Text)
+	assert.Equal(t, fmt.Sprintf("[%s: lines %d-%d of %d]", filepath.Join(w.ws, "within.txt"), within+1, within+2, within+2), h)
+	res, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "beyond.txt", Offset: -2})
+	require.Nil(t, terr)
+	h, _ = header(t, res.Text)
+	assert.Equal(t, "["+filepath.Join(w.ws, "beyond.txt")+": lines -2 to -1 counted from the end, of more than 2]", h)
+}
+
 // header splits a read_file result into its header line and the rest.
 func header(t *testing.T, text string) (string, string) {
 	t.Helper()
@@ -128,7 +386,6 @@ func TestReadFileArguments(t *testing.T) {
 		code string
 		msg  string
 	}{
-		{"negative offset", tools.ReadFileInput{Path: "a.txt", Offset: -1}, sandbox.CodeInvalidArgument, "offset"},
 		{"negative limit", tools.ReadFileInput{Path: "a.txt", Limit: -5}, sandbox.CodeInvalidArgument, "limit"},
 		{"empty path", tools.ReadFileInput{}, sandbox.CodeInvalidArgument, "path is empty"},
 		{"NUL byte", tools.ReadFileInput{Path: "a\x00.txt"}, sandbox.CodeInvalidArgument, "NUL"},

@@ -60,15 +60,20 @@ var table = []Tool{
 	// lines must reach it verbatim (SPEC §5).
 	define[textOnly](Tool{Name: "read_file", Title: "Read a file",
 		Description: "Read a text file (lines offset..offset+limit-1, numbered from 1) or an image (png, jpeg, gif, webp). Paths are absolute or relative to the workspace. " +
+			"A negative offset counts from the end: offset -20 gives the last 20 lines, however large the file, without reading the rest of it. " +
 			"The text starts with a header line [PATH: lines A-B of N], with \", truncated\" when more lines follow or a long line was cut; " +
-			"each line after it is its number, a tab, then the line verbatim. Credential locations (~/.ssh, ~/.aws, …) are never readable.",
+			"each line after it is its number, a tab, then the line verbatim. Where the file is too large to count its lines cheaply, the lines of a negative offset " +
+			"are numbered from the end (-1 is the last) and the header says [PATH: lines -A to -B counted from the end, of more than N]. " +
+			"Credential locations (~/.ssh, ~/.aws, …) are never readable.",
 		ReadOnly: true, Idempotent: true}, (*Toolbox).ReadFile),
+	// Not idempotent: the same append, called again, adds again.
 	define[WriteFileOutput](Tool{Name: "write_file", Title: "Write a file",
-		Description: "Create or replace a file atomically (parents are created, the mode of an existing file is kept). Writes only inside the writable roots; " +
+		Description: "Create or replace a file atomically (parents are created, the mode of an existing file is kept); with append, add content at its end instead. Writes only inside the writable roots; " +
 			".git/hooks, .git/config, .cordon/ and shell start-up files stay read-only.",
-		Destructive: true, Idempotent: true}, (*Toolbox).WriteFile),
+		Destructive: true}, (*Toolbox).WriteFile),
 	define[EditFileOutput](Tool{Name: "edit_file", Title: "Edit a file",
-		Description: "Replace old_string with new_string in a file, atomically, and return the unified diff. old_string must occur exactly once unless replace_all is true.",
+		Description: "Replace old_string with new_string in a file, atomically, and return the unified diff. old_string must occur exactly once unless replace_all is true, " +
+			"or exactly expected_replacements times when that is given (all of them are replaced; any other count fails and changes nothing).",
 		Destructive: true}, (*Toolbox).EditFile),
 	define[ListDirectoryOutput](Tool{Name: "list_directory", Title: "List a directory",
 		Description: "List a directory's entries with type and size, optionally recursively (depth 1..5). At most 1000 entries.",
@@ -77,8 +82,10 @@ var table = []Tool{
 		Description: "Find files matching a glob pattern such as **/*.go, newest first. Skips .git and what .gitignore ignores.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).Glob),
 	define[GrepOutput](Tool{Name: "grep", Title: "Search file contents",
-		Description: "Search files for a regular expression (RE2 syntax). Returns file:line:text matches. Skips .git, binary files and what .gitignore ignores.",
-		ReadOnly:    true, Idempotent: true}, (*Toolbox).Grep),
+		Description: "Search files for a regular expression (RE2 syntax), or a plain string with literal. Returns file:line:text matches; with context N, also the N lines before and after each " +
+			"(file-line-text, -- between groups that are not adjacent, as grep -C). output files returns only the paths of the files that match, output count file:N for each. " +
+			"Skips .git, binary files and what .gitignore ignores.",
+		ReadOnly: true, Idempotent: true}, (*Toolbox).Grep),
 	define[StatusOutput](Tool{Name: "sandbox_status", Title: "Sandbox status",
 		Description: "Show the sandbox mode, where writes are allowed, what is protected or unreadable, the backend and its enforcement, and the approval policy.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).Status),

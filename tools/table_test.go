@@ -98,6 +98,10 @@ func TestSchemaBoundsAreTheLimits(t *testing.T) {
 	assert.Equal(t, []float64{1, tools.MaxListDepth}, []float64{lo, hi})
 	lo, hi = bound("grep", "max_results")
 	assert.Equal(t, []float64{1, tools.MaxGrepResults}, []float64{lo, hi})
+	lo, hi = bound("grep", "context")
+	assert.Equal(t, []float64{0, tools.MaxGrepContext}, []float64{lo, hi})
+	lo, _ = bound("edit_file", "expected_replacements")
+	assert.Equal(t, float64(1), lo)
 	for _, name := range []string{"bash", "write_file", "edit_file"} {
 		assert.Equal(t, []any{string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)},
 			toolNamed(t, name).InputSchema.Properties["sandbox_permissions"].Enum, name)

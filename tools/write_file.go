@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/cordonhq/cordon/fsfence"
 	"github.com/cordonhq/cordon/sandbox"
@@ -13,7 +14,8 @@ import (
 // WriteFileInput are the write_file tool's arguments.
 type WriteFileInput struct {
 	Path    string `json:"path" jsonschema:"File to write."`
-	Content string `json:"content" jsonschema:"The complete new content."`
+	Content string `json:"content" jsonschema:"The complete new content; with append, the text to add at the end."`
+	Append  bool   `json:"append,omitempty" jsonschema:"Add content at the end of the file instead of replacing it; a missing file is created. Default false."`
 	Escalation
 }
 
@@ -26,31 +28,65 @@ type WriteFileOutput struct {
 
 // WriteFile creates or atomically replaces a file through the FS fence,
 // under the policy that the approval gate settled on (an approved
-// escalation included). Parents are created; an existing file keeps its
-// mode.
+// escalation included), or with Append adds to its end. Parents are
+// created; an existing file keeps its mode.
 func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) (*Result, *ToolError) {
 	call = tb.pin(call)
-	path, pol, f, terr := tb.prepareWrite(ctx, call, "write_file", in.Path, in.SandboxPermissions, in.Justification,
-		map[string]any{"bytes": len(in.Content)})
+	fields := map[string]any{"bytes": len(in.Content)}
+	if in.Append {
+		fields["append"] = true
+	}
+	path, pol, f, terr := tb.prepareWrite(ctx, call, "write_file", in.Path, in.SandboxPermissions, in.Justification, fields)
 	if terr != nil {
 		return nil, terr
 	}
-	res, err := f.WriteFile(path, []byte(in.Content))
+	var res fsfence.WriteResult
+	var err error
+	if in.Append {
+		res, err = appendFile(f, path, []byte(in.Content))
+	} else {
+		res, err = f.WriteFile(path, []byte(in.Content))
+	}
 	if err != nil {
 		terr := fenceError("write_file", pol, path, err)
+		if in.Append && errors.Is(err, fsfence.ErrTooLarge) {
+			terr = errorf(sandbox.CodeTooLarge, "%s is larger than %s, the most write_file appends to (an append rewrites the file atomically): append with bash instead (e.g. cat >> FILE)",
+				path, formatSize(fsfence.MaxEditSize))
+		}
 		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})
 		return nil, terr
 	}
 	call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{
 		"tool": "write_file", "path": path, "bytes_written": res.Bytes, "created": res.Created})
-	verb := "Updated"
-	if res.Created {
-		verb = "Created"
+	text := fmt.Sprintf("Updated %s (%s)", path, formatSize(int64(res.Bytes)))
+	switch {
+	case res.Created:
+		text = fmt.Sprintf("Created %s (%s)", path, formatSize(int64(res.Bytes)))
+	case in.Append:
+		text = fmt.Sprintf("Appended %s to %s", formatSize(int64(res.Bytes)), path)
 	}
 	return &Result{
-		Text:       fmt.Sprintf("%s %s (%s)", verb, path, formatSize(int64(res.Bytes))),
+		Text:       text,
 		Structured: structured(WriteFileOutput{Path: path, BytesWritten: res.Bytes, Created: res.Created}),
 	}, nil
+}
+
+// appendFile adds data at the end of the file at path, or creates the file
+// (and its parents) when there is none. It is atomic like every write of
+// the file tools: the old content and data go to a new file that replaces
+// the old one, through the fence's Edit, so a crash leaves the file as it
+// was or with data added, never half of it. Bytes is the length of data.
+// A file that another process creates between Edit finding none and the
+// write is replaced, as write_file without append would replace it.
+func appendFile(f *fsfence.Fence, path string, data []byte) (fsfence.WriteResult, error) {
+	res, err := f.Edit(path, func(old []byte) ([]byte, error) {
+		return append(old[:len(old):len(old)], data...), nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return f.WriteFile(path, data)
+	}
+	res.Bytes = len(data)
+	return res, err
 }
 
 // writePath resolves the path of a writing tool before the approval gate,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/fsfence"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 	"github.com/cordonhq/cordon/tools"
@@ -50,6 +51,103 @@ func TestWriteFile(t *testing.T) {
 		_, terr = w.tb.WriteFile(bg, w.call, in)
 		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
 	}
+}
+
+// TestWriteFileAppend: with append, content goes at the end of the file;
+// a missing file is created, parents included.
+func TestWriteFileAppend(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	p := w.file(t, "log.txt", "one\n")
+	require.NoError(t, os.Chmod(p, 0o640))
+
+	res, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "log.txt", Content: "two\n", Append: true})
+	require.Nil(t, terr)
+	assert.Equal(t, map[string]any{"path": p, "bytes_written": 4, "created": false}, res.Structured, "bytes_written counts the bytes added")
+	assert.Equal(t, "Appended 4 bytes to "+p, res.Text)
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\n", string(got))
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "the mode is kept")
+
+	// No newline is added: the text goes on where the file ends.
+	w.file(t, "partial.txt", "abc")
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "partial.txt", Content: "def", Append: true})
+	require.Nil(t, terr)
+	got, err = os.ReadFile(filepath.Join(w.ws, "partial.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "abcdef", string(got))
+
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "log.txt", Content: "", Append: true})
+	require.Nil(t, terr)
+	got, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\n", string(got), "appending nothing changes nothing")
+
+	res, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "new/dir/n.txt", Content: "first\n", Append: true})
+	require.Nil(t, terr)
+	n := filepath.Join(w.ws, "new", "dir", "n.txt")
+	assert.Equal(t, map[string]any{"path": n, "bytes_written": 6, "created": true}, res.Structured)
+	assert.Equal(t, "Created "+n+" (6 bytes)", res.Text)
+	got, err = os.ReadFile(n)
+	require.NoError(t, err)
+	assert.Equal(t, "first\n", string(got))
+
+	// Through the table: append is an argument, a boolean.
+	res, terr = toolNamed(t, "write_file").Run(bg, w.tb, w.call, map[string]any{"path": "log.txt", "content": "three\n", "append": true})
+	require.Nil(t, terr)
+	assert.Equal(t, false, res.Structured["created"])
+	got, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\nthree\n", string(got))
+	assert.Equal(t, "boolean", toolNamed(t, "write_file").InputSchema.Properties["append"].Type)
+	assert.False(t, toolNamed(t, "write_file").Idempotent, "the same append, called twice, adds twice")
+	_, terr = toolNamed(t, "write_file").Run(bg, w.tb, w.call, map[string]any{"path": "log.txt", "content": "x", "append": "yes"})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	assert.Equal(t, `write_file: argument "append" must be a boolean, not string`, terr.Message)
+
+	require.NoError(t, os.Mkdir(filepath.Join(w.ws, "dir"), 0o755))
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "dir", Content: "x", Append: true})
+	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+
+	// Too large to rewrite in memory: refused, pointing at bash, unchanged.
+	big := filepath.Join(w.ws, "big.log")
+	require.NoError(t, os.WriteFile(big, []byte("x\n"), 0o644))
+	require.NoError(t, os.Truncate(big, fsfence.MaxEditSize+1))
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: big, Content: "more\n", Append: true})
+	requireFileCode(t, terr, sandbox.CodeTooLarge)
+	assert.Contains(t, terr.Message, "cat >>")
+	fi, err = os.Stat(big)
+	require.NoError(t, err)
+	assert.EqualValues(t, fsfence.MaxEditSize+1, fi.Size())
+}
+
+// TestWriteFileAppendDenied: an append is a write: the fence refuses it
+// wherever it refuses write_file, and the file keeps its content.
+func TestWriteFileAppendDenied(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	cases := deniedWrites(t, w)
+	cases["new git hook"] = ".git/hooks/pre-commit"
+	cases["new file outside"] = filepath.Join(w.outside, "new.txt")
+	before := snapshotTree(t, w.base)
+	for name, p := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: p, Content: "pwned\n", Append: true})
+			require.Nil(t, res)
+			requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+			assert.Contains(t, terr.Message, "write_file refused ")
+		})
+	}
+	assert.Equal(t, before, snapshotTree(t, w.base), "a refused append changes nothing")
+
+	ro := newFilesWorld(t, sandbox.ReadOnly)
+	p := ro.file(t, "a.txt", "a\n")
+	_, terr := ro.tb.WriteFile(bg, ro.call, tools.WriteFileInput{Path: p, Content: "b\n", Append: true})
+	requireFileDenied(t, terr, sandbox.ReadOnly)
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "a\n", string(got))
 }
 
 // deniedWrites sets up the traps of a workspace and returns the paths that
