@@ -114,11 +114,8 @@ func dockerSockets() []string {
 }
 
 func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
-	if err := b.Available(); err != nil {
-		return nil, &UnavailableError{Reason: err.Error()}
-	}
-	if len(argv) == 0 {
-		return nil, fmt.Errorf("empty command")
+	if err := confinable(b, argv); err != nil {
+		return nil, err
 	}
 	exe, err := helperExe()
 	if err != nil {

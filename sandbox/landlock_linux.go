@@ -92,11 +92,8 @@ func (l *landlockProvider) Limits() (Enforcement, []string) {
 }
 
 func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
-	if err := l.Available(); err != nil {
-		return nil, &UnavailableError{Reason: err.Error()}
-	}
-	if len(argv) == 0 {
-		return nil, fmt.Errorf("empty command")
+	if err := confinable(l, argv); err != nil {
+		return nil, err
 	}
 	exe, err := helperExePath()
 	if err != nil {

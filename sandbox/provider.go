@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 )
 
@@ -87,4 +88,16 @@ func (u unavailableProvider) Confine([]string, ConfinedPolicy) (*ConfinedArgv, e
 // for a bypassed sandbox. It shares the launch path of confined commands.
 func direct(argv []string) *ConfinedArgv {
 	return &ConfinedArgv{Backend: "none", Argv: argv, Enforcement: EnforcementNone}
+}
+
+// confinable is every backend's first check in Confine: the backend works
+// here (else fail closed), and there is a command.
+func confinable(prov Provider, argv []string) error {
+	if err := prov.Available(); err != nil {
+		return &UnavailableError{Reason: err.Error()}
+	}
+	if len(argv) == 0 {
+		return errors.New("empty command")
+	}
+	return nil
 }

@@ -63,11 +63,8 @@ func (s *seatbeltProvider) Limits() (Enforcement, []string) {
 }
 
 func (s *seatbeltProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
-	if err := s.Available(); err != nil {
-		return nil, &UnavailableError{Reason: err.Error()}
-	}
-	if len(argv) == 0 {
-		return nil, fmt.Errorf("empty command")
+	if err := confinable(s, argv); err != nil {
+		return nil, err
 	}
 	p := cp.Policy()
 	spec, err := seatbeltProfile(p, seatbeltDockerSockets())
