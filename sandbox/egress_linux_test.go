@@ -247,3 +247,24 @@ func tinyNpmPackage(t *testing.T) []byte {
 	require.NoError(t, gz.Close())
 	return b.Bytes()
 }
+
+// TestRestrictedBridgeOutOfReach: the egress bridge runs beside the command
+// under bwrap, outside its seccomp filter; the command cannot reach into it
+// through /proc (its memory, descriptors, environment).
+func TestRestrictedBridgeOutOfReach(t *testing.T) {
+	f := newFixture(t, newBwrap())
+	script := `
+for p in /proc/[0-9]*; do
+  if tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q -- --egress-bridge; then bridge=$p; fi
+done
+[ -n "$bridge" ] || { echo "no bridge"; exit 1; }
+echo "bridge found"
+head -c 1 $bridge/environ >/dev/null 2>&1 && echo "REACHED environ"
+for fd in $bridge/fd/*; do readlink $fd >/dev/null 2>&1 && echo "REACHED $fd"; cat $fd </dev/null >/dev/null 2>&1 && echo "REACHED open $fd"; done
+python3 -c "open('$bridge/mem','rb')" 2>/dev/null && echo "REACHED mem"
+echo done`
+	out, _, _ := f.restricted(nil, nil, script)
+	assert.Contains(t, out, "bridge found")
+	assert.Contains(t, out, "done")
+	assert.NotContains(t, out, "REACHED", out)
+}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+
+	"golang.org/x/sys/unix"
 )
 
 // BridgeArg, after Arg, runs the egress bridge instead of a command.
@@ -39,10 +41,22 @@ func startBridge(port int, socket string) error {
 // RunBridge serves the listener on fd 3: each connection is joined to a
 // new connection to the proxy's socket. It never returns.
 func RunBridge(socket string) {
+	// The bridge runs beside the command, outside its seccomp filter: it
+	// keeps no capability, and is not dumpable, so that the command cannot
+	// reach into it through /proc/PID/mem or /proc/PID/fd and use it to
+	// open what the filter refuses.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		bridgeFail(err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		bridgeFail(err)
+	}
+	if err := dropCapabilities(); err != nil {
+		bridgeFail(err)
+	}
 	ln, err := net.FileListener(os.NewFile(3, "egress"))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: egress bridge: %v\n", err)
-		os.Exit(125)
+		bridgeFail(err)
 	}
 	for {
 		c, err := ln.Accept()
@@ -58,6 +72,11 @@ func RunBridge(socket string) {
 			join(c, u)
 		}()
 	}
+}
+
+func bridgeFail(err error) {
+	fmt.Fprintf(os.Stderr, "cordon: egress bridge: %v\n", err)
+	os.Exit(125)
 }
 
 // join copies both ways, passing each side's end of stream on.
