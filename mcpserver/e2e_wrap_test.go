@@ -93,3 +93,52 @@ func processesIn(dir string) []string {
 	}
 	return pids
 }
+
+// TestWrapMemoryServer: the official memory server, from npm, keeps its
+// knowledge graph under its class directory across restarts; the place it
+// would write by default, its own install directory, stays untouched.
+func TestWrapMemoryServer(t *testing.T) {
+	memServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-memory")
+	if _, err := os.Stat(memServer); err != nil {
+		if os.Getenv("CORDON_INTEROP") != "" {
+			t.Fatalf("CORDON_INTEROP is set but %s is missing: %v", memServer, err)
+		}
+		t.Skipf("%s is missing (cd test/interop && npm ci); CI installs it", memServer)
+	}
+	installed, _ := filepath.EvalSymlinks(memServer)
+	defaultFile := filepath.Join(filepath.Dir(installed), "memory.jsonl")
+	os.Remove(defaultFile)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			classFile := filepath.Join(w.state, "wrap", "memory", "memory.jsonl")
+			start := func(env ...string) *mcp.ClientSession {
+				cmd := exec.Command(cordonBin, "wrap", "--name", "memory", "--backend", backend, "--state-dir", w.state, "--workspace", w.ws, "--", memServer)
+				cmd.Env, cmd.Dir = append(w.env(), env...), w.ws
+				cmd.Stderr = &testLogWriter{t: t}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cs, err := newClient(clientOpts{}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+				require.NoError(t, err)
+				return cs
+			}
+			entity := map[string]any{"entities": []any{map[string]any{"name": "cordon", "entityType": "project", "observations": []any{"wraps servers"}}}}
+
+			cs := start()
+			res := call(t, cs, "create_entities", entity)
+			assert.True(t, res.IsError, "its install directory is not its to write: %s", text(res))
+			cs.Close()
+			assert.NoFileExists(t, defaultFile)
+
+			cs = start("MEMORY_FILE_PATH=" + classFile)
+			res = call(t, cs, "create_entities", entity)
+			require.False(t, res.IsError, text(res))
+			cs.Close()
+			assert.FileExists(t, classFile)
+
+			cs = start("MEMORY_FILE_PATH=" + classFile)
+			defer cs.Close()
+			assert.Contains(t, text(call(t, cs, "read_graph", map[string]any{})), "wraps servers", "kept across restarts")
+		})
+	}
+}
