@@ -40,6 +40,10 @@ type Settings struct {
 	// may write (a `cordon wrap` class's <state-dir>/wrap/NAME): writable,
 	// and visible through the hidden state directory.
 	OwnDir string
+	// WorkspaceReadOnly keeps the workspace readable, not writable, in
+	// workspace-write: the other writable roots (OwnDir, ExtraWriteAllow)
+	// are where the command writes (a wrapped server's default).
+	WorkspaceReadOnly bool
 }
 
 // ExecutionPolicy is the single resolved answer to "what may this call
@@ -73,6 +77,8 @@ type ExecutionPolicy struct {
 	ConfigDir      string
 	// OwnDir is Settings.OwnDir, canonical: a writable root.
 	OwnDir string
+	// WorkspaceReadOnly is Settings.WorkspaceReadOnly.
+	WorkspaceReadOnly bool
 	// Repos are the git repositories found beneath the writable roots
 	// (workspace-write only): their git paths are in Protected, and a
 	// repository that appears during a command is audited after it
@@ -194,6 +200,8 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		StateDir:        set.StateDir,
 		ConfigDir:       set.ConfigDir,
 		ClientRoots:     req.ClientRoots,
+		// Only beside another writable root: alone it would be read-only.
+		WorkspaceReadOnly: set.WorkspaceReadOnly && set.OwnDir != "",
 	}
 	if set.OwnDir != "" {
 		if p.OwnDir, err = in.canonical(set.OwnDir); err != nil {

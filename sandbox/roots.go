@@ -66,7 +66,9 @@ func writableRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 	case DangerFullAccess:
 		return []string{string(filepath.Separator)}
 	case WorkspaceWrite:
-		candidates = append(candidates, p.WorkspaceRoot)
+		if !p.WorkspaceReadOnly {
+			candidates = append(candidates, p.WorkspaceRoot)
+		}
 		candidates = append(candidates, p.ExtraWriteAllow...)
 		candidates = append(candidates, p.OwnDir)
 		candidates = append(candidates, linkedWorktreeDirs(p, in)...)

@@ -151,9 +151,9 @@ func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (s
 		set.Mode = sandbox.Mode(f.mode)
 	default:
 		// The workspace stays readable, not writable: the class
-		// directory is the writable root the policy is built on.
+		// directory is where the program writes.
 		set.Mode = sandbox.WorkspaceWrite
-		set.Workspace = classDir
+		set.WorkspaceReadOnly = true
 	}
 	set.Network = prof.network
 	if _, ok := given["--network"]; ok {

@@ -57,3 +57,20 @@ func TestWrapClassProfile(t *testing.T) {
 	assert.Equal(t, []any{"api.github.com"}, mcp["allowed_domains"])
 	assert.Equal(t, "allow", classes["external_agent"].(map[string]any)["network"])
 }
+
+// TestWrapWorkspaceUnderTmp: a workspace under the host's /tmp (which bwrap
+// replaces) stays readable and read-only for a wrapped program, on both
+// backends; the program runs in it.
+func TestWrapWorkspaceUnderTmp(t *testing.T) {
+	ws, err := os.MkdirTemp("/tmp", "cordon-wrap-ws-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "f"), []byte("inside\n"), 0o644))
+	state := filepath.Join(t.TempDir(), "state")
+	for _, backend := range []string{"bwrap", "landlock"} {
+		r := cordon(t, nil, ws, "wrap", "--backend", backend, "--state-dir", state, "--", "sh", "-c", "pwd; cat f; echo x > g")
+		assert.Contains(t, r.stdout, ws+"\ninside\n", "%s: %s", backend, r.stderr)
+		assert.NotEqual(t, 0, r.code)
+		assert.NoFileExists(t, filepath.Join(ws, "g"), backend)
+	}
+}
