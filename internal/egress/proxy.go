@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cordonhq/cordon/internal/netjoin"
 	"io"
 	"log"
 	"net"
@@ -205,7 +206,7 @@ func (p *Proxy) connect(c net.Conn, req *http.Request) {
 	}
 	defer target.Close()
 	io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-	pipe(c, target)
+	netjoin.Join(c, target)
 }
 
 // forward passes one plain HTTP request on and its answer back; it reports
@@ -372,22 +373,6 @@ func (p *Proxy) block(host string, port int, why string) error {
 	}
 	p.mu.Unlock()
 	return &refusal{host: host, port: port, why: why}
-}
-
-// pipe copies both ways until either side ends.
-func pipe(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		if tc, ok := dst.(interface{ CloseWrite() error }); ok {
-			tc.CloseWrite()
-		}
-		done <- struct{}{}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	<-done
-	<-done
 }
 
 // bufferedConn is a connection whose first bytes were peeked at.

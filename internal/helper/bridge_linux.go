@@ -2,11 +2,11 @@ package helper
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 
+	"github.com/cordonhq/cordon/internal/netjoin"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,7 +69,9 @@ func RunBridge(socket string) {
 				c.Close()
 				return
 			}
-			join(c, u)
+			netjoin.Join(c, u)
+			c.Close()
+			u.Close()
 		}()
 	}
 }
@@ -77,22 +79,4 @@ func RunBridge(socket string) {
 func bridgeFail(err error) {
 	fmt.Fprintf(os.Stderr, "cordon: egress bridge: %v\n", err)
 	os.Exit(125)
-}
-
-// join copies both ways, passing each side's end of stream on.
-func join(a, b net.Conn) {
-	done := make(chan struct{})
-	half := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
-		}
-		done <- struct{}{}
-	}
-	go half(a, b)
-	go half(b, a)
-	<-done
-	<-done
-	a.Close()
-	b.Close()
 }
