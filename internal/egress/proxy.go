@@ -188,7 +188,7 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader) {
 			return
 		}
 		if req.Method == http.MethodConnect {
-			p.connect(c, req)
+			p.connect(c, br, req)
 			return
 		}
 		if !p.forward(c, req) {
@@ -198,7 +198,7 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader) {
 }
 
 // connect opens a tunnel (HTTPS, or anything over CONNECT).
-func (p *Proxy) connect(c net.Conn, req *http.Request) {
+func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 	target, err := p.dial(req.Context(), "tcp", req.Host)
 	if err != nil {
 		p.refuse(c, req.Host, err)
@@ -206,6 +206,15 @@ func (p *Proxy) connect(c net.Conn, req *http.Request) {
 	}
 	defer target.Close()
 	io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+	// A client may send its first bytes (a TLS hello) without waiting for
+	// the 200: they are in br already. After them the tunnel joins the raw
+	// connections, which the kernel splices.
+	if n := br.Buffered(); n > 0 {
+		early, _ := br.Peek(n)
+		if _, err := target.Write(early); err != nil {
+			return
+		}
+	}
 	netjoin.Join(c, target)
 }
 

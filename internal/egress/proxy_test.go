@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -244,4 +246,37 @@ func TestProxyAsks(t *testing.T) {
 	assert.Contains(t, out, fmt.Sprintf("the human did not allow 127.0.0.1:%d", hp))
 	assert.Contains(t, w.decisions(), fmt.Sprintf("127.0.0.1:%d=asked-deny", hp))
 	assert.Equal(t, before, w.hits.Load())
+}
+
+// TestProxyConnectKeepsEarlyBytes: bytes a client sends right behind its
+// CONNECT, before the 200 (a TLS hello sent eagerly), reach the target.
+func TestProxyConnectKeepsEarlyBytes(t *testing.T) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer echo.Close()
+	go func() {
+		c, err := echo.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.Copy(c, c)
+	}()
+	p, err := Start(Config{Rules: Rules{Allowed: []string{"127.0.0.1"}}}, "")
+	require.NoError(t, err)
+	defer p.Close()
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
+	require.NoError(t, err)
+	defer c.Close()
+	target := echo.Addr().String()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\nearly bytes", target, target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := make([]byte, len("early bytes"))
+	_, err = io.ReadFull(br, got)
+	require.NoError(t, err)
+	assert.Equal(t, "early bytes", string(got))
 }
