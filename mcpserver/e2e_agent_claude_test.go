@@ -109,10 +109,13 @@ type anthropicStandIn struct {
 	*standIn
 	url     string
 	context []string // the texts of the requests that offer cordon's tools
+	// prefix is what the scripted tool names get: cordon's tools as Claude
+	// Code names them, or "" for its own (Bash).
+	prefix string
 }
 
 func newAnthropicStandIn(t *testing.T, steps []agentStep) *anthropicStandIn {
-	s := &anthropicStandIn{standIn: newStandIn(t, steps)}
+	s := &anthropicStandIn{standIn: newStandIn(t, steps), prefix: "mcp__cordon__"}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
@@ -176,7 +179,11 @@ func (s *anthropicStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	offered := false
 	for _, tool := range req.Tools {
-		offered = offered || strings.HasPrefix(tool.Name, "mcp__cordon__")
+		if s.prefix != "" {
+			offered = offered || strings.HasPrefix(tool.Name, s.prefix)
+		} else {
+			offered = offered || (len(s.steps) > 0 && tool.Name == s.steps[0].tool)
+		}
 	}
 
 	s.mu.Lock()
@@ -207,7 +214,7 @@ func (s *anthropicStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if i := s.next(); i < len(s.steps) {
 			content = append(content, map[string]any{"type": "tool_use", "id": fmt.Sprintf(claudeToolUseID, i),
-				"name": "mcp__cordon__" + s.steps[i].tool, "input": s.steps[i].args})
+				"name": s.prefix + s.steps[i].tool, "input": s.steps[i].args})
 			stop = "tool_use"
 		} else {
 			content = append(content, map[string]any{"type": "text", "text": "done"})

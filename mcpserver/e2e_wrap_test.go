@@ -5,6 +5,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,39 @@ func TestWrapMemoryServer(t *testing.T) {
 			cs = start("MEMORY_FILE_PATH=" + classFile)
 			defer cs.Close()
 			assert.Contains(t, text(call(t, cs, "read_graph", map[string]any{})), "wraps servers", "kept across restarts")
+		})
+	}
+}
+
+// TestWrapExternalAgent: Claude Code, from npm, run as an external agent
+// under cordon wrap, pointed at a local stand-in of its model API that has
+// it run one command with its own Bash tool: the command writes the
+// workspace and the agent's own config directory, and nothing else.
+func TestWrapExternalAgent(t *testing.T) {
+	claude := claudeCode(t)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			cfgDir := filepath.Join(w.home, ".claude")
+			script := fmt.Sprintf("echo ws > %s; echo note > %s; echo out > %s; echo rc > %s; echo finished",
+				filepath.Join(w.ws, "agent.txt"), filepath.Join(cfgDir, "agent-note"),
+				filepath.Join(w.outside, "planted.txt"), filepath.Join(w.home, ".bashrc"))
+			// One command, so that one permission rule allows it.
+			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "write.sh"), []byte(script+"\n"), 0o644))
+			model := newAnthropicStandIn(t, []agentStep{{"Bash", map[string]any{"command": "sh write.sh", "description": "write files"}}})
+			model.prefix = ""
+			env := claudeEnv(w, model.url)
+			out, err := runAgent(t, w.ws, env, 120*time.Second, cordonBin,
+				"wrap", "--class", "external_agent", "--mode", "workspace-write", "--backend", backend, "--state-dir", w.state, "--",
+				claude, "-p", "Write the files.", "--allowedTools", "Bash(sh:*)", "--output-format", "json", "--no-session-persistence")
+			require.NoError(t, err, "cordon wrap -- claude -p: %s", out)
+			received := model.received()
+			require.Len(t, received, 1, out)
+			assert.Contains(t, received[0], "finished", "the command ran")
+			assert.Equal(t, "ws\n", fileContent(t, filepath.Join(w.ws, "agent.txt")), "the workspace is the agent's")
+			assert.Equal(t, "note\n", fileContent(t, filepath.Join(cfgDir, "agent-note")), "so is its config directory")
+			assert.NoFileExists(t, filepath.Join(w.outside, "planted.txt"), "nothing else")
+			assert.NoFileExists(t, filepath.Join(w.home, ".bashrc"), "no start-up file")
 		})
 	}
 }
