@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -72,5 +73,38 @@ func TestWrapWorkspaceUnderTmp(t *testing.T) {
 		assert.Contains(t, r.stdout, ws+"\ninside\n", "%s: %s", backend, r.stderr)
 		assert.NotEqual(t, 0, r.code)
 		assert.NoFileExists(t, filepath.Join(ws, "g"), backend)
+	}
+}
+
+// TestWrapNpxInstallsIntoTheClassDirectory: npx, as a client config runs
+// a server, installs the package into the class directory's npm cache on
+// the first run, and the next run finds it there with no network at all.
+func TestWrapNpxInstallsIntoTheClassDirectory(t *testing.T) {
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Fatalf("npx is needed (.ci/run installs npm): %v", err)
+	}
+	base, err := os.MkdirTemp("/var/tmp", "cordon-npx-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	tgz := filepath.Join(base, "tiny-server-1.0.0.tgz")
+	pkg := filepath.Join(base, "package")
+	require.NoError(t, os.MkdirAll(pkg, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"tiny-server","version":"1.0.0","bin":{"tiny-server":"index.js"}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "index.js"), []byte("#!/usr/bin/env node\nconsole.log('tiny server up')\n"), 0o755))
+	out, err := exec.Command("tar", "czf", tgz, "-C", base, "package").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	env := []string{"npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false"}
+	for _, backend := range []string{"bwrap", "landlock"} {
+		state := filepath.Join(base, "state-"+backend)
+		npx := []string{"npx", "-y", "--package=file:" + tgz, "tiny-server"}
+		r := cordon(t, env, ws, append([]string{"wrap", "--backend", backend, "--state-dir", state, "--name", "tiny", "--"}, npx...)...)
+		require.Equal(t, 0, r.code, "%s: %s", backend, r.stderr)
+		assert.Contains(t, r.stdout, "tiny server up")
+		assert.DirExists(t, filepath.Join(state, "wrap", "tiny", "npm", "_npx"), "installed into the class directory")
+		r = cordon(t, env, ws, append([]string{"wrap", "--backend", backend, "--state-dir", state, "--name", "tiny", "--network", "deny", "--"}, npx...)...)
+		require.Equal(t, 0, r.code, "%s, second run, no network: %s", backend, r.stderr)
+		assert.Contains(t, r.stdout, "tiny server up")
 	}
 }
