@@ -115,7 +115,13 @@ type anthropicStandIn struct {
 }
 
 func newAnthropicStandIn(t *testing.T, steps []agentStep) *anthropicStandIn {
-	s := &anthropicStandIn{standIn: newStandIn(t, steps), prefix: "mcp__cordon__"}
+	return newAnthropicStandInNaming(t, steps, "mcp__cordon__")
+}
+
+// newAnthropicStandInNaming scripts tools named prefix+step.tool; the
+// prefix is fixed before the server starts, as its handler reads it.
+func newAnthropicStandInNaming(t *testing.T, steps []agentStep, prefix string) *anthropicStandIn {
+	s := &anthropicStandIn{standIn: newStandIn(t, steps), prefix: prefix}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL

@@ -159,8 +159,7 @@ func TestWrapExternalAgent(t *testing.T) {
 				filepath.Join(w.outside, "planted.txt"), filepath.Join(w.home, ".bashrc"))
 			// One command, so that one permission rule allows it.
 			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "write.sh"), []byte(script+"\n"), 0o644))
-			model := newAnthropicStandIn(t, []agentStep{{"Bash", map[string]any{"command": "sh write.sh", "description": "write files"}}})
-			model.prefix = ""
+			model := newAnthropicStandInNaming(t, []agentStep{{"Bash", map[string]any{"command": "sh write.sh", "description": "write files"}}}, "")
 			env := claudeEnv(w, model.url)
 			out, err := runAgent(t, w.ws, env, 120*time.Second, cordonBin,
 				"wrap", "--class", "external_agent", "--mode", "workspace-write", "--backend", backend, "--state-dir", w.state, "--",
