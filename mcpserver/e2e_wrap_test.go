@@ -17,29 +17,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// npmServer is a server's bin from test/interop's lock file. CI installs
+// them (CORDON_INTEROP): there a missing one fails the test.
+func npmServer(t *testing.T, bin string) string {
+	path, _ := filepath.Abs("../test/interop/node_modules/.bin/" + bin)
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CORDON_INTEROP") != "" {
+			t.Fatalf("CORDON_INTEROP is set but %s is missing: %v", path, err)
+		}
+		t.Skipf("%s is missing (cd test/interop && npm ci); CI installs it", path)
+	}
+	return path
+}
+
+// connectCommand starts argv in the workspace with the world's
+// environment (and env) and connects an MCP client to it over stdio.
+func connectCommand(t *testing.T, w *world, env []string, argv ...string) *mcp.ClientSession {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = append(w.env(), env...), w.ws
+	cmd.Stderr = &testLogWriter{t: t}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := newClient(clientOpts{}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	return cs
+}
+
 // TestWrapFilesystemServer: the official filesystem server, from npm,
 // started with / as its allowed directory, so that its own checks allow
 // everything: wrapped by cordon, it still cannot write outside its class's
 // places or read the read-deny list (judged on the host), its tools are
 // the same as unwrapped, and nothing it started outlives the client.
 func TestWrapFilesystemServer(t *testing.T) {
-	fsServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-filesystem")
-	if _, err := os.Stat(fsServer); err != nil {
-		if os.Getenv("CORDON_INTEROP") != "" {
-			t.Fatalf("CORDON_INTEROP is set but %s is missing: %v", fsServer, err)
-		}
-		t.Skipf("%s is missing (cd test/interop && npm ci); CI installs it", fsServer)
-	}
-	connect := func(t *testing.T, w *world, argv ...string) *mcp.ClientSession {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env, cmd.Dir = w.env(), w.ws
-		cmd.Stderr = &testLogWriter{t: t}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cs, err := newClient(clientOpts{}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		require.NoError(t, err)
-		return cs
-	}
+	fsServer := npmServer(t, "mcp-server-filesystem")
 	tools := func(t *testing.T, cs *mcp.ClientSession) string {
 		res, err := cs.ListTools(context.Background(), nil)
 		require.NoError(t, err)
@@ -50,11 +60,11 @@ func TestWrapFilesystemServer(t *testing.T) {
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			w := newWorld(t)
-			plain := connect(t, w, fsServer, "/")
+			plain := connectCommand(t, w, nil, fsServer, "/")
 			want := tools(t, plain)
 			plain.Close()
 
-			cs := connect(t, w, cordonBin, "wrap", "--backend", backend, "--state-dir", w.state, "--workspace", w.ws, "--", fsServer, "/")
+			cs := connectCommand(t, w, nil, cordonBin, "wrap", "--backend", backend, "--state-dir", w.state, "--workspace", w.ws, "--", fsServer, "/")
 			assert.Equal(t, want, tools(t, cs), "a wrapped server's tools are the unwrapped one's")
 
 			planted := filepath.Join(w.outside, "planted.sh")
@@ -99,13 +109,7 @@ func processesIn(dir string) []string {
 // knowledge graph under its class directory across restarts; the place it
 // would write by default, its own install directory, stays untouched.
 func TestWrapMemoryServer(t *testing.T) {
-	memServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-memory")
-	if _, err := os.Stat(memServer); err != nil {
-		if os.Getenv("CORDON_INTEROP") != "" {
-			t.Fatalf("CORDON_INTEROP is set but %s is missing: %v", memServer, err)
-		}
-		t.Skipf("%s is missing (cd test/interop && npm ci); CI installs it", memServer)
-	}
+	memServer := npmServer(t, "mcp-server-memory")
 	installed, _ := filepath.EvalSymlinks(memServer)
 	defaultFile := filepath.Join(filepath.Dir(installed), "memory.jsonl")
 	os.Remove(defaultFile)
@@ -114,14 +118,7 @@ func TestWrapMemoryServer(t *testing.T) {
 			w := newWorld(t)
 			classFile := filepath.Join(w.state, "wrap", "memory", "memory.jsonl")
 			start := func(env ...string) *mcp.ClientSession {
-				cmd := exec.Command(cordonBin, "wrap", "--name", "memory", "--backend", backend, "--state-dir", w.state, "--workspace", w.ws, "--", memServer)
-				cmd.Env, cmd.Dir = append(w.env(), env...), w.ws
-				cmd.Stderr = &testLogWriter{t: t}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				cs, err := newClient(clientOpts{}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-				require.NoError(t, err)
-				return cs
+				return connectCommand(t, w, env, cordonBin, "wrap", "--name", "memory", "--backend", backend, "--state-dir", w.state, "--workspace", w.ws, "--", memServer)
 			}
 			entity := map[string]any{"entities": []any{map[string]any{"name": "cordon", "entityType": "project", "observations": []any{"wraps servers"}}}}
 
