@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 
 	"github.com/cordonhq/cordon/internal/egress"
@@ -46,11 +45,13 @@ type egressEndpoint struct {
 	dir string
 }
 
-// startEgress starts the proxy for one call of p.
-func startEgress(p ExecutionPolicy, hooks EgressHooks) (*egressEndpoint, error) {
+// startEgress starts the proxy for one call of p, with a unix socket
+// beside its loopback port when the backend gives the command a network
+// namespace of its own (bwrap), where only the socket reaches it.
+func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egressEndpoint, error) {
 	ep := &egressEndpoint{}
 	var sock string
-	if runtime.GOOS == "linux" {
+	if withSocket {
 		dir, err := os.MkdirTemp("", "cordon-egress-")
 		if err != nil {
 			return nil, fmt.Errorf("egress proxy: %w", err)

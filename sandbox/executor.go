@@ -69,7 +69,7 @@ func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) 
 		return nil, &UnavailableError{Reason: st.Reason}
 	}
 	if p.Network == NetworkRestricted {
-		ep, err := startEgress(p, hooks)
+		ep, err := startEgress(p, hooks, prov.Name() == "bwrap")
 		if err != nil {
 			return nil, &UnavailableError{Reason: err.Error()}
 		}
