@@ -88,7 +88,10 @@ func TestProcessInputAndSignals(t *testing.T) {
 		<-cat.Done()
 		assert.Equal(t, 0, cat.Result().ExitCode)
 
-		script := "import signal, time\nsignal.signal(signal.SIGINT, lambda *a: (print('interrupted', flush=True), exit(3)))\nprint('ready', flush=True)\ntime.sleep(60)\n"
+		// os.write, not print: the signal can land while print is still
+		// inside the buffered writer, and a handler that prints then fails
+		// with "reentrant call".
+		script := "import os, signal, time\nsignal.signal(signal.SIGINT, lambda *a: (os.write(1, b'interrupted\\n'), os._exit(3)))\nos.write(1, b'ready\\n')\ntime.sleep(60)\n"
 		py, out := f.startIn(p, RunSpec{Argv: []string{"python3", "-c", script}})
 		waitFor(t, out, "ready")
 		require.NoError(t, py.Signal(syscall.SIGINT))
