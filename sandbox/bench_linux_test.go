@@ -33,6 +33,15 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 			}
 		}
 	})
+	// The helper on its own, outside any backend: its start-up (a Go
+	// runtime), the privilege drop and the seccomp filter, then exec.
+	b.Run("helper-alone", func(b *testing.B) {
+		for b.Loop() {
+			if out, err := exec.Command(lean, helper.Arg, "--", truePath).CombinedOutput(); err != nil {
+				b.Fatal(err, string(out))
+			}
+		}
+	})
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		f := benchFixture(b, prov)
 		pol := f.policy(WorkspaceWrite, NetworkAllow)

@@ -2,84 +2,57 @@ package helper
 
 import (
 	"fmt"
-	"slices"
+	"runtime"
 	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// existingSyscalls keeps the names this architecture has (arm64 has no
-// chmod, only fchmodat), since the assembler refuses unknown names.
-func existingSyscalls(native *arch.Info, names []string) []string {
-	var out []string
-	for _, n := range names {
-		if _, ok := native.SyscallNames[n]; ok {
-			out = append(out, n)
-		}
+// The filter is assembled ahead of time, one program per variant of
+// SeccompOptions and per architecture (seccomp_programs_linux_*.go,
+// generated from seccomp_rules.go by `go test ./internal/helper -run
+// TestSeccompProgramsAreCurrent -update`, which fails when they drift):
+// assembling it here, in every confined command's start-up, cost more than
+// loading it.
+
+// seccompVariants is the number of distinct SeccompOptions: network
+// allow, deny or restricted, times MetadataDeny, times IPCDeny.
+const seccompVariants = 12
+
+// seccompVariant numbers o as the generated tables do.
+func seccompVariant(o SeccompOptions) int {
+	net := 0
+	switch {
+	case o.NetDeny:
+		net = 1
+	case o.NetRestricted:
+		net = 2
 	}
-	return out
+	v := net * 4
+	if o.MetadataDeny {
+		v += 2
+	}
+	if o.IPCDeny {
+		v++
+	}
+	return v
 }
 
-var seccompOps = map[string]seccomp.Operation{"eq": seccomp.Equal, "ne": seccomp.NotEqual, "gt": seccomp.GreaterThan, "bits": seccomp.BitsSet}
-
-// seccompPolicy assembles the rules of seccomp_rules.go: each refused call
-// fails with EPERM, everything else is allowed.
-func seccompPolicy(native *arch.Info, o SeccompOptions) seccomp.Policy {
-	var plain []string
-	var conditional []seccomp.NameWithConditions
-	for _, r := range rulesFor(o) {
-		names := existingSyscalls(native, r.Names)
-		if len(r.Conds) == 0 {
-			plain = append(plain, names...)
-			continue
-		}
-		for _, name := range names {
-			for _, c := range r.Conds {
-				var all seccomp.ArgumentConditions
-				for _, a := range append(slices.Clone(r.And), c) {
-					all = append(all, seccomp.Condition{Argument: a.Arg, Operation: seccompOps[a.Op], Value: a.Value})
-				}
-				conditional = append(conditional, seccomp.NameWithConditions{Name: name, Conditions: all})
-			}
-		}
-	}
-	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
-		{Action: seccomp.ActionErrno, Names: plain},
-		{Action: seccomp.ActionErrno, NamesWithCondtions: conditional},
-	}}
+// seccompVariantOptions is seccompVariant's inverse.
+func seccompVariantOptions(v int) SeccompOptions {
+	return SeccompOptions{NetDeny: v/4 == 1, NetRestricted: v/4 == 2, MetadataDeny: v&2 != 0, IPCDeny: v&1 != 0}
 }
 
 // installSeccomp loads the filter on the calling thread (the helper execs
-// from that same locked thread). A foreign-architecture syscall (i386 via
-// int 0x80 on x86_64) would skip the library's per-arch program and fall
-// through to its default "allow", so the filter first kills any process
-// that tries one.
+// from that same locked thread). An architecture without a generated
+// program fails closed.
 func installSeccomp(o SeccompOptions) error {
-	native, err := arch.GetInfo("")
-	if err != nil {
-		return fmt.Errorf("seccomp: %w", err)
+	if o.NetDeny && o.NetRestricted {
+		return fmt.Errorf("seccomp: network cannot be both deny and restricted")
 	}
-	policy := seccompPolicy(native, o)
-	insts, err := policy.Assemble()
-	if err != nil {
-		return fmt.Errorf("assembling seccomp filter: %w", err)
-	}
-	const archOffset = 4 // offsetof(struct seccomp_data, arch)
-	guard := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: archOffset, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(native.ID), SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
-	}
-	raw, err := bpf.Assemble(append(guard, insts...))
-	if err != nil {
-		return fmt.Errorf("assembling seccomp filter: %w", err)
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	filter := seccompPrograms[seccompVariant(o)]
+	if len(filter) == 0 {
+		return fmt.Errorf("seccomp: no filter was generated for %s; cordon cannot confine commands on this architecture", runtime.GOARCH)
 	}
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); errno != 0 {
