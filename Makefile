@@ -47,15 +47,17 @@ cross:
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
 
 bench: build
+	./bench/table.sh
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./sandbox/
-	$(GO) test -run '^$$' -bench . -benchtime 2000x ./mcpserver/ ./fsfence/
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkTable$$' -benchtime 2000x ./mcpserver/ ./fsfence/
 	./bench/exec.sh
 	./bench/grep.sh
 
 # bench-smoke runs every benchmark once, on small inputs: CI proves they
 # still work without paying for the long runs.
 bench-smoke: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkTable$$' -benchtime 1x ./...
+	N=1 ./bench/table.sh
 	N=2 ./bench/exec.sh
 	FILES=2000 N=1 ./bench/grep.sh
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The README's performance-goals table: every row measured with its floor
+# or peer in this one run (BenchmarkTable in mcpserver/). N calls per row
+# (N=1 for a smoke run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${N:-200}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+if ! go test -run '^$' -bench '^BenchmarkTable$' -benchtime "${n}x" -timeout 20m ./mcpserver/ >"$out" 2>&1; then
+  cat "$out"
+  exit 1
+fi
+if grep -q -- '--- SKIP' "$out"; then
+  grep -A2 -- '--- SKIP' "$out"
+  exit 1
+fi
+grep '^|' "$out"
