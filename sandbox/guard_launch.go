@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 )
 
@@ -24,18 +25,40 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	}
 	g := &launchGuard{store: storeFor(p.StateDir)}
 	ids := repoIDs(p.Repos)
+	top := outermost(paths)
 	for _, root := range userRoots(p) {
 		set := guardSet{Root: root, Repos: ids}
-		for _, path := range paths {
-			// A path beneath another guarded one is in its tree already.
-			inside := slices.ContainsFunc(paths, func(o string) bool { return o != path && Within(path, o) })
-			if !inside && containingRoot(path, p.WritableRoots) == root {
+		for _, path := range top {
+			if containingRoot(path, p.WritableRoots) == root {
 				set.Paths = append(set.Paths, path)
 			}
 		}
 		g.sets = append(g.sets, set)
 	}
 	return g
+}
+
+// outermost keeps the paths that lie beneath no other of them: a path
+// beneath another guarded one is in its tree already. It walks each
+// path's ancestors against a set, rather than comparing every pair, which
+// was most of the cost of building a confined argv (BenchmarkConfine).
+func outermost(paths []string) []string {
+	set := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		set[filepath.Clean(p)] = true
+	}
+	var out []string
+	for _, p := range paths {
+		inside := false
+		for d := filepath.Clean(p); d != filepath.Dir(d) && !inside; {
+			d = filepath.Dir(d)
+			inside = set[d]
+		}
+		if !inside {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // paths lists everything guarded, for status.

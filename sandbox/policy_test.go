@@ -229,3 +229,13 @@ func TestClientRootsOnlyNarrow(t *testing.T) {
 	p.ClientRoots = []string{ws}
 	assert.Equal(t, []string{tmp}, writableRoots(p, nil))
 }
+
+// TestOutermostGuardPaths: a guarded path beneath another is dropped (the
+// other's tree holds it), siblings that share a prefix are not, and
+// nothing is dropped twice.
+func TestOutermostGuardPaths(t *testing.T) {
+	got := outermost([]string{"/w/.git", "/w/.git/hooks", "/w/.github", "/w/.git/hooks/pre-commit", "/w/.envrc", "/w/a/.git", "/"})
+	assert.Equal(t, []string{"/"}, got)
+	got = outermost([]string{"/w/.git", "/w/.git/hooks", "/w/.github", "/w/.git/hooks/pre-commit", "/w/.envrc", "/w/a/.git", "/w/.vscode/"})
+	assert.Equal(t, []string{"/w/.git", "/w/.github", "/w/.envrc", "/w/a/.git", "/w/.vscode/"}, got)
+}
