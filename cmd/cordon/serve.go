@@ -86,6 +86,13 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		logger.Info().Str("file", file.Path).Str("layer", string(file.Layer)).Msg("read config")
 	}
 	d.warnings(func(msg string) { logger.Warn().Msg(msg) })
+	// The probe is most of the start-up, and neither what follows nor
+	// initialize needs it: it runs beside them, and the first call that
+	// needs the sandbox waits for its verdict. (It confines nothing of
+	// the user's: it runs in a scratch directory of its own.)
+	ex := d.executor(func(msg string) { logger.Warn().Msg(msg) })
+	probed := make(chan struct{})
+	go func() { logSandbox(logger, d, ex); close(probed) }()
 	for _, p := range sandbox.CleanOrphanTmp(d.settings.StateDir, sandbox.OrphanAge) {
 		logger.Info().Str("path", p).Msg("removed an orphaned session tmp directory")
 	}
@@ -99,8 +106,6 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		logger.Warn().Err(err).Msg("restoring protected paths left by an earlier cordon")
 	}
 
-	ex := d.executor(func(msg string) { logger.Warn().Msg(msg) })
-	logSandbox(logger, d, ex)
 	tb := tools.New(d.toolsConfig(ex, logger))
 	srv, err := mcpserver.New(mcpserver.Config{Toolbox: tb, Version: version, Logger: logger, ApprovalTimeout: d.approvalTimeout,
 		SessionID: f.session, DelegatedFrom: f.delegatedFrom})
@@ -112,6 +117,7 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	rl := &reloader{cur: d, ex: ex, tb: tb, log: logger}
 	go rl.run(ctx, hup)
 	if addr != "" && os.Getenv("CORDON_HTTP_TOKEN") == "" {
+		<-probed // the check below needs the probe's verdict
 		// A generated token lives in a file under the state directory. A
 		// backend that cannot hide the read-deny list (Landlock) would let
 		// a confined command read it, open its own session and approve its
