@@ -99,7 +99,7 @@ type rawClient struct {
 	id  int
 }
 
-func startRaw(b *testing.B, cmd *exec.Cmd) *rawClient {
+func startRaw(b testing.TB, cmd *exec.Cmd) *rawClient {
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -19,18 +19,27 @@ import (
 func (s *Server) checkCursor(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := messageOf(r)
-		if m == nil || m.Method != string(mcp.MethodToolsList) || m.Cursor == nil || isNull(m.Cursor) || s.validToolsCursor(m.Cursor) {
-			next.ServeHTTP(w, r)
+		if why := s.badCursor(m); why != "" {
+			writeRPCError(w, http.StatusOK, m.ID, mcp.INVALID_PARAMS, why)
 			return
 		}
-		shown := string(m.Cursor)
-		var c string
-		if json.Unmarshal(m.Cursor, &c) == nil {
-			shown = c
-		}
-		writeRPCError(w, http.StatusOK, m.ID, mcp.INVALID_PARAMS, "invalid cursor "+quoted(shown)+
-			": it is not one that a tools/list answer handed out; call tools/list again without a cursor to list the tools from the beginning")
+		next.ServeHTTP(w, r)
 	})
+}
+
+// badCursor says what is wrong with a tools/list message's cursor, or ""
+// when there is nothing to refuse (another method, no cursor, a good one).
+func (s *Server) badCursor(m *rpcMessage) string {
+	if m == nil || m.Method != string(mcp.MethodToolsList) || m.Cursor == nil || isNull(m.Cursor) || s.validToolsCursor(m.Cursor) {
+		return ""
+	}
+	shown := string(m.Cursor)
+	var c string
+	if json.Unmarshal(m.Cursor, &c) == nil {
+		shown = c
+	}
+	return "invalid cursor " + quoted(shown) +
+		": it is not one that a tools/list answer handed out; call tools/list again without a cursor to list the tools from the beginning"
 }
 
 func (s *Server) validToolsCursor(raw json.RawMessage) bool {
