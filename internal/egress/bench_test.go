@@ -9,6 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +131,77 @@ func tunnel(b *testing.B, proxyAddr, target string) (net.Conn, *bufio.Reader) {
 	require.NoError(b, err)
 	require.Equal(b, 200, resp.StatusCode)
 	return c, br
+}
+
+// BenchmarkProxyTransferCurl is BenchmarkProxyTransfer in the shape it has
+// in use: curl (the confined command) downloads 100 MB over plain HTTP
+// from a server in a process of its own, directly and through the proxy
+// (curl -x, absolute URI), so that the proxy is the only party in this
+// process. Both runs use the same curl and server.
+func BenchmarkProxyTransferCurl(b *testing.B) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		b.Skip("needs curl")
+	}
+	const size = 100 << 20
+	srv := exec.Command(os.Args[0], "-test.run", "^TestTransferServer$")
+	srv.Env = append(os.Environ(), "EGRESS_TRANSFER_SERVER="+strconv.Itoa(size))
+	out, err := srv.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, srv.Start())
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(b, err)
+	url := "http://" + strings.TrimSpace(addr) + "/blob"
+	p, err := Start(Config{Rules: Rules{Allowed: []string{"127.0.0.1"}}}, "")
+	require.NoError(b, err)
+	defer p.Close()
+	proxy := fmt.Sprintf("http://127.0.0.1:%d", p.Port())
+	get := func(args ...string) time.Duration {
+		t0 := time.Now()
+		cmd := exec.Command(curl, append([]string{"-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download}"}, append(args, url)...)...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin"} // no proxy variables of this machine's
+		got, err := cmd.Output()
+		require.NoError(b, err)
+		require.Equal(b, strconv.Itoa(size), string(got))
+		return time.Since(t0)
+	}
+	// A CONNECT tunnel (what every HTTPS download takes; -p asks for one
+	// for plain HTTP too), and a plain-HTTP request the proxy forwards.
+	for _, via := range []struct {
+		name  string
+		proxy []string
+	}{{"connect", []string{"-p", "-x", proxy}}, {"forward", []string{"-x", proxy}}} {
+		b.Run(via.name, func(b *testing.B) {
+			b.SetBytes(2 * size)
+			var direct, proxied time.Duration
+			for b.Loop() {
+				direct += get("--noproxy", "*")
+				proxied += get(via.proxy...)
+			}
+			b.ReportMetric(100*direct.Seconds()/proxied.Seconds(), "proxied-%-of-direct")
+		})
+	}
+}
+
+// TestTransferServer is BenchmarkProxyTransferCurl's server when run as
+// its child: it serves EGRESS_TRANSFER_SERVER bytes at every URL and
+// prints its address.
+func TestTransferServer(t *testing.T) {
+	size, err := strconv.Atoi(os.Getenv("EGRESS_TRANSFER_SERVER"))
+	if err != nil {
+		t.Skip("the benchmark's child")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	fmt.Println(ln.Addr())
+	chunk := make([]byte, 256<<10)
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		for sent := 0; sent < size; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
 }
