@@ -2,6 +2,7 @@ package tools
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -84,8 +85,7 @@ func (c *policyCache) resolve(svc *sandbox.PolicyService, req sandbox.Request) (
 // fence's configuration is lexical (paths), and it revalidates how those
 // resolve at every check, so sharing one is as good as building one.
 func (c *policyCache) fence(cfg fsfence.Config) (*fsfence.Fence, error) {
-	key := strings.Join(cfg.WritableRoots, "\x00") + "\x01" + strings.Join(cfg.Protected, "\x00") + "\x01" + strings.Join(cfg.ReadDeny, "\x00") +
-		"\x01" + strings.Join(cfg.ProtectedNames, "\x00")
+	key := fenceKey(cfg)
 	c.mu.Lock()
 	f := c.fences[key]
 	c.mu.Unlock()
@@ -103,4 +103,31 @@ func (c *policyCache) fence(cfg fsfence.Config) (*fsfence.Fence, error) {
 	}
 	c.fences[key] = f
 	return f, nil
+}
+
+// fenceKey names a fence config exactly (never a hash: two configs must
+// never share a fence): each list its length, then each entry its length
+// and bytes, in one allocation, since every file call computes it.
+func fenceKey(cfg fsfence.Config) string {
+	lists := [][]string{cfg.WritableRoots, cfg.Protected, cfg.ReadDeny, cfg.ProtectedNames}
+	n := 0
+	for _, l := range lists {
+		n += 8
+		for _, e := range l {
+			n += len(e) + 8
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	var num [20]byte
+	for _, l := range lists {
+		b.Write(strconv.AppendInt(num[:0], int64(len(l)), 10))
+		b.WriteByte(';')
+		for _, e := range l {
+			b.Write(strconv.AppendInt(num[:0], int64(len(e)), 10))
+			b.WriteByte(':')
+			b.WriteString(e)
+		}
+	}
+	return b.String()
 }

@@ -1,0 +1,29 @@
+package tools
+
+import (
+	"testing"
+
+	"github.com/cordonhq/cordon/fsfence"
+)
+
+// TestFenceKeyIsExact: configs that differ only in where one list ends
+// and the next begins, or in an entry's bytes, never share a key.
+func TestFenceKeyIsExact(t *testing.T) {
+	cfgs := []fsfence.Config{
+		{WritableRoots: []string{"/a"}, Protected: []string{"/b"}},
+		{WritableRoots: []string{"/a", "/b"}},
+		{WritableRoots: []string{"/a;1:/b"}},
+		{Protected: []string{"/a", "/b"}},
+		{WritableRoots: []string{"/a"}, ProtectedNames: []string{"\x01b"}},
+		{WritableRoots: []string{"/a"}, ReadDeny: []string{"\x01b"}},
+		{},
+	}
+	seen := map[string]int{}
+	for i, c := range cfgs {
+		k := fenceKey(c)
+		if j, ok := seen[k]; ok {
+			t.Errorf("configs %d and %d share the key %q", j, i, k)
+		}
+		seen[k] = i
+	}
+}
