@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,9 +49,7 @@ func latencies(b *testing.B, fn func() error) {
 
 func BenchmarkStdioReadFile(b *testing.B) {
 	w := benchWorld(b)
-	if err := os.WriteFile(filepath.Join(w.ws, "f.txt"), []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeFourKiB(b, w)
 	cs := benchStdio(b, w)
 	latencies(b, func() error {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "f.txt"}})

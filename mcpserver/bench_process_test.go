@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,9 +65,7 @@ func BenchmarkReadFileBeside16Producers(b *testing.B) {
 	for _, producers := range []int{0, 16} {
 		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
 			w := benchWorld(b)
-			if err := os.WriteFile(filepath.Join(w.ws, "f.txt"), []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644); err != nil {
-				b.Fatal(err)
-			}
+			writeFourKiB(b, w)
 			cs := benchStdio(b, w)
 			for range producers {
 				startBG(b, cs, "while :; do echo tick; sleep 0.01; done")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -22,15 +21,9 @@ import (
 //
 //	go test -run '^$' -bench '^BenchmarkTable$' -benchtime 200x ./mcpserver/
 func BenchmarkTable(b *testing.B) {
-	fsServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-filesystem")
-	if _, err := os.Stat(fsServer); err != nil {
-		b.Skip("npm ci in test/interop installs the official filesystem server")
-	}
+	fsServer := npmServer(b, "mcp-server-filesystem")
 	w := newWorld(b)
-	content := strings.Repeat("0123456789abcdef\n", 241) // ~4 KiB
-	if err := os.WriteFile(filepath.Join(w.ws, "f.txt"), []byte(content), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeFourKiB(b, w)
 	serve := func(backend string) *exec.Cmd {
 		c := exec.Command(cordonBin, w.serveArgs("--log-level", "error", "--backend", backend)...)
 		c.Env, c.Dir = w.env(), w.ws

@@ -30,15 +30,10 @@ import (
 //   - startup-and-memory: start-up to the first initialize answer, and the
 //     server's peak RSS over the whole run.
 func BenchmarkVsFilesystemServer(b *testing.B) {
-	fsServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-filesystem")
-	if _, err := os.Stat(fsServer); err != nil {
-		b.Skip("npm ci in test/interop installs the official filesystem server")
-	}
+	fsServer := npmServer(b, "mcp-server-filesystem")
 	w := newWorld(b)
-	content := strings.Repeat("0123456789abcdef\n", 241) // ~4 KiB
-	if err := os.WriteFile(filepath.Join(w.ws, "f.txt"), []byte(content), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeFourKiB(b, w)
+	content := fourKiB
 	for i := range 20 {
 		os.WriteFile(filepath.Join(w.ws, fmt.Sprintf("entry-%02d.txt", i)), []byte("x\n"), 0o644)
 	}
@@ -203,15 +198,10 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 // round trip, unwrapped and under `cordon wrap` on each backend, in one
 // run: what the relay costs a tool call (the goal is within 5%).
 func BenchmarkWrapOverhead(b *testing.B) {
-	fsServer, _ := filepath.Abs("../test/interop/node_modules/.bin/mcp-server-filesystem")
-	if _, err := os.Stat(fsServer); err != nil {
-		b.Skip("npm ci in test/interop installs the official filesystem server")
-	}
+	fsServer := npmServer(b, "mcp-server-filesystem")
 	w := newWorld(b)
+	writeFourKiB(b, w)
 	f := filepath.Join(w.ws, "f.txt")
-	if err := os.WriteFile(f, []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644); err != nil {
-		b.Fatal(err)
-	}
 	readArgs := map[string]any{"path": f}
 	for _, v := range []struct{ name, backend string }{{"unwrapped", ""}, {"wrap-bwrap", "bwrap"}, {"wrap-landlock", "landlock"}} {
 		b.Run(v.name, func(b *testing.B) {

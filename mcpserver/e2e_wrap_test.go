@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 // npmServer is a server's bin from test/interop's lock file. CI installs
 // them (CORDON_INTEROP): there a missing one fails the test.
-func npmServer(t *testing.T, bin string) string {
+func npmServer(t testing.TB, bin string) string {
 	path, _ := filepath.Abs("../test/interop/node_modules/.bin/" + bin)
 	if _, err := os.Stat(path); err != nil {
 		if os.Getenv("CORDON_INTEROP") != "" {
@@ -28,6 +29,17 @@ func npmServer(t *testing.T, bin string) string {
 		t.Skipf("%s is missing (cd test/interop && npm ci); CI installs it", path)
 	}
 	return path
+}
+
+// fourKiB is the file the read benchmarks read: 241 short lines.
+var fourKiB = strings.Repeat("0123456789abcdef\n", 241)
+
+// writeFourKiB puts fourKiB at f.txt in the workspace.
+func writeFourKiB(t testing.TB, w *world) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(w.ws, "f.txt"), []byte(fourKiB), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // connectCommand starts argv in the workspace with the world's
