@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -76,19 +77,25 @@ func RunBridge(socket string) {
 	unix.CloseOnExec(listener)
 	for {
 		c, _, err := unix.Accept4(listener, unix.SOCK_CLOEXEC)
-		if err == unix.EINTR || err == unix.ECONNABORTED {
+		switch err {
+		case nil:
+		case unix.EINTR, unix.ECONNABORTED:
 			continue
-		}
-		if err != nil {
+		case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+			// Out of descriptors or memory, for now: the command may
+			// have opened many connections. Egress must not end for
+			// the rest of the call because of it.
+			time.Sleep(50 * time.Millisecond)
+			continue
+		default:
 			os.Exit(0)
 		}
 		go func() {
-			defer unix.Close(c)
 			u, err := dialUnix(socket)
 			if err != nil {
+				unix.Close(c)
 				return
 			}
-			defer unix.Close(u)
 			joinFDs(c, u)
 		}()
 	}

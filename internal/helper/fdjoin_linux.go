@@ -1,48 +1,96 @@
 package helper
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // joinFDs copies both ways between two connected stream sockets until both
 // directions end, passing each side's end of stream on (a half-close), as
-// netjoin.Join does for net.Conns. The sockets are blocking: each
-// direction is one goroutine in splice(2), the bytes moving kernel-side
-// through a pipe of its own. It does not close the sockets.
+// netjoin.Join does for net.Conns, then closes both. The sockets are made
+// non-blocking and wait in Go's poller, so that an idle connection holds
+// no thread; the bytes move kernel-side, by splice(2) through a pipe per
+// direction.
 func joinFDs(a, b int) {
+	fa, fb := pollable(a, "a"), pollable(b, "b")
+	defer fa.Close()
+	defer fb.Close()
 	done := make(chan struct{}, 2)
-	go func() { spliceAll(b, a); done <- struct{}{} }()
-	go func() { spliceAll(a, b); done <- struct{}{} }()
+	go func() { spliceAll(fb, fa); done <- struct{}{} }()
+	go func() { spliceAll(fa, fb); done <- struct{}{} }()
 	<-done
 	<-done
 }
 
+func pollable(fd int, name string) *os.File {
+	unix.SetNonblock(fd, true)
+	return os.NewFile(uintptr(fd), name) // a non-blocking fd joins the poller
+}
+
+// spliceChunk is what one splice asks to move; the pipe is made as large,
+// as Go's own splice does, so that a chunk takes two system calls.
+const spliceChunk = 1 << 20
+
 // spliceAll moves src's stream to dst until src ends or either fails,
 // then shuts dst for writing.
-func spliceAll(dst, src int) {
-	defer unix.Shutdown(dst, unix.SHUT_WR)
+func spliceAll(dst, src *os.File) {
+	rc, err := src.SyscallConn()
+	if err != nil {
+		return
+	}
+	wc, err := dst.SyscallConn()
+	if err != nil {
+		return
+	}
+	defer wc.Control(func(fd uintptr) { unix.Shutdown(int(fd), unix.SHUT_WR) })
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return
 	}
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
-	const chunk = 1 << 20
+	unix.FcntlInt(uintptr(p[0]), unix.F_SETPIPE_SZ, spliceChunk)
+	const flags = unix.SPLICE_F_MOVE | unix.SPLICE_F_NONBLOCK
 	for {
-		n, err := unix.Splice(src, nil, p[1], nil, chunk, unix.SPLICE_F_MOVE)
-		if err == unix.EINTR {
-			continue
-		}
+		// The pipe is empty here: EAGAIN means src has nothing yet.
+		n, err := spliceWhenReady(rc.Read, func(fd int) (int64, error) {
+			n, err := unix.Splice(fd, nil, p[1], nil, spliceChunk, flags)
+			return int64(n), err
+		})
 		if err != nil || n == 0 {
 			return
 		}
 		for n > 0 {
-			m, err := unix.Splice(p[0], nil, dst, nil, int(n), unix.SPLICE_F_MOVE)
-			if err == unix.EINTR {
-				continue
-			}
+			// The pipe holds n bytes: EAGAIN means dst is full.
+			m, err := spliceWhenReady(wc.Write, func(fd int) (int64, error) {
+				m, err := unix.Splice(p[0], nil, fd, nil, int(n), flags)
+				return int64(m), err
+			})
 			if err != nil || m == 0 {
 				return
 			}
 			n -= m
 		}
 	}
+}
+
+// spliceWhenReady runs move on the socket once the poller says it is
+// ready (wait is the socket's RawConn Read or Write), again after each
+// EAGAIN, at once after EINTR.
+func spliceWhenReady(wait func(func(uintptr) bool) error, move func(fd int) (int64, error)) (int64, error) {
+	var n int64
+	var moveErr error
+	err := wait(func(fd uintptr) bool {
+		for {
+			n, moveErr = move(int(fd))
+			if moveErr != unix.EINTR {
+				return moveErr != unix.EAGAIN
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, moveErr
 }
