@@ -39,6 +39,11 @@ func Run(args []string) {
 		fail(err)
 	}
 	if cfg.ProxySocket != "" {
+		// The bridge must not inherit what cordon passed the helper (the
+		// status pipe, above all): only its listener.
+		if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+			fail(fmt.Errorf("marking inherited descriptors close-on-exec: %w", err))
+		}
 		if err := startBridge(cfg.ProxyPort, cfg.ProxySocket); err != nil {
 			fail(err)
 		}
