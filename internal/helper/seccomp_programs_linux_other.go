@@ -1,4 +1,4 @@
-//go:build linux && !(amd64 || arm64 || 386 || arm)
+//go:build linux && !(amd64 || arm64 || arm)
 
 package helper
 
