@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/mcpserver"
@@ -93,6 +94,14 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	ex := d.executor(func(msg string) { logger.Warn().Msg(msg) })
 	probed := make(chan struct{})
 	go func() { logSandbox(logger, d, ex); close(probed) }()
+	// A server that ends at once (its client gone) still lets the probe
+	// finish, so that the probe removes its scratch directory.
+	defer func() {
+		select {
+		case <-probed:
+		case <-time.After(probeGrace):
+		}
+	}()
 	for _, p := range sandbox.CleanOrphanTmp(d.settings.StateDir, sandbox.OrphanAge) {
 		logger.Info().Str("path", p).Msg("removed an orphaned session tmp directory")
 	}
@@ -141,6 +150,9 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// probeGrace bounds how long a server that is ending waits for its probe.
+const probeGrace = 5 * time.Second
 
 // httpFromConfig is the --http value that takes the address from the
 // config's [http] addr. Without --http, serve speaks stdio whatever the
