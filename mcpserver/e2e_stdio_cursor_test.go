@@ -43,6 +43,16 @@ func TestStdioBadCursor(t *testing.T) {
 		assert.NotContains(t, r.Error.Message, "base64", "no Go internals")
 		assert.Less(t, len(r.Error.Message), 600, "a long cursor is not echoed whole")
 	}
+	// The method named with JSON escapes is the same method.
+	c.in.Write([]byte(`{"jsonrpc":"2.0","id":999,"method":"tools\/list","params":{"cursor":"Zm9v"}}` + "\n"))
+	var line []byte
+	for !strings.Contains(string(line), `"id":999`) {
+		var err error
+		line, err = c.out.ReadBytes('\n')
+		require.NoError(t, err)
+	}
+	assert.Contains(t, string(line), `"code":-32602`, string(line))
+	assert.Contains(t, string(line), "invalid cursor")
 	for _, params := range []string{`{}`, `{"cursor":""}`, `{"cursor":null}`} {
 		r := list(params)
 		assert.Nil(t, r.Error, params)
