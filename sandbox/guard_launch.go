@@ -39,7 +39,8 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 }
 
 // outermost keeps the paths that lie beneath no other of them: a path
-// beneath another guarded one is in its tree already. It walks each
+// beneath another guarded one is in its tree already. The paths are
+// absolute (each lies beneath an absolute writable root). It walks each
 // path's ancestors against a set, rather than comparing every pair, which
 // was most of the cost of building a confined argv (BenchmarkConfine).
 func outermost(paths []string) []string {

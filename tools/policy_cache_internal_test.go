@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/cordonhq/cordon/fsfence"
@@ -25,5 +26,13 @@ func TestFenceKeyIsExact(t *testing.T) {
 			t.Errorf("configs %d and %d share the key %q", j, i, k)
 		}
 		seen[k] = i
+	}
+}
+
+// TestFenceKeyCoversTheConfig: the key names every field of
+// fsfence.Config; a new field must be added to fenceKey (and here).
+func TestFenceKeyCoversTheConfig(t *testing.T) {
+	if n := reflect.TypeFor[fsfence.Config]().NumField(); n != 4 {
+		t.Fatalf("fsfence.Config has %d fields, fenceKey names 4: add the new one to the key", n)
 	}
 }
