@@ -20,7 +20,8 @@ import (
 // preset, approval, network, the path lists, env_passthrough,
 // dangerous_commands and [bash] ([processes] is read and reported, but
 // nothing uses it yet). A changed backend or sandbox requirement
-// gets a new executor (probed again). Kept as started, and logged as such:
+// gets a new executor (probed again); over HTTP with a generated token,
+// one that cannot hide the token file is refused, as at start-up. Kept as started, and logged as such:
 // the keys declared fixedAtStart in internal/config (approval_timeout,
 // [http]: the transport is set up at start) and the server's
 // instructions, which name the mode the client saw at initialisation.
@@ -31,6 +32,9 @@ type reloader struct {
 	ex  *sandbox.Executor
 	tb  *tools.Toolbox
 	log zerolog.Logger
+	// generatedToken: the server answers HTTP with a token in a file,
+	// which a new backend must be able to hide as the first one did.
+	generatedToken bool
 }
 
 func (r *reloader) run(ctx context.Context, hup <-chan os.Signal) {
@@ -79,6 +83,10 @@ func (r *reloader) reload() {
 	if next.backend != r.cur.backend || next.requirement != r.cur.requirement {
 		ex = next.executor(func(msg string) { r.log.Warn().Msg(msg) })
 		logSandbox(r.log, next, ex)
+		if why := tokenExposed(ex.Status()); r.generatedToken && why != "" {
+			r.log.Error().Msg("SIGHUP: not reloaded: " + why + "; keeping the previous configuration")
+			return
+		}
 	}
 	r.tb.Reload(next.toolsConfig(ex, r.log))
 	r.log.Info().Strs("changes", applied).Msg("SIGHUP: config reloaded: " + strings.Join(applied, "; "))

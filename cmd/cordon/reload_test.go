@@ -228,3 +228,22 @@ func TestServeHTTPFromConfig(t *testing.T) {
 	assert.Equal(t, http.StatusOK, post("http://allowed.example"))
 	srv.cmd.Process.Signal(syscall.SIGTERM)
 }
+
+// TestServeReloadKeepsTheTokenHidden: over HTTP with a generated token, a
+// reload must not switch to a backend that cannot hide the token file
+// (Landlock) — the start-up refuses that, and so does SIGHUP.
+func TestServeReloadKeepsTheTokenHidden(t *testing.T) {
+	e := newCfgEnv(t)
+	e.write(t, e.userFile(), "backend = \"bwrap\"\n")
+	srv := startServe(t, e, "--http", "127.0.0.1:0")
+	srv.waitLog(t, "serving MCP over HTTP")
+	srv.waitLog(t, "sandbox active", "bwrap")
+
+	e.write(t, e.userFile(), "backend = \"landlock\"\n")
+	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGHUP))
+	line := srv.waitLog(t, "SIGHUP: not reloaded", "cannot hide the HTTP token file")
+	assert.Contains(t, line, "landlock")
+	for _, l := range srv.logLines() {
+		assert.NotContains(t, l, "SIGHUP: config reloaded")
+	}
+}

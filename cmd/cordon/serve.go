@@ -123,20 +123,16 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	rl := &reloader{cur: d, ex: ex, tb: tb, log: logger}
-	go rl.run(ctx, hup)
-	if addr != "" && os.Getenv("CORDON_HTTP_TOKEN") == "" {
+	generatedToken := addr != "" && os.Getenv("CORDON_HTTP_TOKEN") == ""
+	rl := &reloader{cur: d, ex: ex, tb: tb, log: logger, generatedToken: generatedToken}
+	if generatedToken {
 		<-probed // the check below needs the probe's verdict
-		// A generated token lives in a file under the state directory. A
-		// backend that cannot hide the read-deny list (Landlock) would let
-		// a confined command read it, open its own session and approve its
-		// own escalation. The environment is never passed to commands.
-		if st := ex.Status(); st.State == sandbox.StateActive && st.Enforcement != sandbox.EnforcementFull {
+		if why := tokenExposed(ex.Status()); why != "" {
 			srv.Close()
-			return fmt.Errorf("the %s backend cannot hide the HTTP token file from confined commands "+
-				"(its enforcement is %s): set CORDON_HTTP_TOKEN to a secret of your own (it never reaches a command), or install bubblewrap", st.Backend, st.Enforcement)
+			return errors.New(why)
 		}
 	}
+	go rl.run(ctx, hup)
 	if addr != "" {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
 			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir})
@@ -149,6 +145,20 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// tokenExposed says why a backend would let confined commands read a
+// generated HTTP token, or "". The token lives in a file under the state
+// directory; a backend that cannot hide the read-deny list (Landlock)
+// would let a command read it, open its own session and approve its own
+// escalation. (CORDON_HTTP_TOKEN never reaches a command: the environment
+// is not passed on.)
+func tokenExposed(st sandbox.Status) string {
+	if st.State != sandbox.StateActive || st.Enforcement == sandbox.EnforcementFull {
+		return ""
+	}
+	return fmt.Sprintf("the %s backend cannot hide the HTTP token file from confined commands "+
+		"(its enforcement is %s): set CORDON_HTTP_TOKEN to a secret of your own (it never reaches a command), or install bubblewrap", st.Backend, st.Enforcement)
 }
 
 // probeGrace bounds how long a server that is ending waits for its probe.
