@@ -37,6 +37,7 @@ type GrepInput struct {
 type GrepOutput struct {
 	Matches   []string `json:"matches" jsonschema:"the lines of the text: file:line:text matches (with context, file-line-text lines around them and -- between groups), the paths (output files), or file:N (output count)"`
 	Truncated bool     `json:"truncated"`
+	Note      string   `json:"note,omitempty" jsonschema:"no matches, or the results were cut short and how to see more; as in the text"`
 }
 
 // What grep returns: its output argument.
@@ -134,21 +135,27 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 		return nil, walkRootError("grep", pol, root, err)
 	}
 	lines := g.lines(pol)
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString(l + "\n")
-	}
+	var note string
 	if len(lines) == 0 {
-		fmt.Fprintf(&b, "No matches for %s in %s (.git, .gitignored and binary files are skipped).\n", in.Pattern, displayPath(pol, root))
+		note = fmt.Sprintf("No matches for %s in %s (.git, .gitignored and binary files are skipped).", in.Pattern, displayPath(pol, root))
 	}
 	if g.truncated {
 		what := "matches"
 		if output != grepContent {
 			what = "files"
 		}
-		fmt.Fprintf(&b, "[showing the first %d %s: narrow the pattern, path or glob, or raise max_results (up to %d)]\n", maxResults, what, MaxGrepResults)
+		note = fmt.Sprintf("[showing the first %d %s: narrow the pattern, path or glob, or raise max_results (up to %d)]", maxResults, what, MaxGrepResults)
 	}
-	return &Result{Text: b.String(), Structured: structured(GrepOutput{Matches: lines, Truncated: g.truncated})}, nil
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	if note != "" {
+		b.WriteString(note + "\n")
+	}
+	// The note goes into structuredContent too: Claude Code and Codex show
+	// the model only that.
+	return &Result{Text: b.String(), Structured: structured(GrepOutput{Matches: lines, Truncated: g.truncated, Note: note})}, nil
 }
 
 // lineMatcher finds the lines that match a pattern. The whole buffer is

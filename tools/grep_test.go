@@ -175,6 +175,13 @@ func TestGrepContext(t *testing.T) {
 	require.Nil(t, terr)
 	assert.Equal(t, "a.txt-2-beta\na.txt:3:match one\na.txt-4-gamma\n[showing the first 1 matches: narrow the pattern, path or glob, or raise max_results (up to 10000)]\n", res.Text)
 	assert.Equal(t, true, res.Structured["truncated"])
+	assert.Equal(t, "[showing the first 1 matches: narrow the pattern, path or glob, or raise max_results (up to 10000)]", res.Structured["note"],
+		"structuredContent says what the text says (Claude Code and Codex show only it)")
+
+	res, terr = w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "no such line anywhere", Path: "a.txt"})
+	require.Nil(t, terr)
+	assert.Contains(t, res.Text, "No matches for no such line anywhere in")
+	assert.Equal(t, strings.TrimSuffix(res.Text, "\n"), res.Structured["note"])
 }
 
 // TestGrepOutput: output files lists the files that match, output count
