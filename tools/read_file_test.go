@@ -22,6 +22,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// plainLines is a file of n lines, "line 1" to "line n".
+func plainLines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
+}
+
 func numbered(from, to int) string {
 	var b strings.Builder
 	for i := from; i <= to; i++ {
@@ -32,18 +41,10 @@ func numbered(from, to int) string {
 
 func TestReadFileRanges(t *testing.T) {
 	w := newFilesWorld(t, sandbox.WorkspaceWrite)
-	var five strings.Builder
-	for i := 1; i <= 5; i++ {
-		fmt.Fprintf(&five, "line %d\n", i)
-	}
-	w.file(t, "five.txt", five.String())
+	w.file(t, "five.txt", plainLines(5))
 	w.file(t, "nonl.txt", "line 1\nline 2")
 	w.file(t, "empty.txt", "")
-	var many strings.Builder
-	for i := 1; i <= 2500; i++ {
-		fmt.Fprintf(&many, "line %d\n", i)
-	}
-	w.file(t, "many.txt", many.String())
+	w.file(t, "many.txt", plainLines(2500))
 
 	ws := w.ws
 	tests := []struct {
@@ -88,20 +89,12 @@ func TestReadFileRanges(t *testing.T) {
 // numbers and the header its total.
 func TestReadFileTail(t *testing.T) {
 	w := newFilesWorld(t, sandbox.WorkspaceWrite)
-	var five strings.Builder
-	for i := 1; i <= 5; i++ {
-		fmt.Fprintf(&five, "line %d\n", i)
-	}
-	w.file(t, "five.txt", five.String())
+	w.file(t, "five.txt", plainLines(5))
 	w.file(t, "nonl.txt", "line 1\nline 2\nline 3")
 	w.file(t, "blank.txt", "line 1\n\n\n")
 	w.file(t, "empty.txt", "")
 	w.file(t, "newline.txt", "\n")
-	var many strings.Builder
-	for i := 1; i <= 2500; i++ {
-		fmt.Fprintf(&many, "line %d\n", i)
-	}
-	w.file(t, "many.txt", many.String())
+	w.file(t, "many.txt", plainLines(2500))
 
 	ws := w.ws
 	tests := []struct {
