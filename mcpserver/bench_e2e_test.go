@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -30,8 +30,14 @@ func peakRSSKBB(b *testing.B, w *world) int { return peakRSSKB(b, serverPID(b, w
 
 // latencies runs fn b.N times and reports p50/p99.
 func latencies(b *testing.B, fn func() error) {
+	ds := timings(b, fn)
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// timings runs fn b.N times and returns how long each took, sorted.
+func timings(b *testing.B, fn func() error) []time.Duration {
 	var ds []time.Duration
-	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
 		if err := fn(); err != nil {
@@ -39,12 +45,8 @@ func latencies(b *testing.B, fn func() error) {
 		}
 		ds = append(ds, time.Since(start))
 	}
-	b.StopTimer()
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	if len(ds) > 0 {
-		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
-		b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, "p99-ms")
-	}
+	slices.Sort(ds)
+	return ds
 }
 
 func BenchmarkStdioReadFile(b *testing.B) {

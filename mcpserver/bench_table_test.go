@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -163,17 +162,9 @@ func printTable(rows []tableRow) {
 	}
 }
 
-// p50Of runs fn b.N times and returns the median.
+// p50Of runs fn b.N times, reports the median and returns it.
 func p50Of(b *testing.B, fn func() error) time.Duration {
-	var ds []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		if err := fn(); err != nil {
-			b.Fatal(err)
-		}
-		ds = append(ds, time.Since(start))
-	}
-	slices.Sort(ds)
+	ds := timings(b, fn)
 	m := ds[len(ds)/2]
 	b.ReportMetric(float64(m.Microseconds())/1000, "p50-ms")
 	return m
@@ -184,26 +175,8 @@ func p50Of(b *testing.B, fn func() error) time.Duration {
 // ticks).
 func (c *rawClient) cpuPerCall(b *testing.B, name string, args map[string]any, window int) time.Duration {
 	n := max(b.N, 500)
-	params := map[string]any{"name": name, "arguments": args}
 	cpu0 := cpuTime(b, c.cmd.Process.Pid)
-	sent, got := 0, 0
-	for ; sent < n && sent < window; sent++ {
-		c.request("tools/call", params)
-	}
-	for got < n {
-		line, err := c.out.ReadBytes('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		if !strings.Contains(string(line), `"result"`) || strings.Contains(string(line), `"isError":true`) {
-			b.Fatalf("%s failed: %.300s", name, line)
-		}
-		got++
-		if sent < n {
-			c.request("tools/call", params)
-			sent++
-		}
-	}
+	c.inFlight(b, n, name, args, window)
 	return (cpuTime(b, c.cmd.Process.Pid) - cpu0) / time.Duration(n)
 }
 

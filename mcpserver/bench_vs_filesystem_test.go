@@ -156,14 +156,23 @@ func (c *rawClient) tool(name string, args map[string]any) error {
 // pipelined keeps window calls in flight and reports wall and server CPU
 // time per call.
 func (c *rawClient) pipelined(b *testing.B, name string, args map[string]any, window int) {
-	params := map[string]any{"name": name, "arguments": args}
 	cpu0 := cpuTime(b, c.cmd.Process.Pid)
 	b.ResetTimer()
+	c.inFlight(b, b.N, name, args, window)
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/call")
+	b.ReportMetric(float64((cpuTime(b, c.cmd.Process.Pid)-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/call")
+}
+
+// inFlight makes n calls with window of them in flight at once, and fails
+// on any that fails.
+func (c *rawClient) inFlight(b *testing.B, n int, name string, args map[string]any, window int) {
+	params := map[string]any{"name": name, "arguments": args}
 	sent, got := 0, 0
-	for ; sent < b.N && sent < window; sent++ {
+	for ; sent < n && sent < window; sent++ {
 		c.request("tools/call", params)
 	}
-	for got < b.N {
+	for got < n {
 		line, err := c.out.ReadBytes('\n')
 		if err != nil {
 			b.Fatal(err)
@@ -172,14 +181,11 @@ func (c *rawClient) pipelined(b *testing.B, name string, args map[string]any, wi
 			b.Fatalf("%s failed: %.300s", name, line)
 		}
 		got++
-		if sent < b.N {
+		if sent < n {
 			c.request("tools/call", params)
 			sent++
 		}
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/call")
-	b.ReportMetric(float64((cpuTime(b, c.cmd.Process.Pid)-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/call")
 }
 
 // cpuTime is the user and system CPU time pid has used, all threads.

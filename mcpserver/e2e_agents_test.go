@@ -163,9 +163,7 @@ func runAgent(t *testing.T, dir string, env []string, timeout time.Duration, bin
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	killGroupOnCancel(cmd)
 	start := time.Now()
 	err := cmd.Run()
 	t.Logf("%s %s: %v in %s", filepath.Base(bin), args[0], err, time.Since(start).Round(time.Millisecond))
@@ -232,4 +230,12 @@ func sse(w http.ResponseWriter, event string, data any) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// killGroupOnCancel makes cmd lead a process group that its context's end
+// kills whole: node and the cordon it started, say.
+func killGroupOnCancel(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 }

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -155,9 +154,7 @@ func runConformance(t *testing.T, args ...string) (map[string][]conformanceCheck
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &testLogWriter{t: t}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	killGroupOnCancel(cmd)
 	start := time.Now()
 	err := cmd.Run()
 	t.Logf("conformance %s: %v in %s\n%s", strings.Join(args, " "), err, time.Since(start).Round(time.Millisecond), stdout.String())

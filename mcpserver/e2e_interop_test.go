@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,10 +76,7 @@ func runInteropScript(t *testing.T, pkg, script, transport, era string) {
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &testLogWriter{t: t}
-	// On a timeout the whole group goes: node and the cordon it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	killGroupOnCancel(cmd)
 	start := time.Now()
 	err := cmd.Run()
 	t.Logf("node %s: %v in %s", strings.Join(args[:len(args)-3], " "), err, time.Since(start).Round(time.Millisecond))
