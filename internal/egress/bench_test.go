@@ -157,7 +157,7 @@ func BenchmarkProxyTransferCurl(b *testing.B) {
 	require.NoError(b, err)
 	defer p.Close()
 	proxy := fmt.Sprintf("http://127.0.0.1:%d", p.Port())
-	get := func(args ...string) time.Duration {
+	get := func(url string, args ...string) time.Duration {
 		t0 := time.Now()
 		cmd := exec.Command(curl, append([]string{"-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download}"}, append(args, url)...)...)
 		cmd.Env = []string{"PATH=/usr/bin:/bin"} // no proxy variables of this machine's
@@ -165,6 +165,17 @@ func BenchmarkProxyTransferCurl(b *testing.B) {
 		require.NoError(b, err)
 		require.Equal(b, strconv.Itoa(size), string(got))
 		return time.Since(t0)
+	}
+	// The peer: socat, a relay that only copies bytes between two
+	// sockets, which puts the same third party on the path as the proxy.
+	relayURL := ""
+	if socat, err := exec.LookPath("socat"); err == nil {
+		port := freePort(b)
+		relay := exec.Command(socat, "-b", "262144", "TCP-LISTEN:"+port+",bind=127.0.0.1,reuseaddr,fork", "TCP:"+strings.TrimSpace(addr))
+		require.NoError(b, relay.Start())
+		defer func() { relay.Process.Kill(); relay.Wait() }()
+		waitListening(b, "127.0.0.1:"+port)
+		relayURL = "http://127.0.0.1:" + port + "/blob"
 	}
 	// A CONNECT tunnel (what every HTTPS download takes; -p asks for one
 	// for plain HTTP too), and a plain-HTTP request the proxy forwards.
@@ -174,14 +185,43 @@ func BenchmarkProxyTransferCurl(b *testing.B) {
 	}{{"connect", []string{"-p", "-x", proxy}}, {"forward", []string{"-x", proxy}}} {
 		b.Run(via.name, func(b *testing.B) {
 			b.SetBytes(2 * size)
-			var direct, proxied time.Duration
+			var direct, proxied, relayed time.Duration
 			for b.Loop() {
-				direct += get("--noproxy", "*")
-				proxied += get(via.proxy...)
+				direct += get(url, "--noproxy", "*")
+				proxied += get(url, via.proxy...)
+				if relayURL != "" {
+					relayed += get(relayURL, "--noproxy", "*")
+				}
 			}
 			b.ReportMetric(100*direct.Seconds()/proxied.Seconds(), "proxied-%-of-direct")
+			if relayURL != "" {
+				b.ReportMetric(100*direct.Seconds()/relayed.Seconds(), "socat-%-of-direct")
+				b.ReportMetric(100*relayed.Seconds()/proxied.Seconds(), "proxied-%-of-socat")
+			}
 		})
 	}
+}
+
+// freePort is a loopback port nothing listens on (a benchmark's peer
+// takes it a moment later).
+func freePort(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// waitListening waits until something accepts connections on addr.
+func waitListening(b *testing.B, addr string) {
+	for range 200 {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatalf("nothing listens on %s", addr)
 }
 
 // TestTransferServer is BenchmarkProxyTransferCurl's server when run as

@@ -240,7 +240,8 @@ func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
 		return false
 	}
 	defer resp.Body.Close()
-	if err := resp.Write(c); err != nil {
+	resp.Body = bulkBody{resp.Body}
+	if err := resp.Write(bulkWriter{c}); err != nil {
 		return false
 	}
 	return !req.Close && !resp.Close

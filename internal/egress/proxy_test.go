@@ -280,3 +280,47 @@ func TestProxyConnectKeepsEarlyBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "early bytes", string(got))
 }
+
+// A forwarded answer is passed on as it comes: the server sends its second
+// part only once the client, through the proxy, has read the first, so a
+// proxy that held the body to fill a buffer would never finish.
+func TestProxyForwardStreams(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		length string // Content-Length, or "" for a chunked answer
+	}{{"known length", "12"}, {"chunked", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			firstRead := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if tc.length != "" {
+					w.Header().Set("Content-Length", tc.length)
+				}
+				io.WriteString(w, "first\n")
+				w.(http.Flusher).Flush()
+				select {
+				case <-firstRead:
+				case <-time.After(10 * time.Second):
+					return
+				}
+				io.WriteString(w, "again\n")
+			}))
+			defer srv.Close()
+			p, err := Start(Config{Rules: Rules{Allowed: []string{"127.0.0.1"}}}, "")
+			require.NoError(t, err)
+			defer p.Close()
+			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
+			require.NoError(t, err)
+			defer c.Close()
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			fmt.Fprintf(c, "GET %s/stream HTTP/1.1\r\nHost: %s\r\n\r\n", srv.URL, srv.Listener.Addr())
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			line, err := bufio.NewReader(resp.Body).ReadString('\n')
+			require.NoError(t, err, "the first part must arrive before the server sends the rest")
+			assert.Equal(t, "first\n", line)
+			close(firstRead)
+		})
+	}
+}
