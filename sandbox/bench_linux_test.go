@@ -155,3 +155,29 @@ func BenchmarkReadGrants(b *testing.B) {
 		helper.ReadRules(p.ReadDeny)
 	}
 }
+
+// BenchmarkGuard is what recording and checking the protected paths that
+// no mount can cover adds to each confined command (guard.go): joining the
+// store before the command and leaving it after.
+func BenchmarkGuard(b *testing.B) {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		f := benchFixture(b, prov)
+		cp, _ := f.policy(WorkspaceWrite, NetworkDeny).ToConfined()
+		c, err := prov.Confine([]string{"true"}, cp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Cleanup()
+		b.Run(prov.Name(), func(b *testing.B) {
+			for b.Loop() {
+				if err := c.guard.begin(); err != nil {
+					b.Fatal(err)
+				}
+				if changes, err := c.guard.end(); err != nil || len(changes) > 0 {
+					b.Fatal(err, changes)
+				}
+			}
+			b.ReportMetric(float64(len(c.guard.paths())), "paths")
+		})
+	}
+}
