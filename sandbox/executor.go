@@ -32,7 +32,16 @@ type Executor struct {
 	// Warn is told when a command runs unconfined because no backend
 	// works and the requirement is auto.
 	Warn func(string)
+	// Warm runs foreground calls without a terminal in warm sandboxes
+	// (warm_linux.go), where the backend allows it: one bwrap per policy,
+	// kept between calls. The server sets it; a one-off command has
+	// nothing to keep warm.
+	Warm bool
+	warm warmPool
 }
+
+// Close ends the executor's idle warm sandboxes.
+func (e *Executor) Close() { e.warm.closeAll() }
 
 // Status reports the backend state as this executor sees it.
 func (e *Executor) Status() Status {

@@ -15,8 +15,11 @@ import (
 // background mode) — confined alike, for its whole life, under the policy
 // in force when it started, and ended alike: Kill takes its whole tree.
 type Process struct {
-	c      *ConfinedArgv
-	p      ExecutionPolicy
+	c *ConfinedArgv
+	p ExecutionPolicy
+	// run is the command's start: l (a cold launch of its own), or a call
+	// in a warm sandbox (warm_linux.go).
+	run    runner
 	l      *launch
 	tail   *tailWriter
 	stdin  io.WriteCloser // its stdin, or the terminal's master
@@ -29,6 +32,13 @@ type Process struct {
 // Start starts spec.Argv under p and returns at once. An error means the
 // command did not start (see Run).
 func (e *Executor) Start(p ExecutionPolicy, spec RunSpec) (*Process, error) {
+	return e.start(p, spec, false)
+}
+
+// start starts spec.Argv; warm lets a foreground call without a terminal
+// run in a warm sandbox (Run's calls: a process session outlives its call
+// and takes signals, which only a launch of its own passes on).
+func (e *Executor) start(p ExecutionPolicy, spec RunSpec, warm bool) (*Process, error) {
 	confined, err := e.prepare(spec.Argv, p, spec.Egress)
 	if err != nil {
 		return &Process{}, err
@@ -41,11 +51,19 @@ func (e *Executor) Start(p ExecutionPolicy, spec RunSpec) (*Process, error) {
 	}()
 	proc := &Process{c: confined, p: p, tail: &tailWriter{max: tailSize}, done: make(chan struct{})}
 	proc.res = RunResult{Backend: confined.Backend, Enforcement: confined.Enforcement, Unenforced: confined.Unenforced}
+	if warm && !spec.TTY && !spec.Interactive && spec.Started == nil {
+		if w, ok := e.startWarm(confined, spec, proc.tail); ok {
+			proc.run = w
+			started = true
+			go proc.wait()
+			return proc, nil
+		}
+	}
 	l, err := confined.newLaunch()
 	if err != nil {
 		return proc, err
 	}
-	proc.l = l
+	proc.l, proc.run = l, l
 	cmd := l.Cmd
 	cmd.Dir, cmd.Env = spec.Dir, spec.Env
 	cmd.WaitDelay = spec.WaitDelay
@@ -100,9 +118,15 @@ func (e *Executor) Start(p ExecutionPolicy, spec RunSpec) (*Process, error) {
 // the caller's message.
 func (pr *Process) early() RunResult { return pr.res }
 
+// runner is how a started command is waited for and killed.
+type runner interface {
+	Wait() (Outcome, error)
+	Kill()
+}
+
 func (pr *Process) wait() {
-	out, waitErr := pr.l.Wait()
-	pr.l.Kill() // whatever is left in the group goes with it
+	out, waitErr := pr.run.Wait()
+	pr.run.Kill() // whatever is left in the group goes with it
 	pr.c.Cleanup()
 	pr.mu.Lock()
 	pr.res.Outcome = out
@@ -121,8 +145,14 @@ func (pr *Process) wait() {
 	close(pr.done)
 }
 
-// Pid is the runner's process id.
-func (pr *Process) Pid() int { return pr.l.Cmd.Process.Pid }
+// Pid is the runner's process id; 0 in a warm sandbox, whose commands
+// run beneath a zygote.
+func (pr *Process) Pid() int {
+	if pr.l == nil {
+		return 0
+	}
+	return pr.l.Cmd.Process.Pid
+}
 
 // Done is closed once the command and everything it started are gone.
 func (pr *Process) Done() <-chan struct{} { return pr.done }
@@ -135,7 +165,7 @@ func (pr *Process) Result() RunResult {
 }
 
 // Kill ends the command and every process it started.
-func (pr *Process) Kill() { pr.l.Kill() }
+func (pr *Process) Kill() { pr.run.Kill() }
 
 // Input writes to the command's stdin or terminal. It fails for a process
 // started without one.
@@ -164,6 +194,9 @@ func (pr *Process) Signal(sig syscall.Signal) error {
 	case <-pr.done:
 		return nil
 	default:
+	}
+	if pr.l == nil {
+		return fmt.Errorf("a command in a warm sandbox takes no signals but a kill")
 	}
 	return signalTree(pr.c.Backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)
 }

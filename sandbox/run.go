@@ -85,7 +85,7 @@ const tailSize = 64 << 10
 // not run: no backend could confine it (an *UnavailableError: fail
 // closed), or the runner could not be started.
 func (e *Executor) Run(ctx context.Context, p ExecutionPolicy, spec RunSpec) (RunResult, error) {
-	proc, err := e.Start(p, spec)
+	proc, err := e.start(p, spec, e.Warm)
 	if err != nil {
 		return proc.early(), err
 	}

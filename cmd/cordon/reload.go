@@ -41,6 +41,7 @@ func (r *reloader) run(ctx context.Context, hup <-chan os.Signal) {
 	for {
 		select {
 		case <-ctx.Done():
+			r.ex.Close()
 			return
 		case <-hup:
 			r.reload()
@@ -82,6 +83,7 @@ func (r *reloader) reload() {
 	ex := r.ex
 	if next.backend != r.cur.backend || next.requirement != r.cur.requirement {
 		ex = next.executor(func(msg string) { r.log.Warn().Msg(msg) })
+		ex.Warm = true
 		logSandbox(r.log, next, ex)
 		if why := tokenExposed(ex.Status()); r.generatedToken && why != "" {
 			r.log.Error().Msg("SIGHUP: not reloaded: " + why + "; keeping the previous configuration")
@@ -93,6 +95,9 @@ func (r *reloader) reload() {
 	if modeChanged {
 		r.log.Info().Msg("SIGHUP: the new mode applies from the next call of every session without a mode of its own; " +
 			"the server's instructions still name the mode it started with")
+	}
+	if ex != r.ex {
+		r.ex.Close() // its warm sandboxes run the old backend
 	}
 	r.cur, r.ex = next, ex
 }

@@ -92,6 +92,7 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	// needs the sandbox waits for its verdict. (It confines nothing of
 	// the user's: it runs in a scratch directory of its own.)
 	ex := d.executor(func(msg string) { logger.Warn().Msg(msg) })
+	ex.Warm = true // a server's calls share warm sandboxes (the reloader ends them)
 	probed := make(chan struct{})
 	go func() { logSandbox(logger, d, ex); close(probed) }()
 	// A server that ends at once (its client gone) still lets the probe

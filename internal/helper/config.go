@@ -38,6 +38,9 @@ type Config struct {
 	// every descendant when the command exits, or when this control pipe
 	// is closed (cordon kills the call, or is gone).
 	ReapFD int
+	// Zygote makes the helper a warm sandbox's zygote (zygote_linux.go):
+	// StatusFD is then its control socket, and there is no command.
+	Zygote bool
 	Argv   []string
 }
 
@@ -74,6 +77,9 @@ func (c Config) Args() []string {
 	if c.ReapFD > 0 {
 		a = append(a, "--reap-fd", strconv.Itoa(c.ReapFD))
 	}
+	if c.Zygote {
+		a = append(a, "--zygote")
+	}
 	a = append(a, "--")
 	return append(a, c.Argv...)
 }
@@ -93,6 +99,12 @@ func Parse(args []string) (Config, error) {
 		switch args[i] {
 		case "--":
 			c.Argv = args[i+1:]
+			if c.Zygote {
+				if len(c.Argv) > 0 || c.StatusFD == 0 || c.ReapFD > 0 {
+					return c, fmt.Errorf("--zygote takes a control socket (--status-fd), no reaper and no command")
+				}
+				return c, nil
+			}
 			if len(c.Argv) == 0 {
 				return c, fmt.Errorf("no command after --")
 			}
@@ -143,6 +155,8 @@ func Parse(args []string) (Config, error) {
 			c.MetadataDeny = true
 		case "--ipc-deny":
 			c.IPCDeny = true
+		case "--zygote":
+			c.Zygote = true
 		default:
 			return c, fmt.Errorf("unknown helper argument %q", args[i])
 		}

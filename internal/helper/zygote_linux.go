@@ -1,0 +1,235 @@
+package helper
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The zygote is the helper of a warm sandbox (docs/warm-sandbox.md): one
+// bwrap, started once per session and policy, whose helper confines itself
+// exactly as it does before it execs a command and then, instead of
+// exec'ing, forks one command per request from its confined thread. Each
+// command inherits the Landlock domain, the seccomp filter, no_new_privs
+// and the empty capability sets. When a command's main process exits (or
+// cordon asks), the zygote kills every other process of the sandbox —
+// kill(-1) inside the pid namespace reaches all of them and nothing
+// outside — and, as their child subreaper, reaps them until none is left:
+// no process outlives its call.
+//
+// It serves one call at a time, on the control socket it was given as its
+// status descriptor (a SOCK_SEQPACKET socketpair): a request with the
+// command's stdin, stdout, stderr and a kill pipe as SCM_RIGHTS, then
+// replies. It refuses a request once the sandbox's mounts are not what they
+// were when it started (a command moved a mount point): cordon then ends
+// this sandbox and starts the call in a fresh one.
+
+// ZygoteRequest is one command for a zygote.
+type ZygoteRequest struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+}
+
+// ZygoteReply is what a zygote answers: Ready once at start, then for each
+// request Started (or Stale, or Error) and, when everything the command
+// started is gone, Exited.
+type ZygoteReply struct {
+	Ready   bool   `json:"ready,omitempty"`
+	Started bool   `json:"started,omitempty"`
+	Stale   bool   `json:"stale,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Exited  bool   `json:"exited,omitempty"`
+	Code    int    `json:"code,omitempty"`
+	Signal  int    `json:"signal,omitempty"`
+}
+
+// ZygoteFiles is how many descriptors come with a request: stdin, stdout,
+// stderr, and the read end of the kill pipe (its write end closed means:
+// kill the command now).
+const ZygoteFiles = 4
+
+// zygoteMaxMessage bounds a request (argv and environment).
+const zygoteMaxMessage = 1 << 20
+
+// zygote serves requests until cordon closes the control socket. It never
+// returns.
+func zygote(ctl int) {
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		zygoteFail(ctl, fmt.Errorf("reading the sandbox's mounts: %w", err))
+	}
+	zygoteSend(ctl, ZygoteReply{Ready: true})
+	buf := make([]byte, zygoteMaxMessage)
+	oob := make([]byte, unix.CmsgSpace(ZygoteFiles*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			os.Exit(0) // cordon is done with this sandbox
+		}
+		files, err := receivedFiles(oob[:oobn])
+		if err != nil || len(files) != ZygoteFiles {
+			closeAll(files)
+			zygoteFail(ctl, fmt.Errorf("a request without its %d descriptors: %v", ZygoteFiles, err))
+		}
+		var req ZygoteRequest
+		if err := json.Unmarshal(buf[:n], &req); err != nil || len(req.Argv) == 0 {
+			closeAll(files)
+			zygoteFail(ctl, fmt.Errorf("a malformed request: %v", err))
+		}
+		if now, err := os.ReadFile("/proc/self/mountinfo"); err != nil || !bytes.Equal(now, mounts) {
+			closeAll(files)
+			zygoteSend(ctl, ZygoteReply{Stale: true})
+			os.Exit(0)
+		}
+		zygoteSend(ctl, runOne(ctl, req, files))
+	}
+}
+
+// runOne runs one command to the end of everything it started: it
+// replies Started (or Error) as soon as it knows, and returns the reply
+// for its end.
+func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
+	stdio := files[:3]
+	// Non-blocking, so that the poller watches it and Close wakes a read.
+	unix.SetNonblock(files[3], true)
+	kill := os.NewFile(uintptr(files[3]), "kill")
+	defer kill.Close()
+	path, err := lookPath(req.Argv[0], req.Env)
+	if err != nil {
+		// As a cold helper does: the command "ran" and failed.
+		fmt.Fprintf(os.NewFile(uintptr(stdio[2]), "stderr"), "cordon: %s: %v\n", req.Argv[0], err)
+		closeAll(stdio)
+		zygoteSend(ctl, ZygoteReply{Started: true})
+		return ZygoteReply{Exited: true, Code: 127}
+	}
+	// The main goroutine is locked to the confined thread (Run), and
+	// ForkExec forks from the calling thread: the command inherits that
+	// thread's Landlock domain and seccomp filter.
+	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{
+		Dir: req.Dir, Env: req.Env,
+		Files: []uintptr{uintptr(stdio[0]), uintptr(stdio[1]), uintptr(stdio[2])},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		fmt.Fprintf(os.NewFile(uintptr(stdio[2]), "stderr"), "cordon: %s: %v\n", req.Argv[0], err)
+		closeAll(stdio)
+		zygoteSend(ctl, ZygoteReply{Started: true})
+		code := 126
+		if errors.Is(err, unix.ENOENT) {
+			code = 127
+		}
+		return ZygoteReply{Exited: true, Code: code}
+	}
+	closeAll(stdio) // the command holds its own copies
+	zygoteSend(ctl, ZygoteReply{Started: true})
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		var b [1]byte
+		if _, err := kill.Read(b[:]); !errors.Is(err, os.ErrClosed) {
+			unix.Kill(-1, unix.SIGKILL) // cordon closed its end
+		}
+	}()
+	// Every process left in the sandbox is the command's: once its main
+	// process has exited, each reap is a cue to kill what is left (the
+	// orphans of the one just reaped have become the zygote's children).
+	var exit unix.WaitStatus
+	ended := false
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break // ECHILD: nothing of the command is left
+		}
+		if got == pid {
+			exit, ended = ws, true
+		}
+		if ended {
+			unix.Kill(-1, unix.SIGKILL)
+		}
+	}
+	// Stop watching the kill pipe before replying: a kill meant for this
+	// call must never reach the next one.
+	kill.Close()
+	<-watching
+	reply := ZygoteReply{Exited: true, Code: exit.ExitStatus()}
+	if exit.Signaled() {
+		reply.Signal, reply.Code = int(exit.Signal()), 128+int(exit.Signal())
+	}
+	return reply
+}
+
+// lookPath finds name on the request's PATH, as exec would in the
+// command's environment.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New("command not found")
+}
+
+func receivedFiles(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for _, m := range msgs {
+		got, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			closeAll(fds)
+			return nil, err
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+func zygoteSend(ctl int, r ZygoteReply) {
+	b, _ := json.Marshal(r)
+	if _, err := unix.Write(ctl, b); err != nil {
+		os.Exit(0) // cordon is gone; so is the sandbox, with this process
+	}
+}
+
+// zygoteFail reports a failure cordon cannot recover this sandbox from, and
+// ends it (and with it, in the pid namespace, everything in it).
+func zygoteFail(ctl int, err error) {
+	zygoteSend(ctl, ZygoteReply{Error: err.Error()})
+	os.Exit(125)
+}

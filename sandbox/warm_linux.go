@@ -1,0 +1,418 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cordonhq/cordon/internal/helper"
+	"golang.org/x/sys/unix"
+)
+
+// A warm sandbox (docs/warm-sandbox.md) is one bwrap kept running between
+// foreground calls whose confined argv, but for the command, is the same:
+// its helper, the zygote (internal/helper/zygote_linux.go), forks each
+// command and kills everything the command left before it answers. A call
+// takes an idle one or starts one, and gives it back after; anything out
+// of the ordinary (a zygote that ended, refused a call because its mounts
+// moved, or did not answer a kill) ends that sandbox, and a call that had
+// not started yet runs cold instead.
+
+// maxIdleWarm is how many idle warm sandboxes an executor keeps (each is
+// a bwrap and a helper, a few MB): a policy change or an ended HTTP
+// session leaves one idle, and the least recently used goes first.
+const maxIdleWarm = 4
+
+// warmStartTimeout bounds a zygote's start (bwrap, then the helper's
+// confinement): past it the call runs cold.
+const warmStartTimeout = 10 * time.Second
+
+type warmPool struct {
+	mu     sync.Mutex
+	idle   []*zygoteProc // least recently used first
+	closed bool          // a sandbox given back is ended, not kept
+}
+
+// zygoteProc is one warm sandbox: bwrap, and cordon's end of the zygote's
+// control socket.
+type zygoteProc struct {
+	key    string
+	cmd    *exec.Cmd
+	ctl    *os.File
+	exited chan struct{} // closed once bwrap has exited
+}
+
+func (wp *warmPool) take(key string) *zygoteProc {
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	for i := len(wp.idle) - 1; i >= 0; i-- {
+		if z := wp.idle[i]; z.key == key {
+			wp.idle = append(wp.idle[:i], wp.idle[i+1:]...)
+			return z
+		}
+	}
+	return nil
+}
+
+func (wp *warmPool) put(z *zygoteProc) {
+	select {
+	case <-z.exited:
+		return
+	default:
+	}
+	wp.mu.Lock()
+	if wp.closed {
+		wp.mu.Unlock()
+		z.end()
+		return
+	}
+	wp.idle = append(wp.idle, z)
+	var evicted []*zygoteProc
+	if over := len(wp.idle) - maxIdleWarm; over > 0 {
+		evicted = append(evicted, wp.idle[:over]...)
+		wp.idle = append([]*zygoteProc(nil), wp.idle[over:]...)
+	}
+	wp.mu.Unlock()
+	for _, e := range evicted {
+		e.end()
+	}
+}
+
+func (wp *warmPool) closeAll() {
+	wp.mu.Lock()
+	idle := wp.idle
+	wp.idle, wp.closed = nil, true
+	wp.mu.Unlock()
+	for _, z := range idle {
+		z.end()
+	}
+}
+
+// end ends the sandbox: the zygote exits when its control socket closes,
+// and bwrap's whole group is killed in case it does not.
+func (z *zygoteProc) end() {
+	z.ctl.Close()
+	select {
+	case <-z.exited:
+	case <-time.After(killGrace):
+		killRunner(z.cmd.Process, true)
+		<-z.exited
+	}
+}
+
+// warmKey is what a warm sandbox must share with a call to run it: the
+// confined argv without the command, and the variables the backend sets.
+// It returns "" for a call that cannot run warm.
+func warmKey(c *ConfinedArgv, argv []string) string {
+	if c.Backend != "bwrap" || c.statusFD == 0 || c.reapFD != 0 || c.egress != nil ||
+		c.statusFD != 3+len(c.ExtraFiles) || len(c.Argv) <= len(argv) {
+		return ""
+	}
+	prefix := c.Argv[:len(c.Argv)-len(argv)]
+	if prefix[len(prefix)-1] != "--" {
+		return ""
+	}
+	return strings.Join(prefix, "\x00") + "\x01" + strings.Join(c.Env, "\x00")
+}
+
+// startZygote starts a warm sandbox for c, whose command argv is argv.
+func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error) {
+	prefix := c.Argv[:len(c.Argv)-len(argv)]
+	zargv := append(append([]string{}, prefix[:len(prefix)-1]...), "--zygote", "--")
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("warm sandbox: %w", err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, fmt.Errorf("warm sandbox: %w", err)
+	}
+	ctl, child := os.NewFile(uintptr(fds[0]), "zygote control"), os.NewFile(uintptr(fds[1]), "zygote control")
+	cmd := exec.Command(zargv[0], zargv[1:]...)
+	cmd.Args = zargv
+	cmd.Env = []string{} // the commands get theirs with each request
+	cmd.Dir = "/"
+	cmd.ExtraFiles = append(append([]*os.File{}, c.ExtraFiles...), child)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	setDeathSignal(cmd.SysProcAttr, false)
+	leadGroup(cmd.SysProcAttr)
+	err = cmd.Start()
+	child.Close()
+	if err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("warm sandbox: %w", err)
+	}
+	z := &zygoteProc{key: key, cmd: cmd, ctl: ctl, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(z.exited)
+	}()
+	ctl.SetReadDeadline(time.Now().Add(warmStartTimeout))
+	r, err := z.read()
+	ctl.SetReadDeadline(time.Time{})
+	if err != nil || !r.Ready {
+		z.end()
+		if err == nil {
+			err = errors.New(r.Error)
+		}
+		return nil, fmt.Errorf("warm sandbox did not start: %w", err)
+	}
+	return z, nil
+}
+
+// read reads one reply. A message that is not JSON is the helper's own
+// failure report (helper.StatusError and a message).
+func (z *zygoteProc) read() (helper.ZygoteReply, error) {
+	var r helper.ZygoteReply
+	buf := make([]byte, 64<<10)
+	n, err := z.ctl.Read(buf)
+	if err != nil {
+		return r, err
+	}
+	if n == 0 {
+		return r, io.EOF
+	}
+	if err := json.Unmarshal(buf[:n], &r); err != nil {
+		return r, errors.New(strings.TrimPrefix(string(buf[:n]), helper.StatusError))
+	}
+	return r, nil
+}
+
+// send sends a request with its descriptors.
+func (z *zygoteProc) send(req helper.ZygoteRequest, files []*os.File) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	sc, err := z.ctl.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var sendErr error
+	err = sc.Write(func(fd uintptr) bool {
+		sendErr = unix.Sendmsg(int(fd), b, unix.UnixRights(fds...), nil, 0)
+		return sendErr != unix.EAGAIN
+	})
+	if err != nil {
+		return err
+	}
+	return sendErr
+}
+
+// warmCall is one command in a warm sandbox; it stands where a launch
+// stands for a cold one.
+type warmCall struct {
+	pool   *warmPool
+	z      *zygoteProc
+	c      *ConfinedArgv
+	killW  *os.File
+	kill   sync.Once
+	done   chan struct{}
+	reply  helper.ZygoteReply
+	err    error
+	copies sync.WaitGroup
+	delay  time.Duration
+
+	guarded bool
+}
+
+// startWarm starts spec's command in a warm sandbox for c. It returns
+// false (and the caller runs the call cold) when there is none to be had
+// or the command did not start in it.
+func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (runner, bool) {
+	key := warmKey(c, spec.Argv)
+	if key == "" {
+		return nil, false
+	}
+	z := e.warm.take(key)
+	if z == nil {
+		var err error
+		if z, err = startZygote(c, spec.Argv, key); err != nil {
+			return nil, false
+		}
+	}
+	w := &warmCall{pool: &e.warm, z: z, c: c, done: make(chan struct{}), delay: spec.WaitDelay}
+	if !w.start(spec, tail) {
+		return nil, false
+	}
+	return w, true
+}
+
+// start sends the request and waits for the zygote to start the command.
+func (w *warmCall) start(spec RunSpec, tail *tailWriter) bool {
+	dir := spec.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	base := spec.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	req := helper.ZygoteRequest{Argv: spec.Argv, Env: mergeEnv(base, w.c.Env), Dir: dir}
+
+	var parentEnds, childEnds []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	fail := func() bool {
+		closeAll(parentEnds)
+		closeAll(childEnds)
+		w.z.end()
+		return false
+	}
+	stdin, ok := spec.Stdin.(*os.File)
+	if !ok {
+		var err error
+		if stdin, err = os.Open(os.DevNull); err != nil {
+			return fail()
+		}
+		childEnds = append(childEnds, stdin)
+		if spec.Stdin != nil {
+			// A reader that is not a file: copied in through a pipe.
+			r, wr, err := os.Pipe()
+			if err != nil {
+				return fail()
+			}
+			stdin.Close()
+			childEnds[len(childEnds)-1], stdin = r, r
+			parentEnds = append(parentEnds, wr)
+			go func() {
+				io.Copy(wr, spec.Stdin)
+				wr.Close()
+			}()
+		}
+	}
+	output := func(dst io.Writer) (*os.File, bool) {
+		r, wr, err := os.Pipe()
+		if err != nil {
+			return nil, false
+		}
+		childEnds = append(childEnds, wr)
+		w.copies.Add(1)
+		go func() {
+			defer w.copies.Done()
+			io.Copy(teeTo(dst, tail), r)
+			r.Close()
+		}()
+		return wr, true
+	}
+	stdout, ok := output(spec.Stdout)
+	if !ok {
+		return fail()
+	}
+	stderr := stdout // one writer keeps the order of what both write
+	if spec.Stdout == nil || spec.Stdout != spec.Stderr {
+		if stderr, ok = output(spec.Stderr); !ok {
+			return fail()
+		}
+	}
+	killR, killW, err := os.Pipe()
+	if err != nil {
+		return fail()
+	}
+	childEnds = append(childEnds, killR)
+	w.killW = killW
+
+	if w.c.guard != nil {
+		if err := w.c.guard.begin(); err != nil {
+			killW.Close()
+			return fail()
+		}
+		w.guarded = true
+	}
+	err = w.z.send(req, []*os.File{stdin, stdout, stderr, killR})
+	closeAll(childEnds) // the zygote holds its own copies now
+	var r helper.ZygoteReply
+	if err == nil {
+		r, err = w.z.read()
+	}
+	if err != nil || !r.Started {
+		// Not started (a zygote that ended, or whose mounts moved): this
+		// sandbox is done, and the call runs cold.
+		killW.Close()
+		w.z.end()
+		w.copies.Wait()
+		w.endGuard()
+		return false
+	}
+	go w.wait()
+	return true
+}
+
+func (w *warmCall) wait() {
+	w.reply, w.err = w.z.read()
+	close(w.done)
+}
+
+// Wait waits for the command and everything it started to be gone.
+func (w *warmCall) Wait() (Outcome, error) {
+	<-w.done
+	w.kill.Do(func() { w.killW.Close() })
+	var out Outcome
+	if w.err != nil || !w.reply.Exited {
+		// The zygote ended mid-call (a command killed it): bwrap's pid
+		// namespace ended with it, and everything in it.
+		w.z.end()
+		out.ExitCode, out.Signal = 128+int(syscall.SIGKILL), syscall.SIGKILL
+	} else {
+		out.ExitCode, out.Signal = w.reply.Code, syscall.Signal(w.reply.Signal)
+		w.pool.put(w.z)
+	}
+	w.awaitOutput()
+	out.Undone, out.GuardErr = w.endGuard()
+	return out, nil
+}
+
+// awaitOutput waits for the output to drain: every writer is dead, so it
+// ends at once but for a process that escaped the sweep, which the wait
+// delay bounds as it does for a cold call.
+func (w *warmCall) awaitOutput() {
+	drained := make(chan struct{})
+	go func() {
+		w.copies.Wait()
+		close(drained)
+	}()
+	delay := w.delay
+	if delay <= 0 {
+		delay = killGrace
+	}
+	select {
+	case <-drained:
+	case <-time.After(delay):
+	}
+}
+
+// Kill ends the command and everything it started: the zygote is asked
+// (the kill pipe closes), and the whole sandbox is killed if it has not
+// answered within the grace period.
+func (w *warmCall) Kill() {
+	w.kill.Do(func() { w.killW.Close() })
+	select {
+	case <-w.done:
+		return
+	case <-time.After(killGrace):
+	}
+	killRunner(w.z.cmd.Process, true)
+}
+
+func (w *warmCall) endGuard() ([]Change, error) {
+	if !w.guarded {
+		return nil, nil
+	}
+	w.guarded = false
+	return w.c.guard.end()
+}

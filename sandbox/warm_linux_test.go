@@ -1,0 +1,208 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The warm sandbox (warm_linux.go, docs/warm-sandbox.md) against what a
+// command inside tries: every test runs its calls through an executor that
+// keeps bwrap warm, as the server's does.
+
+type warmFixture struct {
+	*fixture
+	ex *Executor
+}
+
+func newWarmFixture(t *testing.T) *warmFixture {
+	prov := newBwrap()
+	if res := probeProvider(prov); !res.OK {
+		t.Fatalf("bwrap must work on this machine: %s", res.Reason)
+	}
+	ex := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required, Warm: true}
+	t.Cleanup(ex.Close)
+	return &warmFixture{fixture: newFixture(t, prov), ex: ex}
+}
+
+// run runs script in bash -c under p, as the bash tool does.
+func (w *warmFixture) run(ctx context.Context, p ExecutionPolicy, script string) (RunResult, string) {
+	w.t.Helper()
+	var out bytes.Buffer
+	res, err := w.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
+		Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true, WaitDelay: 2 * time.Second})
+	require.NoError(w.t, err)
+	return res, out.String()
+}
+
+// idle is the executor's idle warm sandboxes.
+func (w *warmFixture) idle() []*zygoteProc {
+	w.ex.warm.mu.Lock()
+	defer w.ex.warm.mu.Unlock()
+	return append([]*zygoteProc(nil), w.ex.warm.idle...)
+}
+
+// TestWarmSandboxIsReusedWhileThePolicyHolds: calls under one policy share
+// one sandbox, whose commands are the zygote's children; another policy
+// gets a sandbox of its own.
+func TestWarmSandboxIsReusedWhileThePolicyHolds(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkDeny)
+	res, out := w.run(t.Context(), p, `echo "parent=$PPID"; echo hi >> file.txt`)
+	require.Equal(t, Exited, res.Ending, out)
+	assert.Equal(t, "parent=2\n", out, "the command is the zygote's child (pid 2, beneath bwrap's init)")
+	first := w.idle()
+	require.Len(t, first, 1)
+	res, out = w.run(t.Context(), p, `echo "parent=$PPID"; exit 3`)
+	assert.Equal(t, 3, res.ExitCode, out)
+	again := w.idle()
+	require.Len(t, again, 1)
+	assert.Same(t, first[0], again[0], "the second call ran in the first one's sandbox")
+	data, _ := os.ReadFile(w.wsFile)
+	assert.Equal(t, "inside\nhi\n", string(data), "a write in the workspace lands")
+
+	res, out = w.run(t.Context(), w.policy(ReadOnly, NetworkDeny), `echo hi >> file.txt`)
+	assert.NotEqual(t, 0, res.ExitCode, out)
+	data, _ = os.ReadFile(w.wsFile)
+	assert.Equal(t, "inside\nhi\n", string(data), "read-only refuses the write, warm as cold")
+	assert.Len(t, w.idle(), 2, "a sandbox per policy")
+}
+
+// TestWarmNoProcessOutlivesItsCall: what a command leaves behind is gone
+// when the call returns — from the host's process table, and from the
+// sandbox the next call runs in.
+func TestWarmNoProcessOutlivesItsCall(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	token := fmt.Sprintf("cordon-warm-leaver-%d", time.Now().UnixNano())
+	res, out := w.run(t.Context(), p, leavers(token)+"\nsleep 0.3")
+	require.Equal(t, 0, res.ExitCode, out)
+	assert.Contains(t, out, "started")
+	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
+	// Inside, nothing is left but bwrap's init, the zygote and this shell.
+	_, out = w.run(t.Context(), p, `for d in /proc/[0-9]*; do echo "${d#/proc/}"; done`)
+	assert.Equal(t, []string{"1", "2"}, withoutSelf(out), "the next call's sandbox holds nothing of the last")
+	require.Len(t, w.idle(), 1)
+}
+
+// withoutSelf drops the listing shell (the last, highest pid) from a list
+// of pids.
+func withoutSelf(out string) []string {
+	pids := strings.Fields(out)
+	if len(pids) > 0 {
+		pids = pids[:len(pids)-1]
+	}
+	return pids
+}
+
+// TestWarmKillEndsTheWholeTree: a call that times out takes everything
+// it started with it, and the sandbox serves the next call.
+func TestWarmKillEndsTheWholeTree(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	w.run(t.Context(), p, "true") // warm
+	token := fmt.Sprintf("cordon-warm-killed-%d", time.Now().UnixNano())
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	res, out := w.run(ctx, p, leavers(token)+"\nsleep 304; true")
+	assert.Equal(t, TimedOut, res.Ending, out)
+	assert.Empty(t, waitGone(token), "processes outlived the kill:\n%s", processTree(token))
+	res, out = w.run(t.Context(), p, "echo after")
+	assert.Equal(t, "after\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+}
+
+// TestWarmZygoteIsOutOfReach: a command cannot read or write the zygote
+// through /proc (it is not dumpable), nor trace it; killing it ends only
+// the call that did, and the next call gets a fresh sandbox.
+func TestWarmZygoteIsOutOfReach(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	// Each probe first on the shell itself (the control: it works), then
+	// on the zygote (pid 2).
+	res, out := w.run(t.Context(), p, `
+for pid in $$ 2; do
+  for f in environ maps; do cat /proc/$pid/$f >/dev/null 2>&1 && echo "READ $pid $f"; done
+  readlink /proc/$pid/fd/1 >/dev/null 2>&1 && echo "READ $pid fd"
+  readlink /proc/$pid/cwd >/dev/null 2>&1 && echo "READ $pid cwd"
+done
+# Memory is opened by the shell itself for the control (Yama may refuse
+# a parent's).
+(exec 3</proc/self/mem) 2>/dev/null && echo "OPENED self mem"
+(exec 3</proc/2/mem) 2>/dev/null && echo "OPENED 2 mem"
+exit 0`)
+	require.Equal(t, 0, res.ExitCode, out)
+	assert.Contains(t, out, "OPENED self mem", "control: a process opens its own memory")
+	assert.NotContains(t, out, "OPENED 2 mem", "the command opened the zygote's memory")
+	for _, what := range []string{"READ %s environ", "READ %s maps", "READ %s fd", "READ %s cwd"} {
+		assert.Contains(t, out, fmt.Sprintf(what, selfPid(out)), "control: the shell reaches its own")
+		assert.NotContains(t, out, fmt.Sprintf(what, "2"), "the command reached the zygote")
+	}
+	before := w.idle()
+	require.Len(t, before, 1)
+
+	res, out = w.run(t.Context(), p, `kill -9 -1; sleep 5; echo survived`)
+	assert.NotContains(t, out, "survived")
+	assert.NotEqual(t, 0, res.ExitCode)
+	for _, z := range w.idle() {
+		assert.NotSame(t, before[0], z, "a sandbox whose zygote was killed is not reused")
+	}
+	res, out = w.run(t.Context(), p, "echo next")
+	assert.Equal(t, "next\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+}
+
+// TestWarmSandboxFollowsRepositories: a command that moves a repository
+// away and makes a new one where it was cannot leave the new one's hooks
+// writable for the next call: the next call runs in a sandbox that
+// protects them (or is refused), and the human's hook directory holds
+// nothing the command wrote.
+func TestWarmSandboxFollowsRepositories(t *testing.T) {
+	w := newWarmFixture(t)
+	repo := filepath.Join(w.ws, "sub")
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	gitHost(t, repo, "init", "-q")
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	w.run(t.Context(), p, "true")
+	_, out := w.run(t.Context(), p, `mv sub sub2 && mkdir -p sub && cd sub && git init -q . && ls .git/hooks >/dev/null; echo moved`)
+	require.Contains(t, out, "moved")
+	p = w.policy(WorkspaceWrite, NetworkAllow)
+	w.run(t.Context(), p, `printf '#!/bin/sh\necho PWNED\n' > sub/.git/hooks/pre-commit; chmod +x sub/.git/hooks/pre-commit`)
+	for _, r := range []string{filepath.Join(w.ws, "sub"), filepath.Join(w.ws, "sub2")} {
+		_, err := os.Stat(filepath.Join(r, ".git", "hooks", "pre-commit"))
+		assert.True(t, os.IsNotExist(err), "%s: a hook the command planted is on the host", r)
+	}
+}
+
+// TestWarmHumansNextGitRunsNothingPlanted is the persistence suite's git
+// attack through a warm sandbox, planted in a call that reuses it.
+func TestWarmHumansNextGitRunsNothingPlanted(t *testing.T) {
+	w := newWarmFixture(t)
+	gitWorld(t, w.fixture)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	w.run(t.Context(), p, "true")
+	res, out := w.run(t.Context(), p, plantScript(w.ws, w.outside, plants))
+	require.Len(t, w.idle(), 1)
+	assert.Empty(t, canaries(t, w.outside), "nothing ran while confined")
+	humanGit(t, w.ws)
+	assert.Empty(t, canaries(t, w.outside), "the human's git ran a planted payload; command output:\n%s\nundone: %v", out, res.Undone)
+	assert.NotEmpty(t, res.Undone, "the result says what was undone")
+}
+
+// selfPid is the pid in the control lines of TestWarmZygoteIsOutOfReach.
+func selfPid(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[1] != "2" {
+			return f[1]
+		}
+	}
+	return "?"
+}

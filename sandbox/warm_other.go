@@ -1,0 +1,11 @@
+//go:build !linux
+
+package sandbox
+
+// Warm sandboxes are bwrap's (warm_linux.go): elsewhere every call runs
+// cold.
+type warmPool struct{}
+
+func (*warmPool) closeAll() {}
+
+func (e *Executor) startWarm(*ConfinedArgv, RunSpec, *tailWriter) (runner, bool) { return nil, false }
