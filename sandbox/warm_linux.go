@@ -53,19 +53,30 @@ func (wp *warmPool) take(key string) *zygoteProc {
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	for i := len(wp.idle) - 1; i >= 0; i-- {
-		if z := wp.idle[i]; z.key == key {
-			wp.idle = append(wp.idle[:i], wp.idle[i+1:]...)
+		z := wp.idle[i]
+		if z.key != key && !z.ended() {
+			continue
+		}
+		wp.idle = append(wp.idle[:i], wp.idle[i+1:]...)
+		if !z.ended() {
 			return z
 		}
 	}
 	return nil
 }
 
-func (wp *warmPool) put(z *zygoteProc) {
+func (z *zygoteProc) ended() bool {
 	select {
 	case <-z.exited:
-		return
+		return true
 	default:
+		return false
+	}
+}
+
+func (wp *warmPool) put(z *zygoteProc) {
+	if z.ended() {
+		return
 	}
 	wp.mu.Lock()
 	if wp.closed {
@@ -125,7 +136,12 @@ func warmKey(c *ConfinedArgv, argv []string) string {
 // startZygote starts a warm sandbox for c, whose command argv is argv.
 func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error) {
 	prefix := c.Argv[:len(c.Argv)-len(argv)]
-	zargv := append(append([]string{}, prefix[:len(prefix)-1]...), "--zygote", "--")
+	// The zygote is the namespace's init (--as-pid-1): a command cannot
+	// kill it (signals from inside reach an init only where it handles
+	// them, and it ignores them all), so `kill -9 $PPID` or `kill -9 -1`
+	// ends no more than it does beneath bwrap's own init.
+	zargv := append([]string{prefix[0], "--as-pid-1"}, prefix[1:len(prefix)-1]...)
+	zargv = append(zargv, "--zygote", "--")
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("warm sandbox: %w", err)
@@ -172,7 +188,7 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 // failure report (helper.StatusError and a message).
 func (z *zygoteProc) read() (helper.ZygoteReply, error) {
 	var r helper.ZygoteReply
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 4096) // a reply is a short JSON object, or a failure's message
 	n, err := z.ctl.Read(buf)
 	if err != nil {
 		return r, err
@@ -236,18 +252,25 @@ func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (r
 	if key == "" {
 		return nil, false
 	}
-	z := e.warm.take(key)
-	if z == nil {
-		var err error
-		if z, err = startZygote(c, spec.Argv, key); err != nil {
+	// An idle sandbox first; if it turns out to have ended, or refuses the
+	// call (its mounts moved), a fresh one.
+	for _, idle := range []*zygoteProc{e.warm.take(key), nil} {
+		z := idle
+		if z == nil {
+			var err error
+			if z, err = startZygote(c, spec.Argv, key); err != nil {
+				return nil, false
+			}
+		}
+		w := &warmCall{pool: &e.warm, z: z, c: c, done: make(chan struct{}), delay: spec.WaitDelay}
+		if w.start(spec, tail) {
+			return w, true
+		}
+		if idle == nil {
 			return nil, false
 		}
 	}
-	w := &warmCall{pool: &e.warm, z: z, c: c, done: make(chan struct{}), delay: spec.WaitDelay}
-	if !w.start(spec, tail) {
-		return nil, false
-	}
-	return w, true
+	return nil, false
 }
 
 // start sends the request and waits for the zygote to start the command.
@@ -263,6 +286,7 @@ func (w *warmCall) start(spec RunSpec, tail *tailWriter) bool {
 	req := helper.ZygoteRequest{Argv: spec.Argv, Env: mergeEnv(base, w.c.Env), Dir: dir}
 
 	var parentEnds, childEnds []*os.File
+	feedStdin := func() {}
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
 			f.Close()
@@ -290,10 +314,14 @@ func (w *warmCall) start(spec RunSpec, tail *tailWriter) bool {
 			stdin.Close()
 			childEnds[len(childEnds)-1], stdin = r, r
 			parentEnds = append(parentEnds, wr)
-			go func() {
-				io.Copy(wr, spec.Stdin)
-				wr.Close()
-			}()
+			// Fed once the command runs: a call that falls back to a
+			// fresh sandbox or a cold start must not have lost its input.
+			feedStdin = func() {
+				go func() {
+					io.Copy(wr, spec.Stdin)
+					wr.Close()
+				}()
+			}
 		}
 	}
 	output := func(dst io.Writer) (*os.File, bool) {
@@ -344,11 +372,13 @@ func (w *warmCall) start(spec RunSpec, tail *tailWriter) bool {
 		// Not started (a zygote that ended, or whose mounts moved): this
 		// sandbox is done, and the call runs cold.
 		killW.Close()
+		closeAll(parentEnds)
 		w.z.end()
 		w.copies.Wait()
 		w.endGuard()
 		return false
 	}
+	feedStdin()
 	go w.wait()
 	return true
 }

@@ -58,7 +58,7 @@ func TestWarmSandboxIsReusedWhileThePolicyHolds(t *testing.T) {
 	p := w.policy(WorkspaceWrite, NetworkDeny)
 	res, out := w.run(t.Context(), p, `echo "parent=$PPID"; echo hi >> file.txt`)
 	require.Equal(t, Exited, res.Ending, out)
-	assert.Equal(t, "parent=2\n", out, "the command is the zygote's child (pid 2, beneath bwrap's init)")
+	assert.Equal(t, "parent=1\n", out, "the command is the zygote's child (the namespace's init)")
 	first := w.idle()
 	require.Len(t, first, 1)
 	res, out = w.run(t.Context(), p, `echo "parent=$PPID"; exit 3`)
@@ -87,9 +87,9 @@ func TestWarmNoProcessOutlivesItsCall(t *testing.T) {
 	require.Equal(t, 0, res.ExitCode, out)
 	assert.Contains(t, out, "started")
 	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
-	// Inside, nothing is left but bwrap's init, the zygote and this shell.
+	// Inside, nothing is left but the zygote (pid 1) and this shell.
 	_, out = w.run(t.Context(), p, `for d in /proc/[0-9]*; do echo "${d#/proc/}"; done`)
-	assert.Equal(t, []string{"1", "2"}, withoutSelf(out), "the next call's sandbox holds nothing of the last")
+	assert.Equal(t, []string{"1"}, withoutSelf(out), "the next call's sandbox holds nothing of the last")
 	require.Len(t, w.idle(), 1)
 }
 
@@ -120,16 +120,16 @@ func TestWarmKillEndsTheWholeTree(t *testing.T) {
 	assert.Equal(t, 0, res.ExitCode)
 }
 
-// TestWarmZygoteIsOutOfReach: a command cannot read or write the zygote
-// through /proc (it is not dumpable), nor trace it; killing it ends only
-// the call that did, and the next call gets a fresh sandbox.
+// TestWarmZygoteIsOutOfReach: a command can neither read nor write the
+// zygote through /proc (it is not dumpable), nor kill it (it is the
+// namespace's init and ignores every signal it could be sent).
 func TestWarmZygoteIsOutOfReach(t *testing.T) {
 	w := newWarmFixture(t)
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	// Each probe first on the shell itself (the control: it works), then
 	// on the zygote (pid 2).
 	res, out := w.run(t.Context(), p, `
-for pid in $$ 2; do
+for pid in $$ 1; do
   for f in environ maps; do cat /proc/$pid/$f >/dev/null 2>&1 && echo "READ $pid $f"; done
   readlink /proc/$pid/fd/1 >/dev/null 2>&1 && echo "READ $pid fd"
   readlink /proc/$pid/cwd >/dev/null 2>&1 && echo "READ $pid cwd"
@@ -137,24 +137,28 @@ done
 # Memory is opened by the shell itself for the control (Yama may refuse
 # a parent's).
 (exec 3</proc/self/mem) 2>/dev/null && echo "OPENED self mem"
-(exec 3</proc/2/mem) 2>/dev/null && echo "OPENED 2 mem"
+(exec 3</proc/1/mem) 2>/dev/null && echo "OPENED 1 mem"
 exit 0`)
 	require.Equal(t, 0, res.ExitCode, out)
 	assert.Contains(t, out, "OPENED self mem", "control: a process opens its own memory")
-	assert.NotContains(t, out, "OPENED 2 mem", "the command opened the zygote's memory")
+	assert.NotContains(t, out, "OPENED 1 mem", "the command opened the zygote's memory")
 	for _, what := range []string{"READ %s environ", "READ %s maps", "READ %s fd", "READ %s cwd"} {
 		assert.Contains(t, out, fmt.Sprintf(what, selfPid(out)), "control: the shell reaches its own")
-		assert.NotContains(t, out, fmt.Sprintf(what, "2"), "the command reached the zygote")
+		assert.NotContains(t, out, fmt.Sprintf(what, "1"), "the command reached the zygote")
 	}
 	before := w.idle()
 	require.Len(t, before, 1)
 
-	res, out = w.run(t.Context(), p, `kill -9 -1; sleep 5; echo survived`)
-	assert.NotContains(t, out, "survived")
-	assert.NotEqual(t, 0, res.ExitCode)
-	for _, z := range w.idle() {
-		assert.NotSame(t, before[0], z, "a sandbox whose zygote was killed is not reused")
-	}
+	// Every signal a command can send, to its parent and to everyone.
+	res, out = w.run(t.Context(), p, `
+for sig in $(seq 1 31) $(seq 34 64); do kill -s $sig $PPID 2>/dev/null; done
+kill -9 -1 2>/dev/null; kill -STOP 1
+echo survived`)
+	assert.Equal(t, "survived\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+	after := w.idle()
+	require.Len(t, after, 1)
+	assert.Same(t, before[0], after[0], "the zygote outlived every signal")
 	res, out = w.run(t.Context(), p, "echo next")
 	assert.Equal(t, "next\n", out)
 	assert.Equal(t, 0, res.ExitCode)
@@ -200,9 +204,55 @@ func TestWarmHumansNextGitRunsNothingPlanted(t *testing.T) {
 // selfPid is the pid in the control lines of TestWarmZygoteIsOutOfReach.
 func selfPid(out string) string {
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[1] != "2" {
+		if f := strings.Fields(line); len(f) == 3 && f[1] != "1" {
 			return f[1]
 		}
 	}
 	return "?"
+}
+
+// TestWarmCallsShareWhatColdCallsShare: what a cold call's namespaces take
+// with them (SysV IPC objects) is gone before the next warm call, and
+// /dev/shm is no more writable than it is cold.
+func TestWarmCallsShareWhatColdCallsShare(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	_, out := w.run(t.Context(), p, `ipcmk -M 4096 && ipcmk -S 1 && ipcmk -Q && echo made; touch /dev/shm/left 2>/dev/null && echo shm-written; exit 0`)
+	require.Contains(t, out, "made")
+	assert.NotContains(t, out, "shm-written")
+	res, out := w.run(t.Context(), p, `ipcs -m -s -q | grep -c '^0x' || true; ls -A /dev/shm`)
+	require.Equal(t, 0, res.ExitCode, out)
+	assert.Equal(t, "0\n", out, "the last call's IPC objects and files are gone")
+	require.Len(t, w.idle(), 1, "both calls ran in one sandbox")
+}
+
+// TestWarmSandboxThatEndsIsNotReused: a sandbox that ended between calls,
+// or during one (here killed from the host), is never handed a call again;
+// the call it was running ends, and the next one gets a fresh sandbox.
+func TestWarmSandboxThatEndsIsNotReused(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	w.run(t.Context(), p, "true")
+	idle := w.idle()
+	require.Len(t, idle, 1)
+	killRunner(idle[0].cmd.Process, true)
+	<-idle[0].exited
+	res, out := w.run(t.Context(), p, "echo between")
+	assert.Equal(t, "between\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+	idle = w.idle()
+	require.Len(t, idle, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		killRunner(idle[0].cmd.Process, true)
+	}()
+	res, out = w.run(t.Context(), p, "sleep 30; echo finished")
+	assert.NotContains(t, out, "finished")
+	assert.NotEqual(t, 0, res.ExitCode)
+	res, out = w.run(t.Context(), p, "echo after")
+	assert.Equal(t, "after\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+	for _, z := range w.idle() {
+		assert.NotSame(t, idle[0], z)
+	}
 }

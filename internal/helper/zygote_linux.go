@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -62,6 +64,7 @@ const zygoteMaxMessage = 1 << 20
 // zygote serves requests until cordon closes the control socket. It never
 // returns.
 func zygote(ctl int) {
+	ignoreSignals()
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		zygoteFail(ctl, fmt.Errorf("reading the sandbox's mounts: %w", err))
@@ -93,6 +96,23 @@ func zygote(ctl int) {
 			os.Exit(0)
 		}
 		zygoteSend(ctl, runOne(ctl, req, files))
+	}
+}
+
+// ignoreSignals ignores every signal a command could send the zygote: it
+// is the pid namespace's init, and the kernel delivers a signal from
+// inside the namespace to its init only if the init handles it. Go's
+// runtime handles nearly all of them (SIGTERM would end the process), so
+// each is ignored; the runtime then also drops a SIGSEGV sent by kill.
+// SIGCHLD stays: ignoring it would reap the children before wait4 sees
+// their exit. SIGURG is the runtime's own preemption signal, harmless.
+func ignoreSignals() {
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		switch sig {
+		case syscall.SIGCHLD, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGURG, syscall.SIGPROF:
+			continue
+		}
+		signal.Ignore(sig)
 	}
 }
 
@@ -166,11 +186,41 @@ func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
 	// call must never reach the next one.
 	kill.Close()
 	<-watching
+	removeSysVIPC()
 	reply := ZygoteReply{Exited: true, Code: exit.ExitStatus()}
 	if exit.Signaled() {
 		reply.Signal, reply.Code = int(exit.Signal()), 128+int(exit.Signal())
 	}
 	return reply
+}
+
+// removeSysVIPC removes the SysV shared memory, semaphores and message
+// queues of the sandbox's IPC namespace, which a cold call's namespace
+// takes with it: the next call starts without them. (Only cordon's
+// commands live in the namespace, all under the zygote's uid.)
+func removeSysVIPC() {
+	for _, kind := range []struct {
+		file string
+		rm   func(id int)
+	}{
+		{"shm", func(id int) { unix.SysvShmCtl(id, unix.IPC_RMID, nil) }},
+		{"sem", func(id int) { unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0) }},
+		{"msg", func(id int) { unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0) }},
+	} {
+		data, err := os.ReadFile("/proc/sysvipc/" + kind.file)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(string(data), "\n")
+		for _, line := range lines[min(1, len(lines)):] { // after the header
+			// key id perms ...: the id is the second column.
+			if f := strings.Fields(line); len(f) > 1 {
+				if id, err := strconv.Atoi(f[1]); err == nil {
+					kind.rm(id)
+				}
+			}
+		}
+	}
 }
 
 // lookPath finds name on the request's PATH, as exec would in the
