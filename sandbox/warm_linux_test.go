@@ -256,3 +256,19 @@ func TestWarmSandboxThatEndsIsNotReused(t *testing.T) {
 		assert.NotSame(t, idle[0], z)
 	}
 }
+
+// TestWarmZygoteIsConfinedWholly: every thread of the zygote is as
+// confined as a command — no capabilities, the seccomp filter,
+// no_new_privs — not only the one that forks the commands (confinement
+// is per thread; the Go runtime has several).
+func TestWarmZygoteIsConfinedWholly(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	res, out := w.run(t.Context(), p, `for s in /proc/1/task/*/status; do echo "$(grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' $s | tr -s '\t\n' '  ')"; done`)
+	require.Equal(t, 0, res.ExitCode, out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Greater(t, len(lines), 1, "the zygote has several threads: %s", out)
+	for _, line := range lines {
+		assert.Equal(t, "CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 NoNewPrivs: 1 Seccomp: 2", strings.TrimSpace(line))
+	}
+}

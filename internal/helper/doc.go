@@ -5,7 +5,8 @@
 // Landlock when it is the backend (with reads granted around the
 // read-deny list), drops every capability, installs the seccomp filter
 // and execs the command — or, under Landlock, first stays behind as the
-// command's reaper.
+// command's reaper, or, in a warm bwrap sandbox, serves as the zygote that
+// forks each command (zygote_linux.go).
 //
 // Config is its command line, which the sandbox package writes and the
 // helper parses; StatusStarted and StatusError are what it reports on the

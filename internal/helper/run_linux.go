@@ -23,6 +23,9 @@ func Run(args []string) {
 	if len(args) == 2 && args[0] == BridgeArg {
 		RunBridge(args[1])
 	}
+	if len(args) == 2 && args[0] == zygoteServeArg {
+		serveZygote(args[1])
+	}
 	cfg, err := Parse(args)
 	status := os.NewFile(uintptr(cfg.StatusFD), "status")
 	if cfg.StatusFD == 0 {
@@ -51,23 +54,11 @@ func Run(args []string) {
 	if cfg.ReapFD > 0 {
 		os.Exit(reap(cfg, status))
 	}
-	if cfg.Zygote {
-		// Before confinement: the filter need not allow these prctls.
-		// Non-dumpable, so that no command can read or write its memory,
-		// descriptors or environment through /proc; the subreaper of every
-		// orphan, so that it can tell when nothing of a command is left.
-		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-			fail(fmt.Errorf("making the zygote non-dumpable: %w", err))
-		}
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			fail(fmt.Errorf("making the zygote a child subreaper: %w", err))
-		}
-	}
 	if err := confineSelf(cfg); err != nil {
 		fail(err)
 	}
 	if cfg.Zygote {
-		zygote(cfg.StatusFD)
+		execZygote(cfg.StatusFD)
 	}
 	path, lookErr := exec.LookPath(cfg.Argv[0])
 	if status != nil {

@@ -17,14 +17,15 @@ import (
 
 // The zygote is the helper of a warm sandbox (docs/warm-sandbox.md): one
 // bwrap, started once per session and policy, whose helper confines itself
-// exactly as it does before it execs a command and then, instead of
-// exec'ing, forks one command per request from its confined thread. Each
-// command inherits the Landlock domain, the seccomp filter, no_new_privs
-// and the empty capability sets. When a command's main process exits (or
-// cordon asks), the zygote kills every other process of the sandbox —
-// kill(-1) inside the pid namespace reaches all of them and nothing
-// outside — and, as their child subreaper, reaps them until none is left:
-// no process outlives its call.
+// exactly as it does before it execs a command, execs itself again as the
+// zygote (so that all of it is confined, execZygote), and then forks one
+// command per request. Each command inherits the Landlock domain, the
+// seccomp filter, no_new_privs and the empty capability sets. The zygote
+// is the pid namespace's init, which no signal from inside reaches. When a
+// command's main process exits (or cordon asks), it kills every other
+// process of the sandbox — kill(-1) inside the pid namespace reaches all
+// of them and nothing outside — and reaps them until none is left: no
+// process outlives its call.
 //
 // It serves one call at a time, on the control socket it was given as its
 // status descriptor (a SOCK_SEQPACKET socketpair): a request with the
@@ -61,9 +62,43 @@ const ZygoteFiles = 4
 // zygoteMaxMessage bounds a request (argv and environment).
 const zygoteMaxMessage = 1 << 20
 
-// zygote serves requests until cordon closes the control socket. It never
-// returns.
-func zygote(ctl int) {
+// zygoteServeArg is the helper's second start as a zygote (execZygote).
+const zygoteServeArg = "--zygote-serve"
+
+// execZygote runs, confined, the helper again as the zygote that serves.
+// Confinement is per thread — capabilities, the seccomp filter, the
+// Landlock domain — and the helper confined only the thread that would
+// exec the command; the Go runtime's other threads were not. Exec'ing
+// leaves one thread, the confined one, and every thread of the new
+// runtime is created from it: all of the zygote is as confined as a
+// command. It never returns.
+func execZygote(ctl int) {
+	if _, err := unix.FcntlInt(uintptr(ctl), unix.F_SETFD, 0); err != nil {
+		zygoteFail(ctl, fmt.Errorf("keeping the control socket across exec: %w", err))
+	}
+	err := unix.Exec("/proc/self/exe", []string{os.Args[0], Arg, zygoteServeArg, strconv.Itoa(ctl)}, []string{})
+	zygoteFail(ctl, fmt.Errorf("starting the zygote: %w", err))
+}
+
+// serveZygote serves requests on the control socket ctlArg until cordon
+// closes it. It never returns.
+func serveZygote(ctlArg string) {
+	ctl, err := strconv.Atoi(ctlArg)
+	if err != nil || ctl < 3 {
+		fmt.Fprintf(os.Stderr, "cordon: the zygote's control socket: bad value %q\n", ctlArg)
+		os.Exit(125)
+	}
+	unix.CloseOnExec(ctl)
+	// Not dumpable, so that no command can read or write its memory,
+	// descriptors or environment through /proc (exec made it dumpable
+	// again); the subreaper of every orphan (it is the namespace's init,
+	// so it is that anyway).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		zygoteFail(ctl, fmt.Errorf("making the zygote non-dumpable: %w", err))
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		zygoteFail(ctl, fmt.Errorf("making the zygote a child subreaper: %w", err))
+	}
 	ignoreSignals()
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -133,9 +168,8 @@ func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
 		zygoteSend(ctl, ZygoteReply{Started: true})
 		return ZygoteReply{Exited: true, Code: 127}
 	}
-	// The main goroutine is locked to the confined thread (Run), and
-	// ForkExec forks from the calling thread: the command inherits that
-	// thread's Landlock domain and seccomp filter.
+	// Every thread is confined (execZygote): the command inherits the
+	// Landlock domain and the filter from whichever forks it.
 	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{
 		Dir: req.Dir, Env: req.Env,
 		Files: []uintptr{uintptr(stdio[0]), uintptr(stdio[1]), uintptr(stdio[2])},
