@@ -262,12 +262,7 @@ func TestProxyConnectKeepsEarlyBytes(t *testing.T) {
 		defer c.Close()
 		io.Copy(c, c)
 	}()
-	p, err := Start(Config{Rules: Rules{Allowed: []string{"127.0.0.1"}}}, "")
-	require.NoError(t, err)
-	defer p.Close()
-	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
-	require.NoError(t, err)
-	defer c.Close()
+	c := dialLoopbackProxy(t)
 	target := echo.Addr().String()
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\nearly bytes", target, target)
 	br := bufio.NewReader(c)
@@ -305,12 +300,7 @@ func TestProxyForwardStreams(t *testing.T) {
 				io.WriteString(w, "again\n")
 			}))
 			defer srv.Close()
-			p, err := Start(Config{Rules: Rules{Allowed: []string{"127.0.0.1"}}}, "")
-			require.NoError(t, err)
-			defer p.Close()
-			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
-			require.NoError(t, err)
-			defer c.Close()
+			c := dialLoopbackProxy(t)
 			c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			fmt.Fprintf(c, "GET %s/stream HTTP/1.1\r\nHost: %s\r\n\r\n", srv.URL, srv.Listener.Addr())
 			br := bufio.NewReader(c)
@@ -323,4 +313,16 @@ func TestProxyForwardStreams(t *testing.T) {
 			close(firstRead)
 		})
 	}
+}
+
+// dialLoopbackProxy starts a proxy that allows 127.0.0.1 and connects to
+// it; both end with the test.
+func dialLoopbackProxy(t *testing.T) net.Conn {
+	p, err := Start(Config{Rules: Rules{Allowed: []string{"127.0.0.1"}}}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -102,6 +102,22 @@ func reap(cfg Config, status *os.File) int {
 			}
 		}
 	}()
+	exit := reapTree(pid, &ending, killChildren)
+	if exit.Signaled() {
+		sig := exit.Signal()
+		signal.Reset(sig)
+		unix.Kill(os.Getpid(), sig)
+		return 128 + int(sig) // a signal that does not kill (never reached)
+	}
+	return exit.ExitStatus()
+}
+
+// reapTree reaps every child until none is left (ECHILD) and returns how
+// main ended. Once main has exited (ending is then set), or ending is set
+// by the caller, each reap is a cue to kill what is left: the orphans of
+// the one just reaped have become the caller's children (it is their
+// subreaper, or their init).
+func reapTree(main int, ending *atomic.Bool, kill func()) unix.WaitStatus {
 	var exit unix.WaitStatus
 	for {
 		var ws unix.WaitStatus
@@ -110,23 +126,16 @@ func reap(cfg Config, status *os.File) int {
 			continue
 		}
 		if err != nil {
-			break // ECHILD: nothing of the command is left
+			return exit // ECHILD: nothing of the command is left
 		}
-		if got == pid {
+		if got == main {
 			exit = ws
 			ending.Store(true)
 		}
 		if ending.Load() {
-			killChildren()
+			kill()
 		}
 	}
-	if exit.Signaled() {
-		sig := exit.Signal()
-		signal.Reset(sig)
-		unix.Kill(os.Getpid(), sig)
-		return 128 + int(sig) // a signal that does not kill (never reached)
-	}
-	return exit.ExitStatus()
 }
 
 func failStarting(status *os.File, err error) int {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -195,27 +196,9 @@ func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
 			unix.Kill(-1, unix.SIGKILL) // cordon closed its end
 		}
 	}()
-	// Every process left in the sandbox is the command's: once its main
-	// process has exited, each reap is a cue to kill what is left (the
-	// orphans of the one just reaped have become the zygote's children).
-	var exit unix.WaitStatus
-	ended := false
-	for {
-		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, unix.WALL, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			break // ECHILD: nothing of the command is left
-		}
-		if got == pid {
-			exit, ended = ws, true
-		}
-		if ended {
-			unix.Kill(-1, unix.SIGKILL)
-		}
-	}
+	// Every process left in the sandbox is the command's.
+	var ended atomic.Bool
+	exit := reapTree(pid, &ended, func() { unix.Kill(-1, unix.SIGKILL) })
 	// Stop watching the kill pipe before replying: a kill meant for this
 	// call must never reach the next one.
 	kill.Close()
