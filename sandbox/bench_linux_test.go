@@ -84,6 +84,17 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 			})
 		}
 		if prov.Name() == "bwrap" {
+			// The server's way: a warm sandbox per policy (warm_linux.go).
+			ex := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required, Warm: true}
+			b.Run("bwrap-warm", func(b *testing.B) {
+				for b.Loop() {
+					res, err := ex.Run(b.Context(), pol, RunSpec{Argv: []string{truePath}, Dir: f.ws, OwnGroup: true})
+					if err != nil || res.ExitCode != 0 || res.Ending != Exited {
+						b.Fatal(err, res)
+					}
+				}
+			})
+			ex.Close()
 			c, _ := prov.Confine([]string{truePath}, cp)
 			c.Cleanup()
 			bare := bareBwrapArgv(c.Argv, truePath)
