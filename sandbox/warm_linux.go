@@ -61,6 +61,7 @@ func (wp *warmPool) take(key string) *zygoteProc {
 		if !z.ended() {
 			return z
 		}
+		z.ctl.Close()
 	}
 	return nil
 }
@@ -76,6 +77,7 @@ func (z *zygoteProc) ended() bool {
 
 func (wp *warmPool) put(z *zygoteProc) {
 	if z.ended() {
+		z.ctl.Close()
 		return
 	}
 	wp.mu.Lock()
@@ -131,6 +133,26 @@ func warmKey(c *ConfinedArgv, argv []string) string {
 		return ""
 	}
 	return strings.Join(prefix, "\x00") + "\x01" + strings.Join(c.Env, "\x00")
+}
+
+// maxWarmRequest bounds a request's argv and environment: one message on
+// the control socket must fit its send buffer (about 200 KiB); a larger
+// call runs cold rather than costing a sandbox.
+const maxWarmRequest = 128 << 10
+
+func requestSize(spec RunSpec) int {
+	n := len(spec.Dir)
+	for _, s := range spec.Argv {
+		n += len(s) + 8
+	}
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, s := range env {
+		n += len(s) + 8
+	}
+	return n
 }
 
 // startZygote starts a warm sandbox for c, whose command argv is argv.
@@ -241,6 +263,14 @@ type warmCall struct {
 	copies sync.WaitGroup
 	delay  time.Duration
 
+	// mu orders the two ends a sandbox can come to after its call: given
+	// back to the pool (Wait), or killed whole (Kill, when the zygote did
+	// not answer in time) — never both, so that a kill meant for this call
+	// never reaches the next call to take the sandbox.
+	mu       sync.Mutex
+	doomed   bool
+	returned bool
+
 	guarded bool
 }
 
@@ -249,7 +279,7 @@ type warmCall struct {
 // or the command did not start in it.
 func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (runner, bool) {
 	key := warmKey(c, spec.Argv)
-	if key == "" {
+	if key == "" || requestSize(spec) > maxWarmRequest {
 		return nil, false
 	}
 	// An idle sandbox first; if it turns out to have ended, or refuses the
@@ -263,8 +293,11 @@ func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (r
 			}
 		}
 		w := &warmCall{pool: &e.warm, z: z, c: c, done: make(chan struct{}), delay: spec.WaitDelay}
-		if w.start(spec, tail) {
+		switch w.start(spec, tail) {
+		case warmStarted:
 			return w, true
+		case warmRefused:
+			return nil, false
 		}
 		if idle == nil {
 			return nil, false
@@ -273,8 +306,21 @@ func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (r
 	return nil, false
 }
 
+// warmStart is how a call's start in a warm sandbox went.
+type warmStart int
+
+const (
+	warmStarted warmStart = iota
+	// warmBroken: the sandbox ended, or its mounts moved: a fresh one may
+	// take the call.
+	warmBroken
+	// warmRefused: the command itself could not start (its directory went
+	// away): a cold start reports why.
+	warmRefused
+)
+
 // start sends the request and waits for the zygote to start the command.
-func (w *warmCall) start(spec RunSpec, tail *tailWriter) bool {
+func (w *warmCall) start(spec RunSpec, tail *tailWriter) warmStart {
 	dir := spec.Dir
 	if dir == "" {
 		dir, _ = os.Getwd()
@@ -292,11 +338,11 @@ func (w *warmCall) start(spec RunSpec, tail *tailWriter) bool {
 			f.Close()
 		}
 	}
-	fail := func() bool {
+	fail := func() warmStart {
 		closeAll(parentEnds)
 		closeAll(childEnds)
-		w.z.end()
-		return false
+		w.pool.put(w.z) // nothing reached it
+		return warmRefused
 	}
 	stdin, ok := spec.Stdin.(*os.File)
 	if !ok {
@@ -369,18 +415,23 @@ func (w *warmCall) start(spec RunSpec, tail *tailWriter) bool {
 		r, err = w.z.read()
 	}
 	if err != nil || !r.Started {
-		// Not started (a zygote that ended, or whose mounts moved): this
-		// sandbox is done, and the call runs cold.
+		// Not started. A zygote that ended, or whose mounts moved, is done;
+		// one that could not start this command serves on. Either way the
+		// call runs cold, which reports what a cold start reports.
 		killW.Close()
 		closeAll(parentEnds)
-		w.z.end()
 		w.copies.Wait()
 		w.endGuard()
-		return false
+		if err == nil && r.Error != "" {
+			w.pool.put(w.z)
+			return warmRefused
+		}
+		w.z.end()
+		return warmBroken
 	}
 	feedStdin()
 	go w.wait()
-	return true
+	return warmStarted
 }
 
 func (w *warmCall) wait() {
@@ -400,7 +451,15 @@ func (w *warmCall) Wait() (Outcome, error) {
 		out.ExitCode, out.Signal = 128+int(syscall.SIGKILL), syscall.SIGKILL
 	} else {
 		out.ExitCode, out.Signal = w.reply.Code, syscall.Signal(w.reply.Signal)
-		w.pool.put(w.z)
+		w.mu.Lock()
+		doomed := w.doomed
+		w.returned = !doomed
+		w.mu.Unlock()
+		if doomed {
+			w.z.end()
+		} else {
+			w.pool.put(w.z)
+		}
 	}
 	w.awaitOutput()
 	out.Undone, out.GuardErr = w.endGuard()
@@ -436,6 +495,13 @@ func (w *warmCall) Kill() {
 		return
 	case <-time.After(killGrace):
 	}
+	w.mu.Lock()
+	if w.returned {
+		w.mu.Unlock()
+		return // it answered after all, and serves another call now
+	}
+	w.doomed = true
+	w.mu.Unlock()
 	killRunner(w.z.cmd.Process, true)
 }
 

@@ -149,10 +149,22 @@ exit 0`)
 	before := w.idle()
 	require.Len(t, before, 1)
 
-	// Every signal a command can send, to its parent and to everyone.
+	// Every signal a command can send, to its parent and to everyone; and
+	// queued ones, whose sender picks the si_code, which Go's runtime
+	// would take for faults of its own (the filter refuses them).
 	res, out = w.run(t.Context(), p, `
 for sig in $(seq 1 31) $(seq 34 64); do kill -s $sig $PPID 2>/dev/null; done
 kill -9 -1 2>/dev/null; kill -STOP 1
+python3 - <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for sig in (4, 5, 7, 8, 11, 31):
+    libc.sigqueue(1, sig, ctypes.c_void_p(0))
+info = (ctypes.c_int * 32)()
+info[0], info[2] = 11, -1  # si_signo SIGSEGV, si_code SI_QUEUE
+libc.syscall(424, os.pidfd_open(1), 11, info, 0)  # pidfd_send_signal
+PY
+sleep 0.2
 echo survived`)
 	assert.Equal(t, "survived\n", out)
 	assert.Equal(t, 0, res.ExitCode)
@@ -271,4 +283,33 @@ func TestWarmZygoteIsConfinedWholly(t *testing.T) {
 	for _, line := range lines {
 		assert.Equal(t, "CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 NoNewPrivs: 1 Seccomp: 2", strings.TrimSpace(line))
 	}
+}
+
+// TestWarmCallThatCannotStartRunsCold: a command the zygote cannot start
+// (its directory is gone) fails as a cold start fails, and the sandbox
+// serves on; a call too large for one request runs cold and leaves the
+// sandbox be.
+func TestWarmCallThatCannotStartRunsCold(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	w.run(t.Context(), p, "true")
+	before := w.idle()
+	require.Len(t, before, 1)
+	_, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: filepath.Join(w.ws, "gone"), Env: Environ(os.Environ(), nil)})
+	require.Error(t, err, "a command that cannot start is an error, warm as cold")
+	cold := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required}
+	_, coldErr := cold.Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: filepath.Join(w.ws, "gone"), Env: Environ(os.Environ(), nil)})
+	require.Error(t, coldErr)
+	assert.Equal(t, coldErr.Error(), err.Error())
+
+	var out bytes.Buffer
+	big := strings.Repeat("x", 100<<10) // twice: more than one request holds, less than exec takes
+	res, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{"bash", "-c", `echo $(( ${#BIG1} + ${#BIG2} ))`}, Dir: w.ws,
+		Env: append(Environ(os.Environ(), nil), "BIG1="+big, "BIG2="+big), Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Equal(t, fmt.Sprintf("%d\n", 200<<10), out.String())
+	after := w.idle()
+	require.Len(t, after, 1)
+	assert.Same(t, before[0], after[0], "the sandbox served on")
 }

@@ -89,6 +89,14 @@ var seccompRules = []seccompRule{
 		Why: "I/O priority only of the calling process", when: always},
 	{Names: []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr", "migrate_pages", "move_pages"}, Conds: []argCond{ne0(0)},
 		Why: "scheduling and memory placement only of the calling process", when: always},
+	// A queued signal's sender chooses its si_code: Go's runtime takes a
+	// queued SIGSEGV or SIGBUS for a fault of its own, and dies of it. The
+	// sandbox's init is a warm sandbox's zygote, which must outlive every
+	// command (plain kill and tgkill it ignores).
+	{Names: []string{"rt_sigqueueinfo", "rt_tgsigqueueinfo"}, Conds: []argCond{{0, "eq", 1}, {0, "gt", beyond32Bits}},
+		Why: "no queued signal to the sandbox's init, whose sender could pass it off as a fault", when: always},
+	{Names: []string{"pidfd_send_signal"}, Conds: []argCond{ne0(2)},
+		Why: "no signal through a pidfd with a siginfo of the sender's making", when: always},
 	{Names: []string{"ioctl"}, Conds: []argCond{{1, "eq", linuxTIOCSTI}, {1, "eq", linuxTIOCLINUX}, {1, "gt", beyond32Bits}},
 		Why: "no keystrokes pushed into a terminal (TIOCSTI, TIOCLINUX)", when: always},
 	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFVsock}, {0, "gt", beyond32Bits}},

@@ -43,8 +43,10 @@ type ZygoteRequest struct {
 }
 
 // ZygoteReply is what a zygote answers: Ready once at start, then for each
-// request Started (or Stale, or Error) and, when everything the command
-// started is gone, Exited.
+// request Started and, when everything the command started is gone,
+// Exited — or, instead of Started, Stale (its mounts moved: it exits) or
+// Error (the command could not start; it serves on, unless it is ending
+// the sandbox, which a bad request does).
 type ZygoteReply struct {
 	Ready   bool   `json:"ready,omitempty"`
 	Started bool   `json:"started,omitempty"`
@@ -131,7 +133,7 @@ func serveZygote(ctlArg string) {
 			zygoteSend(ctl, ZygoteReply{Stale: true})
 			os.Exit(0)
 		}
-		zygoteSend(ctl, runOne(ctl, req, files))
+		zygoteSend(ctl, runOne(ctl, req, files)) // the end of the call, or why it did not start
 	}
 }
 
@@ -161,30 +163,25 @@ func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
 	unix.SetNonblock(files[3], true)
 	kill := os.NewFile(uintptr(files[3]), "kill")
 	defer kill.Close()
-	path, err := lookPath(req.Argv[0], req.Env)
+	path, err := lookPath(req.Argv[0], req.Env, req.Dir)
 	if err != nil {
 		// As a cold helper does: the command "ran" and failed.
-		fmt.Fprintf(os.NewFile(uintptr(stdio[2]), "stderr"), "cordon: %s: %v\n", req.Argv[0], err)
+		writeFD(stdio[2], fmt.Sprintf("cordon: %s: %v\n", req.Argv[0], err))
 		closeAll(stdio)
 		zygoteSend(ctl, ZygoteReply{Started: true})
 		return ZygoteReply{Exited: true, Code: 127}
 	}
-	// Every thread is confined (execZygote): the command inherits the
-	// Landlock domain and the filter from whichever forks it.
 	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{
 		Dir: req.Dir, Env: req.Env,
 		Files: []uintptr{uintptr(stdio[0]), uintptr(stdio[1]), uintptr(stdio[2])},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		fmt.Fprintf(os.NewFile(uintptr(stdio[2]), "stderr"), "cordon: %s: %v\n", req.Argv[0], err)
+		// Not started (a cwd that went away, an exec the kernel refused):
+		// cordon starts the call cold, which reports it as a cold start
+		// would.
 		closeAll(stdio)
-		zygoteSend(ctl, ZygoteReply{Started: true})
-		code := 126
-		if errors.Is(err, unix.ENOENT) {
-			code = 127
-		}
-		return ZygoteReply{Exited: true, Code: code}
+		return ZygoteReply{Error: fmt.Sprintf("%s: %v", req.Argv[0], err)}
 	}
 	closeAll(stdio) // the command holds its own copies
 	zygoteSend(ctl, ZygoteReply{Started: true})
@@ -240,9 +237,13 @@ func removeSysVIPC() {
 	}
 }
 
+// writeFD writes msg to fd, which stays the caller's to close (an
+// *os.File would close it again when collected).
+func writeFD(fd int, msg string) { unix.Write(fd, []byte(msg)) }
+
 // lookPath finds name on the request's PATH, as exec would in the
-// command's environment.
-func lookPath(name string, env []string) (string, error) {
+// command's environment and directory.
+func lookPath(name string, env []string, dir string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
@@ -252,9 +253,10 @@ func lookPath(name string, env []string) (string, error) {
 			path = v
 		}
 	}
+	base := dir
 	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(base, dir) // "" and "." are the command's directory
 		}
 		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
