@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"slices"
 	"strings"
 )
@@ -31,6 +32,15 @@ func Environ(host []string, passthrough []string) []string {
 		}
 	}
 	return out
+}
+
+// runnerEnv is a command's environment: env (the caller's, or this
+// process's when nil) with the backend's variables over it.
+func runnerEnv(env, backend []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	return mergeEnv(env, backend)
 }
 
 // MergeEnv returns base with every variable of over replacing the one of

@@ -93,11 +93,7 @@ func (l *launch) Start() error {
 		childEnds = append(childEnds, r)
 	}
 	if len(l.c.Env) > 0 {
-		base := l.Cmd.Env
-		if base == nil {
-			base = os.Environ()
-		}
-		l.Cmd.Env = mergeEnv(base, l.c.Env)
+		l.Cmd.Env = runnerEnv(l.Cmd.Env, l.c.Env)
 	}
 	if l.Cmd.SysProcAttr == nil {
 		l.Cmd.SysProcAttr = &syscall.SysProcAttr{}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,19 +50,19 @@ type zygoteProc struct {
 	exited chan struct{} // closed once bwrap has exited
 }
 
+// take hands out an idle sandbox for key, and ends those that ended.
 func (wp *warmPool) take(key string) *zygoteProc {
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	for i := len(wp.idle) - 1; i >= 0; i-- {
-		z := wp.idle[i]
-		if z.key != key && !z.ended() {
-			continue
-		}
-		wp.idle = append(wp.idle[:i], wp.idle[i+1:]...)
-		if !z.ended() {
+		switch z := wp.idle[i]; {
+		case z.ended():
+			wp.idle = slices.Delete(wp.idle, i, i+1)
+			z.end() // at once: only its control socket is left to close
+		case z.key == key:
+			wp.idle = slices.Delete(wp.idle, i, i+1)
 			return z
 		}
-		z.ctl.Close()
 	}
 	return nil
 }
@@ -75,13 +76,10 @@ func (z *zygoteProc) ended() bool {
 	}
 }
 
+// put gives a sandbox back after a call.
 func (wp *warmPool) put(z *zygoteProc) {
-	if z.ended() {
-		z.ctl.Close()
-		return
-	}
 	wp.mu.Lock()
-	if wp.closed {
+	if wp.closed || z.ended() {
 		wp.mu.Unlock()
 		z.end()
 		return
@@ -140,19 +138,14 @@ func warmKey(c *ConfinedArgv, argv []string) string {
 // call runs cold rather than costing a sandbox.
 const maxWarmRequest = 128 << 10
 
-func requestSize(spec RunSpec) int {
-	n := len(spec.Dir)
-	for _, s := range spec.Argv {
-		n += len(s) + 8
+// warmRequest is spec's command as the zygote takes it: with the
+// directory and environment a cold launch would give it.
+func warmRequest(c *ConfinedArgv, spec RunSpec) ([]byte, error) {
+	dir := spec.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
 	}
-	env := spec.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	for _, s := range env {
-		n += len(s) + 8
-	}
-	return n
+	return json.Marshal(helper.ZygoteRequest{Argv: spec.Argv, Env: runnerEnv(spec.Env, c.Env), Dir: dir})
 }
 
 // startZygote starts a warm sandbox for c, whose command argv is argv.
@@ -225,11 +218,7 @@ func (z *zygoteProc) read() (helper.ZygoteReply, error) {
 }
 
 // send sends a request with its descriptors.
-func (z *zygoteProc) send(req helper.ZygoteRequest, files []*os.File) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
+func (z *zygoteProc) send(req []byte, files []*os.File) error {
 	fds := make([]int, len(files))
 	for i, f := range files {
 		fds[i] = int(f.Fd())
@@ -240,7 +229,7 @@ func (z *zygoteProc) send(req helper.ZygoteRequest, files []*os.File) error {
 	}
 	var sendErr error
 	err = sc.Write(func(fd uintptr) bool {
-		sendErr = unix.Sendmsg(int(fd), b, unix.UnixRights(fds...), nil, 0)
+		sendErr = unix.Sendmsg(int(fd), req, unix.UnixRights(fds...), nil, 0)
 		return sendErr != unix.EAGAIN
 	})
 	if err != nil {
@@ -279,7 +268,11 @@ type warmCall struct {
 // or the command did not start in it.
 func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (runner, bool) {
 	key := warmKey(c, spec.Argv)
-	if key == "" || requestSize(spec) > maxWarmRequest {
+	if key == "" {
+		return nil, false
+	}
+	req, err := warmRequest(c, spec)
+	if err != nil || len(req) > maxWarmRequest {
 		return nil, false
 	}
 	// An idle sandbox first; if it turns out to have ended, or refuses the
@@ -293,7 +286,7 @@ func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (r
 			}
 		}
 		w := &warmCall{pool: &e.warm, z: z, c: c, done: make(chan struct{}), delay: spec.WaitDelay}
-		switch w.start(spec, tail) {
+		switch w.start(req, spec, tail) {
 		case warmStarted:
 			return w, true
 		case warmRefused:
@@ -320,19 +313,8 @@ const (
 )
 
 // start sends the request and waits for the zygote to start the command.
-func (w *warmCall) start(spec RunSpec, tail *tailWriter) warmStart {
-	dir := spec.Dir
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	base := spec.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	req := helper.ZygoteRequest{Argv: spec.Argv, Env: mergeEnv(base, w.c.Env), Dir: dir}
-
+func (w *warmCall) start(req []byte, spec RunSpec, tail *tailWriter) warmStart {
 	var parentEnds, childEnds []*os.File
-	feedStdin := func() {}
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
 			f.Close()
@@ -344,30 +326,31 @@ func (w *warmCall) start(spec RunSpec, tail *tailWriter) warmStart {
 		w.pool.put(w.z) // nothing reached it
 		return warmRefused
 	}
-	stdin, ok := spec.Stdin.(*os.File)
-	if !ok {
-		var err error
-		if stdin, err = os.Open(os.DevNull); err != nil {
+	var stdin *os.File
+	feedStdin := func() {}
+	switch in := spec.Stdin.(type) {
+	case *os.File:
+		stdin = in
+	case nil:
+		f, err := os.Open(os.DevNull)
+		if err != nil {
 			return fail()
 		}
-		childEnds = append(childEnds, stdin)
-		if spec.Stdin != nil {
-			// A reader that is not a file: copied in through a pipe.
-			r, wr, err := os.Pipe()
-			if err != nil {
-				return fail()
-			}
-			stdin.Close()
-			childEnds[len(childEnds)-1], stdin = r, r
-			parentEnds = append(parentEnds, wr)
-			// Fed once the command runs: a call that falls back to a
-			// fresh sandbox or a cold start must not have lost its input.
-			feedStdin = func() {
-				go func() {
-					io.Copy(wr, spec.Stdin)
-					wr.Close()
-				}()
-			}
+		stdin, childEnds = f, append(childEnds, f)
+	default:
+		// A reader that is not a file: copied in through a pipe, once the
+		// command runs (a call that falls back to a fresh sandbox or a cold
+		// start must not have lost its input).
+		r, wr, err := os.Pipe()
+		if err != nil {
+			return fail()
+		}
+		stdin, childEnds, parentEnds = r, append(childEnds, r), append(parentEnds, wr)
+		feedStdin = func() {
+			go func() {
+				io.Copy(wr, in)
+				wr.Close()
+			}()
 		}
 	}
 	output := func(dst io.Writer) (*os.File, bool) {
@@ -415,14 +398,15 @@ func (w *warmCall) start(spec RunSpec, tail *tailWriter) warmStart {
 		r, err = w.z.read()
 	}
 	if err != nil || !r.Started {
-		// Not started. A zygote that ended, or whose mounts moved, is done;
-		// one that could not start this command serves on. Either way the
-		// call runs cold, which reports what a cold start reports.
+		// Not started. A zygote that ended, or is ending (its mounts
+		// moved), is done; one that could not start this command serves
+		// on. Either way the call runs cold, which reports what a cold
+		// start reports.
 		killW.Close()
 		closeAll(parentEnds)
 		w.copies.Wait()
 		w.endGuard()
-		if err == nil && r.Error != "" {
+		if err == nil && !r.Ending {
 			w.pool.put(w.z)
 			return warmRefused
 		}

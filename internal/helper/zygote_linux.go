@@ -44,13 +44,13 @@ type ZygoteRequest struct {
 
 // ZygoteReply is what a zygote answers: Ready once at start, then for each
 // request Started and, when everything the command started is gone,
-// Exited — or, instead of Started, Stale (its mounts moved: it exits) or
-// Error (the command could not start; it serves on, unless it is ending
-// the sandbox, which a bad request does).
+// Exited — or, instead of Started, Error: the command could not start,
+// and the zygote serves on unless Ending says it exits (its mounts moved,
+// or the request was bad).
 type ZygoteReply struct {
 	Ready   bool   `json:"ready,omitempty"`
 	Started bool   `json:"started,omitempty"`
-	Stale   bool   `json:"stale,omitempty"`
+	Ending  bool   `json:"ending,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Exited  bool   `json:"exited,omitempty"`
 	Code    int    `json:"code,omitempty"`
@@ -94,13 +94,9 @@ func serveZygote(ctlArg string) {
 	unix.CloseOnExec(ctl)
 	// Not dumpable, so that no command can read or write its memory,
 	// descriptors or environment through /proc (exec made it dumpable
-	// again); the subreaper of every orphan (it is the namespace's init,
-	// so it is that anyway).
+	// again). As the namespace's init it is every orphan's parent.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		zygoteFail(ctl, fmt.Errorf("making the zygote non-dumpable: %w", err))
-	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		zygoteFail(ctl, fmt.Errorf("making the zygote a child subreaper: %w", err))
 	}
 	ignoreSignals()
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
@@ -130,7 +126,7 @@ func serveZygote(ctlArg string) {
 		}
 		if now, err := os.ReadFile("/proc/self/mountinfo"); err != nil || !bytes.Equal(now, mounts) {
 			closeAll(files)
-			zygoteSend(ctl, ZygoteReply{Stale: true})
+			zygoteSend(ctl, ZygoteReply{Error: "the sandbox's mounts moved", Ending: true})
 			os.Exit(0)
 		}
 		zygoteSend(ctl, runOne(ctl, req, files)) // the end of the call, or why it did not start
@@ -299,6 +295,6 @@ func zygoteSend(ctl int, r ZygoteReply) {
 // zygoteFail reports a failure cordon cannot recover this sandbox from, and
 // ends it (and with it, in the pid namespace, everything in it).
 func zygoteFail(ctl int, err error) {
-	zygoteSend(ctl, ZygoteReply{Error: err.Error()})
+	zygoteSend(ctl, ZygoteReply{Error: err.Error(), Ending: true})
 	os.Exit(125)
 }
