@@ -152,9 +152,9 @@ func warmRequest(c *ConfinedArgv, spec RunSpec) ([]byte, error) {
 func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error) {
 	prefix := c.Argv[:len(c.Argv)-len(argv)]
 	// The zygote is the namespace's init (--as-pid-1): a command cannot
-	// kill it (signals from inside reach an init only where it handles
-	// them, and it ignores them all), so `kill -9 $PPID` or `kill -9 -1`
-	// ends no more than it does beneath bwrap's own init.
+	// kill it (from inside, only the signals an init handles reach it, and
+	// it drops each one), so `kill -9 $PPID` or `kill -9 -1` ends no more
+	// than it does beneath bwrap's own init.
 	zargv := append([]string{prefix[0], "--as-pid-1"}, prefix[1:len(prefix)-1]...)
 	zargv = append(zargv, "--zygote", "--")
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)

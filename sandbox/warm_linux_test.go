@@ -238,6 +238,26 @@ func TestWarmCallsShareWhatColdCallsShare(t *testing.T) {
 	require.Len(t, w.idle(), 1, "both calls ran in one sandbox")
 }
 
+// TestWarmCommandsGetTheSignalsColdOnesGet: the zygote drops every signal
+// sent to it, yet its commands start with the dispositions a cold one has:
+// SIGTERM ends a shell, SIGPIPE ends a writer whose reader left.
+func TestWarmCommandsGetTheSignalsColdOnesGet(t *testing.T) {
+	w := newWarmFixture(t)
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	const script = `grep SigIgn /proc/self/status
+{ bash -c 'kill -TERM $$; echo survived'; } 2>/dev/null; echo "term=$?"
+yes | head -c1 >/dev/null; echo "pipe=${PIPESTATUS[0]}"`
+	cold := &Executor{Provider: w.ex.Provider, Requirement: Required}
+	var coldOut bytes.Buffer
+	_, err := cold.Run(t.Context(), p, RunSpec{Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
+		Env: Environ(os.Environ(), nil), Stdout: &coldOut, Stderr: &coldOut, OwnGroup: true})
+	require.NoError(t, err)
+	require.Equal(t, "SigIgn:\t0000000000000000\nterm=143\npipe=141\n", coldOut.String(), "control: a cold command")
+	_, out := w.run(t.Context(), p, script)
+	require.Len(t, w.idle(), 1, "the call ran warm")
+	assert.Equal(t, coldOut.String(), out, "a warm command's signals are a cold one's")
+}
+
 // TestWarmSandboxThatEndsIsNotReused: a sandbox that ended between calls,
 // or during one (here killed from the host), is never handed a call again;
 // the call it was running ends, and the next one gets a fresh sandbox.

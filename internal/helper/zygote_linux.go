@@ -98,7 +98,7 @@ func serveZygote(ctlArg string) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		zygoteFail(ctl, fmt.Errorf("making the zygote non-dumpable: %w", err))
 	}
-	ignoreSignals()
+	discardSignals()
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		zygoteFail(ctl, fmt.Errorf("reading the sandbox's mounts: %w", err))
@@ -133,21 +133,21 @@ func serveZygote(ctlArg string) {
 	}
 }
 
-// ignoreSignals ignores every signal a command could send the zygote: it
-// is the pid namespace's init, and the kernel delivers a signal from
-// inside the namespace to its init only if the init handles it. Go's
-// runtime handles nearly all of them (SIGTERM would end the process), so
-// each is ignored; the runtime then also drops a SIGSEGV sent by kill.
-// SIGCHLD stays: ignoring it would reap the children before wait4 sees
-// their exit. SIGURG is the runtime's own preemption signal, harmless.
-func ignoreSignals() {
-	for sig := syscall.Signal(1); sig <= 64; sig++ {
-		switch sig {
-		case syscall.SIGCHLD, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGURG, syscall.SIGPROF:
-			continue
+// discardSignals takes every signal a command could send the zygote and
+// drops it: it is the pid namespace's init, and the kernel delivers a
+// signal from inside the namespace to its init only if the init handles
+// it; Go's runtime would end the process on most (SIGTERM, a SIGSEGV sent
+// by kill). They are handled, not ignored: exec resets a handler to the
+// default, but an ignored signal stays ignored in every command the zygote
+// starts — SIGTERM, SIGINT and SIGPIPE would then do nothing to them, as
+// they do to no cold command.
+func discardSignals() {
+	signals := make(chan os.Signal, 16)
+	signal.Notify(signals) // every signal but SIGKILL and SIGSTOP
+	go func() {
+		for range signals {
 		}
-		signal.Ignore(sig)
-	}
+	}()
 }
 
 // runOne runs one command to the end of everything it started: it
