@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -275,6 +276,15 @@ func TestBackendProcessConfinement(t *testing.T) {
 		t.Run("host processes unreachable", func(t *testing.T) {
 			got := f.probe(p, "kill0", strconv.Itoa(os.Getpid()))
 			assert.Contains(t, []string{"ESRCH", "EPERM"}, got)
+		})
+		t.Run("default signal dispositions", func(t *testing.T) {
+			// What cordon's ancestry ignored (nohup: SIGHUP) the command
+			// does not: it starts as a fresh process would.
+			signal.Ignore(syscall.SIGHUP)
+			defer signal.Reset(syscall.SIGHUP)
+			out, code := f.sh(p, `grep SigIgn /proc/self/status`)
+			require.Equal(t, 0, code, out)
+			assert.Equal(t, "SigIgn:\t0000000000000000\n", out)
 		})
 		t.Run("command may run child processes", func(t *testing.T) {
 			out, code := f.sh(p, `echo $(echo nested) | cat`)

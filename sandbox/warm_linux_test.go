@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,9 +241,13 @@ func TestWarmCallsShareWhatColdCallsShare(t *testing.T) {
 }
 
 // TestWarmCommandsGetTheSignalsColdOnesGet: the zygote drops every signal
-// sent to it, yet its commands start with the dispositions a cold one has:
-// SIGTERM ends a shell, SIGPIPE ends a writer whose reader left.
+// sent to it, yet its commands start with the dispositions a cold one has,
+// a fresh process's: SIGTERM ends a shell, SIGPIPE ends a writer whose
+// reader left, and nothing cordon's ancestry ignored (here SIGHUP, as
+// nohup does) stays ignored.
 func TestWarmCommandsGetTheSignalsColdOnesGet(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP)
+	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
 	w := newWarmFixture(t)
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	const script = `grep SigIgn /proc/self/status

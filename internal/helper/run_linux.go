@@ -68,6 +68,7 @@ func Run(args []string) {
 		fmt.Fprintf(os.Stderr, "cordon: %s: command not found\n", cfg.Argv[0])
 		os.Exit(127)
 	}
+	resetIgnoredSignals()
 	err = unix.Exec(path, cfg.Argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "cordon: %s: %v\n", cfg.Argv[0], err)
 	if errors.Is(err, unix.ENOENT) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,6 +98,7 @@ func serveZygote(ctlArg string) {
 		zygoteFail(ctl, fmt.Errorf("making the zygote non-dumpable: %w", err))
 	}
 	discardSignals()
+	resetIgnoredSignals() // those Go does not handle (32, 33): its commands inherit them
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		zygoteFail(ctl, fmt.Errorf("reading the sandbox's mounts: %w", err))
@@ -131,23 +131,6 @@ func serveZygote(ctlArg string) {
 		}
 		zygoteSend(ctl, runOne(ctl, req, files)) // the end of the call, or why it did not start
 	}
-}
-
-// discardSignals takes every signal a command could send the zygote and
-// drops it: it is the pid namespace's init, and the kernel delivers a
-// signal from inside the namespace to its init only if the init handles
-// it; Go's runtime would end the process on most (SIGTERM, a SIGSEGV sent
-// by kill). They are handled, not ignored: exec resets a handler to the
-// default, but an ignored signal stays ignored in every command the zygote
-// starts — SIGTERM, SIGINT and SIGPIPE would then do nothing to them, as
-// they do to no cold command.
-func discardSignals() {
-	signals := make(chan os.Signal, 16)
-	signal.Notify(signals) // every signal but SIGKILL and SIGSTOP
-	go func() {
-		for range signals {
-		}
-	}()
 }
 
 // runOne runs one command to the end of everything it started: it
