@@ -3,7 +3,6 @@ package helper
 import (
 	"os"
 	"os/signal"
-	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -35,7 +34,7 @@ func discardSignals() {
 func resetIgnoredSignals() {
 	for sig := 1; sig < 65; sig++ {
 		var old kernelSigaction
-		if rtSigaction(sig, nil, &old) != nil || old.handler() != sigIgn {
+		if rtSigaction(sig, nil, &old) != nil || old[0] != sigIgn {
 			continue
 		}
 		rtSigaction(sig, &kernelSigaction{}, nil) // all zero: SIG_DFL
@@ -45,21 +44,14 @@ func resetIgnoredSignals() {
 const sigIgn = 1
 
 // kernelSigaction is room for the kernel's struct sigaction on every
-// architecture; all zero it is SIG_DFL with no flags and an empty mask.
+// architecture; its first word is sa_handler, and all zero it is SIG_DFL
+// with no flags and an empty mask.
 type kernelSigaction [8]uintptr
 
-// handler is sa_handler: the first word, but the second on MIPS, where
-// sa_flags comes first.
-func (a *kernelSigaction) handler() uintptr {
-	if len(runtime.GOARCH) >= 4 && runtime.GOARCH[:4] == "mips" {
-		return a[1]
-	}
-	return a[0]
-}
-
 // rtSigaction is rt_sigaction(2) with the 64-signal set size of every
-// architecture the helper confines on (MIPS, with 128, fails with EINVAL
-// and is left alone; seccomp fails closed there anyway).
+// architecture the helper confines on. MIPS, whose struct puts sa_flags
+// first and whose set is 128 signals, refuses it with EINVAL, so nothing
+// there is misread or reset (seccomp fails closed there anyway).
 func rtSigaction(sig int, act, old *kernelSigaction) error {
 	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig),
 		uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), 8, 0, 0)
