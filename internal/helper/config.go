@@ -39,7 +39,8 @@ type Config struct {
 	// is closed (cordon kills the call, or is gone).
 	ReapFD int
 	// Zygote makes the helper a warm sandbox's zygote (zygote_linux.go):
-	// StatusFD is then its control socket, and there is no command.
+	// StatusFD is then its control socket, and there is no command. With
+	// ReapFD, the reaper stays outside and the zygote it starts is confined.
 	Zygote bool
 	Argv   []string
 }
@@ -100,8 +101,8 @@ func Parse(args []string) (Config, error) {
 		case "--":
 			c.Argv = args[i+1:]
 			if c.Zygote {
-				if len(c.Argv) > 0 || c.StatusFD == 0 || c.ReapFD > 0 {
-					return c, fmt.Errorf("--zygote takes a control socket (--status-fd), no reaper and no command")
+				if len(c.Argv) > 0 || c.StatusFD == 0 {
+					return c, fmt.Errorf("--zygote takes a control socket (--status-fd) and no command")
 				}
 				return c, nil
 			}

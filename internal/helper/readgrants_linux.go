@@ -29,18 +29,7 @@ func ReadRules(deny []string) []landlock.Rule {
 	if len(deny) == 0 {
 		return []landlock.Rule{landlock.PathAccess(readFileExec|readDir, "/")}
 	}
-	denied := map[string]bool{}
-	onTheWay := map[string]bool{}
-	for _, d := range deny {
-		d = filepath.Clean(d)
-		denied[d] = true
-		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
-			onTheWay[a] = true
-			if a == filepath.Dir(a) {
-				break
-			}
-		}
-	}
+	denied, onTheWay := waysTo(deny)
 	var grant []string
 	var walk func(dir string)
 	walk = func(dir string) {
@@ -64,4 +53,21 @@ func ReadRules(deny []string) []landlock.Rule {
 		landlock.PathAccess(readDir, "/"),
 		landlock.PathAccess(readFileExec, grant...).IgnoreIfMissing(),
 	}
+}
+
+// waysTo returns the denied paths, and the directories on the way to them
+// (the ones the walk lists).
+func waysTo(deny []string) (denied, onTheWay map[string]bool) {
+	denied, onTheWay = map[string]bool{}, map[string]bool{}
+	for _, d := range deny {
+		d = filepath.Clean(d)
+		denied[d] = true
+		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
+			onTheWay[a] = true
+			if a == filepath.Dir(a) {
+				break
+			}
+		}
+	}
+	return denied, onTheWay
 }

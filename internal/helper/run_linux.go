@@ -23,8 +23,8 @@ func Run(args []string) {
 	if len(args) == 2 && args[0] == BridgeArg {
 		RunBridge(args[1])
 	}
-	if len(args) == 2 && args[0] == zygoteServeArg {
-		serveZygote(args[1])
+	if len(args) >= 3 && args[0] == zygoteServeArg {
+		serveZygote(args[1], args[2], args[3:])
 	}
 	cfg, err := Parse(args)
 	status := os.NewFile(uintptr(cfg.StatusFD), "status")
@@ -54,11 +54,16 @@ func Run(args []string) {
 	if cfg.ReapFD > 0 {
 		os.Exit(reap(cfg, status))
 	}
+	var fingerprint string
+	if cfg.Zygote {
+		// Before the rules are built: a change while they are is seen.
+		fingerprint = rulesFingerprint(cfg)
+	}
 	if err := confineSelf(cfg); err != nil {
 		fail(err)
 	}
 	if cfg.Zygote {
-		execZygote(cfg.StatusFD)
+		execZygote(cfg, fingerprint)
 	}
 	path, lookErr := exec.LookPath(cfg.Argv[0])
 	if status != nil {
@@ -134,7 +139,7 @@ func applyLandlock(cfg Config) error {
 		ll.Scoped = landlock.ScopedSet(llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket)
 	}
 	rules := append(ReadRules(cfg.DenyRead),
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing())
+		landlock.RWFiles(landlockDeviceFiles...).IgnoreIfMissing())
 	if use >= 5 {
 		rules = append(rules, landlock.PathAccess(readFileExec|readDir|landlock.AccessFSSet(llsyscall.AccessFSIoctlDev), "/dev"))
 	}

@@ -16,23 +16,28 @@ import (
 )
 
 // The zygote is the helper of a warm sandbox (docs/warm-sandbox.md): one
-// bwrap, started once per session and policy, whose helper confines itself
-// exactly as it does before it execs a command, execs itself again as the
-// zygote (so that all of it is confined, execZygote), and then forks one
-// command per request. Each command inherits the Landlock domain, the
-// seccomp filter, no_new_privs and the empty capability sets. The zygote
-// is the pid namespace's init, which no signal from inside reaches. When a
-// command's main process exits (or cordon asks), it kills every other
-// process of the sandbox — kill(-1) inside the pid namespace reaches all
-// of them and nothing outside — and reaps them until none is left: no
-// process outlives its call.
+// sandbox, started once per session and policy, whose helper confines
+// itself exactly as it does before it execs a command, execs itself again
+// as the zygote (so that all of it is confined, execZygote), and then
+// forks one command per request. Each command inherits the Landlock
+// domain, the seccomp filter, no_new_privs and the empty capability sets.
+// When a command's main process exits (or cordon asks), the zygote kills
+// every other process of the sandbox and reaps them until none is left:
+// no process outlives its call.
+//
+// Under bwrap the zygote is the pid namespace's init, which no signal from
+// inside reaches, and kill(-1) reaches every process of the sandbox and
+// nothing outside. Under Landlock it is its commands' child subreaper, and
+// the reaper that started it stays outside the sandbox as the zygote's
+// own: a command that kills the zygote ends its own call, and the reaper
+// kills what it left.
 //
 // It serves one call at a time, on the control socket it was given as its
 // status descriptor (a SOCK_SEQPACKET socketpair): a request with the
 // command's stdin, stdout, stderr and a kill pipe as SCM_RIGHTS, then
-// replies. It refuses a request once the sandbox's mounts are not what they
-// were when it started (a command moved a mount point): cordon then ends
-// this sandbox and starts the call in a fresh one.
+// replies. It refuses a request once the sandbox is not what a cold call
+// would get (zygote.stale): cordon then ends this sandbox and starts the
+// call in a fresh one.
 
 // ZygoteRequest is one command for a zygote.
 type ZygoteRequest struct {
@@ -73,41 +78,77 @@ const zygoteServeArg = "--zygote-serve"
 // exec the command; the Go runtime's other threads were not. Exec'ing
 // leaves one thread, the confined one, and every thread of the new
 // runtime is created from it: all of the zygote is as confined as a
-// command. It never returns.
-func execZygote(ctl int) {
+// command. The zygote is told its config, and the fingerprint of what its
+// Landlock rules were built from (fingerprint_linux.go). It never returns.
+func execZygote(cfg Config, fingerprint string) {
+	ctl := cfg.StatusFD
 	if _, err := unix.FcntlInt(uintptr(ctl), unix.F_SETFD, 0); err != nil {
 		zygoteFail(ctl, fmt.Errorf("keeping the control socket across exec: %w", err))
 	}
-	err := unix.Exec("/proc/self/exe", []string{os.Args[0], Arg, zygoteServeArg, strconv.Itoa(ctl)}, []string{})
+	argv := append([]string{os.Args[0], Arg, zygoteServeArg, strconv.Itoa(ctl), fingerprint}, cfg.Args()...)
+	err := unix.Exec("/proc/self/exe", argv, []string{})
 	zygoteFail(ctl, fmt.Errorf("starting the zygote: %w", err))
+}
+
+// zygote is a serving zygote's state.
+type zygote struct {
+	ctl int
+	cfg Config
+	// asInit: the zygote is its pid namespace's init (bwrap), so that
+	// kill(-1) reaches every process of the sandbox and nothing else.
+	// Otherwise (Landlock) it is its commands' child subreaper, and the
+	// reaper that started it stays outside as its own.
+	asInit      bool
+	mounts      []byte // the namespace's mountinfo at start (asInit)
+	fingerprint string
 }
 
 // serveZygote serves requests on the control socket ctlArg until cordon
 // closes it. It never returns.
-func serveZygote(ctlArg string) {
+func serveZygote(ctlArg, fingerprint string, cfgArgs []string) {
 	ctl, err := strconv.Atoi(ctlArg)
 	if err != nil || ctl < 3 {
 		fmt.Fprintf(os.Stderr, "cordon: the zygote's control socket: bad value %q\n", ctlArg)
 		os.Exit(125)
 	}
 	unix.CloseOnExec(ctl)
+	cfg, err := Parse(cfgArgs)
+	if err != nil {
+		zygoteFail(ctl, fmt.Errorf("the zygote's config: %w", err))
+	}
+	z := &zygote{ctl: ctl, cfg: cfg, asInit: os.Getpid() == 1, fingerprint: fingerprint}
 	// Not dumpable, so that no command can read or write its memory,
 	// descriptors or environment through /proc (exec made it dumpable
-	// again). As the namespace's init it is every orphan's parent.
+	// again).
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		zygoteFail(ctl, fmt.Errorf("making the zygote non-dumpable: %w", err))
 	}
+	// Every orphan of a command is the zygote's: as the namespace's init,
+	// or as their subreaper.
+	if !z.asInit {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			zygoteFail(ctl, fmt.Errorf("becoming a child subreaper: %w", err))
+		}
+	}
 	discardSignals()
 	resetIgnoredSignals() // those Go does not handle (32, 33): its commands inherit them
-	mounts, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		zygoteFail(ctl, fmt.Errorf("reading the sandbox's mounts: %w", err))
+	if z.asInit {
+		if z.mounts, err = os.ReadFile("/proc/self/mountinfo"); err != nil {
+			zygoteFail(ctl, fmt.Errorf("reading the sandbox's mounts: %w", err))
+		}
+	}
+	if why := z.stale(); why != "" {
+		zygoteFail(ctl, errors.New(why))
 	}
 	zygoteSend(ctl, ZygoteReply{Ready: true})
+	z.serve()
+}
+
+func (z *zygote) serve() {
 	buf := make([]byte, zygoteMaxMessage)
 	oob := make([]byte, unix.CmsgSpace(ZygoteFiles*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, _, _, err := unix.Recvmsg(z.ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err == unix.EINTR {
 			continue
 		}
@@ -117,26 +158,52 @@ func serveZygote(ctlArg string) {
 		files, err := receivedFiles(oob[:oobn])
 		if err != nil || len(files) != ZygoteFiles {
 			closeAll(files)
-			zygoteFail(ctl, fmt.Errorf("a request without its %d descriptors: %v", ZygoteFiles, err))
+			zygoteFail(z.ctl, fmt.Errorf("a request without its %d descriptors: %v", ZygoteFiles, err))
 		}
 		var req ZygoteRequest
 		if err := json.Unmarshal(buf[:n], &req); err != nil || len(req.Argv) == 0 {
 			closeAll(files)
-			zygoteFail(ctl, fmt.Errorf("a malformed request: %v", err))
+			zygoteFail(z.ctl, fmt.Errorf("a malformed request: %v", err))
 		}
-		if now, err := os.ReadFile("/proc/self/mountinfo"); err != nil || !bytes.Equal(now, mounts) {
+		if why := z.stale(); why != "" {
 			closeAll(files)
-			zygoteSend(ctl, ZygoteReply{Error: "the sandbox's mounts moved", Ending: true})
+			zygoteSend(z.ctl, ZygoteReply{Error: why, Ending: true})
 			os.Exit(0)
 		}
-		zygoteSend(ctl, runOne(ctl, req, files)) // the end of the call, or why it did not start
+		zygoteSend(z.ctl, z.runOne(req, files)) // the end of the call, or why it did not start
 	}
+}
+
+// stale says why the sandbox is no longer what a cold call would get: its
+// mounts moved (a command moved a mount point), or the files its Landlock
+// rules were built from changed. It is "" while it is.
+func (z *zygote) stale() string {
+	if z.asInit {
+		if now, err := os.ReadFile("/proc/self/mountinfo"); err != nil || !bytes.Equal(now, z.mounts) {
+			return "the sandbox's mounts moved"
+		}
+	}
+	if rulesFingerprint(z.cfg) != z.fingerprint {
+		return "the files the sandbox's rules name changed"
+	}
+	return ""
+}
+
+// killAll kills every process of the sandbox but the zygote: as init,
+// everything in the pid namespace; as a subreaper, its children, whose
+// own children then become its own, to be killed as each is reaped.
+func (z *zygote) killAll() {
+	if z.asInit {
+		unix.Kill(-1, unix.SIGKILL)
+		return
+	}
+	killChildren()
 }
 
 // runOne runs one command to the end of everything it started: it
 // replies Started (or Error) as soon as it knows, and returns the reply
 // for its end.
-func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
+func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 	stdio := files[:3]
 	// Non-blocking, so that the poller watches it and Close wakes a read.
 	unix.SetNonblock(files[3], true)
@@ -147,7 +214,7 @@ func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
 		// As a cold helper does: the command "ran" and failed.
 		writeFD(stdio[2], fmt.Sprintf("cordon: %s: %v\n", req.Argv[0], err))
 		closeAll(stdio)
-		zygoteSend(ctl, ZygoteReply{Started: true})
+		zygoteSend(z.ctl, ZygoteReply{Started: true})
 		return ZygoteReply{Exited: true, Code: 127}
 	}
 	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{
@@ -163,23 +230,25 @@ func runOne(ctl int, req ZygoteRequest, files []int) ZygoteReply {
 		return ZygoteReply{Error: fmt.Sprintf("%s: %v", req.Argv[0], err)}
 	}
 	closeAll(stdio) // the command holds its own copies
-	zygoteSend(ctl, ZygoteReply{Started: true})
+	zygoteSend(z.ctl, ZygoteReply{Started: true})
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
 		var b [1]byte
 		if _, err := kill.Read(b[:]); !errors.Is(err, os.ErrClosed) {
-			unix.Kill(-1, unix.SIGKILL) // cordon closed its end
+			z.killAll() // cordon closed its end
 		}
 	}()
 	// Every process left in the sandbox is the command's.
 	var ended atomic.Bool
-	exit := reapTree(pid, &ended, func() { unix.Kill(-1, unix.SIGKILL) })
+	exit := reapTree(pid, &ended, z.killAll)
 	// Stop watching the kill pipe before replying: a kill meant for this
 	// call must never reach the next one.
 	kill.Close()
 	<-watching
-	removeSysVIPC()
+	if z.asInit {
+		removeSysVIPC()
+	}
 	reply := ZygoteReply{Exited: true, Code: exit.ExitStatus()}
 	if exit.Signaled() {
 		reply.Signal, reply.Code = int(exit.Signal()), 128+int(exit.Signal())
