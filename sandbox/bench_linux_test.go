@@ -83,18 +83,18 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 				}
 			})
 		}
-		if prov.Name() == "bwrap" {
-			// The server's way: a warm sandbox per policy (warm_linux.go).
-			ex := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required, Warm: true}
-			b.Run("bwrap-warm", func(b *testing.B) {
-				for b.Loop() {
-					res, err := ex.Run(b.Context(), pol, RunSpec{Argv: []string{truePath}, Dir: f.ws, OwnGroup: true})
-					if err != nil || res.ExitCode != 0 || res.Ending != Exited {
-						b.Fatal(err, res)
-					}
+		// The server's way: a warm sandbox per policy (warm_linux.go).
+		ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required, Warm: true}
+		b.Run(prov.Name()+"-warm", func(b *testing.B) {
+			for b.Loop() {
+				res, err := ex.Run(b.Context(), pol, RunSpec{Argv: []string{truePath}, Dir: f.ws, OwnGroup: true})
+				if err != nil || res.ExitCode != 0 || res.Ending != Exited {
+					b.Fatal(err, res)
 				}
-			})
-			ex.Close()
+			}
+		})
+		ex.Close()
+		if prov.Name() == "bwrap" {
 			c, _ := prov.Confine([]string{truePath}, cp)
 			c.Cleanup()
 			bare := bareBwrapArgv(c.Argv, truePath)

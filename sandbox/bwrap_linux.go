@@ -163,6 +163,9 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		DenialSignatures:   bwrapDenialSignatures,
 		RunnerFailureRules: bwrapRunnerRules,
 		statusFD:           statusFD,
+		// The pid namespace makes the zygote init: nothing inside can
+		// signal it, and kill(-1) reaches every process of the sandbox.
+		warmable: true,
 	}
 	c.guard = newLaunchGuard(p, plan.Guard)
 	return c, nil

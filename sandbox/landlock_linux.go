@@ -152,6 +152,9 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		statusFD:           statusFD,
 		reapFD:             reapFD,
 		guard:              newLaunchGuard(p, guarded),
+		// With signal scoping (ABI 6) no command reaches the reaper that
+		// keeps a warm sandbox's zygote, nor another sandbox's zygote.
+		warmable: l.abi >= 6,
 	}
 	if p.TmpDir != "" {
 		c.Env = []string{"TMPDIR=" + p.TmpDir}

@@ -43,6 +43,9 @@ type ConfinedArgv struct {
 	guard *launchGuard
 	// egress is the call's proxy (network restricted), closed by Cleanup.
 	egress *egressEndpoint
+	// warmable: the backend's sandbox, kept warm between calls, holds its
+	// commands as a cold one does (docs/warm-sandbox.md).
+	warmable bool
 }
 
 // Guarded lists the protected paths that this launch restores after the

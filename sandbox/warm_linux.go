@@ -17,8 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A warm sandbox (docs/warm-sandbox.md) is one bwrap kept running between
-// foreground calls whose confined argv, but for the command, is the same:
+// A warm sandbox (docs/warm-sandbox.md) is one sandbox kept running
+// between foreground calls whose confined argv, but for the command, is
+// the same — a bwrap, or under Landlock the reaper outside the sandbox:
 // its helper, the zygote (internal/helper/zygote_linux.go), forks each
 // command and kills everything the command left before it answers. A call
 // takes an idle one or starts one, and gives it back after; anything out
@@ -41,13 +42,17 @@ type warmPool struct {
 	closed bool          // a sandbox given back is ended, not kept
 }
 
-// zygoteProc is one warm sandbox: bwrap, and cordon's end of the zygote's
-// control socket.
+// zygoteProc is one warm sandbox: bwrap (or, under Landlock, the reaper
+// that stays outside), and cordon's end of the zygote's control socket.
 type zygoteProc struct {
-	key    string
-	cmd    *exec.Cmd
-	ctl    *os.File
-	exited chan struct{} // closed once bwrap has exited
+	key string
+	cmd *exec.Cmd
+	ctl *os.File
+	// reap is cordon's end of the reaper's control pipe (Landlock): closing
+	// it makes the reaper kill the zygote and every process of the
+	// sandbox, and exit. Nil under bwrap, whose pid namespace ends it all.
+	reap   *os.File
+	exited chan struct{} // closed once bwrap (the reaper) has exited
 }
 
 // take hands out an idle sandbox for key, and ends those that ended.
@@ -107,23 +112,43 @@ func (wp *warmPool) closeAll() {
 }
 
 // end ends the sandbox: the zygote exits when its control socket closes,
-// and bwrap's whole group is killed in case it does not.
+// and the sandbox is killed whole in case it does not.
 func (z *zygoteProc) end() {
 	z.ctl.Close()
 	select {
 	case <-z.exited:
+		if z.reap != nil {
+			z.reap.Close()
+		}
 	case <-time.After(killGrace):
-		killRunner(z.cmd.Process, true)
-		<-z.exited
+		z.kill()
 	}
+}
+
+// kill ends the sandbox and everything in it at once, and waits for it to
+// be gone. Under Landlock the reaper is asked (killed, it would leave the
+// commands to init); it is killed itself only if it has not after a grace
+// period, as a cold call's is.
+func (z *zygoteProc) kill() {
+	if z.reap != nil {
+		z.reap.Close()
+		select {
+		case <-z.exited:
+			return
+		case <-time.After(killGrace):
+		}
+	}
+	killRunner(z.cmd.Process, true)
+	<-z.exited
 }
 
 // warmKey is what a warm sandbox must share with a call to run it: the
 // confined argv without the command, and the variables the backend sets.
 // It returns "" for a call that cannot run warm.
 func warmKey(c *ConfinedArgv, argv []string) string {
-	if c.Backend != "bwrap" || c.statusFD == 0 || c.reapFD != 0 || c.egress != nil ||
-		c.statusFD != 3+len(c.ExtraFiles) || len(c.Argv) <= len(argv) {
+	if !c.warmable || c.statusFD == 0 || c.egress != nil ||
+		c.statusFD != 3+len(c.ExtraFiles) || c.reapFD != 0 && c.reapFD != c.statusFD+1 ||
+		len(c.Argv) <= len(argv) {
 		return ""
 	}
 	prefix := c.Argv[:len(c.Argv)-len(argv)]
@@ -151,11 +176,14 @@ func warmRequest(c *ConfinedArgv, spec RunSpec) ([]byte, error) {
 // startZygote starts a warm sandbox for c, whose command argv is argv.
 func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error) {
 	prefix := c.Argv[:len(c.Argv)-len(argv)]
-	// The zygote is the namespace's init (--as-pid-1): a command cannot
-	// kill it (from inside, only the signals an init handles reach it, and
-	// it drops each one), so `kill -9 $PPID` or `kill -9 -1` ends no more
-	// than it does beneath bwrap's own init.
-	zargv := append([]string{prefix[0], "--as-pid-1"}, prefix[1:len(prefix)-1]...)
+	zargv := append([]string{}, prefix[:len(prefix)-1]...)
+	if c.Backend == "bwrap" {
+		// The zygote is the namespace's init (--as-pid-1): a command
+		// cannot kill it (from inside, only the signals an init handles
+		// reach it, and it drops each one), so `kill -9 $PPID` or
+		// `kill -9 -1` ends no more than it does beneath bwrap's own init.
+		zargv = slices.Insert(zargv, 1, "--as-pid-1")
+	}
 	zargv = append(zargv, "--zygote", "--")
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -172,16 +200,31 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 	cmd.Env = []string{} // the commands get theirs with each request
 	cmd.Dir = "/"
 	cmd.ExtraFiles = append(append([]*os.File{}, c.ExtraFiles...), child)
+	var reap, reapChild *os.File
+	if c.reapFD > 0 {
+		if reapChild, reap, err = os.Pipe(); err != nil {
+			ctl.Close()
+			child.Close()
+			return nil, fmt.Errorf("warm sandbox: %w", err)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, reapChild)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	setDeathSignal(cmd.SysProcAttr, false)
+	setDeathSignal(cmd.SysProcAttr, c.reapFD > 0)
 	leadGroup(cmd.SysProcAttr)
 	err = cmd.Start()
 	child.Close()
+	if reapChild != nil {
+		reapChild.Close()
+	}
 	if err != nil {
 		ctl.Close()
+		if reap != nil {
+			reap.Close()
+		}
 		return nil, fmt.Errorf("warm sandbox: %w", err)
 	}
-	z := &zygoteProc{key: key, cmd: cmd, ctl: ctl, exited: make(chan struct{})}
+	z := &zygoteProc{key: key, cmd: cmd, ctl: ctl, reap: reap, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(z.exited)
@@ -486,7 +529,7 @@ func (w *warmCall) Kill() {
 	}
 	w.doomed = true
 	w.mu.Unlock()
-	killRunner(w.z.cmd.Process, true)
+	w.z.kill()
 }
 
 func (w *warmCall) endGuard() ([]Change, error) {

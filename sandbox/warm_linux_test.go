@@ -18,21 +18,35 @@ import (
 
 // The warm sandbox (warm_linux.go, docs/warm-sandbox.md) against what a
 // command inside tries: every test runs its calls through an executor that
-// keeps bwrap warm, as the server's does.
+// keeps sandboxes warm, as the server's does, on each backend that has
+// them unless the test is about one.
 
 type warmFixture struct {
 	*fixture
-	ex *Executor
+	backend string
+	ex      *Executor
 }
 
-func newWarmFixture(t *testing.T) *warmFixture {
-	prov := newBwrap()
+func newWarmFixture(t *testing.T, backend string) *warmFixture {
+	prov := map[string]func() Provider{"bwrap": newBwrap, "landlock": newLandlock}[backend]()
 	if res := probeProvider(prov); !res.OK {
-		t.Fatalf("bwrap must work on this machine: %s", res.Reason)
+		t.Fatalf("%s must work on this machine: %s", backend, res.Reason)
 	}
-	ex := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required, Warm: true}
+	ex := &Executor{Provider: &LocalProvider{Forced: backend}, Requirement: Required, Warm: true}
 	t.Cleanup(ex.Close)
-	return &warmFixture{fixture: newFixture(t, prov), ex: ex}
+	return &warmFixture{fixture: newFixture(t, prov), backend: backend, ex: ex}
+}
+
+// eachWarmBackend runs test on every backend with warm sandboxes.
+func eachWarmBackend(t *testing.T, test func(t *testing.T, w *warmFixture)) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) { test(t, newWarmFixture(t, backend)) })
+	}
+}
+
+// cold is an executor that runs every call cold on w's backend.
+func (w *warmFixture) cold() *Executor {
+	return &Executor{Provider: &LocalProvider{Forced: w.backend}, Requirement: Required}
 }
 
 // run runs script in bash -c under p, as the bash tool does.
@@ -56,13 +70,21 @@ func (w *warmFixture) idle() []*zygoteProc {
 // one sandbox, whose commands are the zygote's children; another policy
 // gets a sandbox of its own.
 func TestWarmSandboxIsReusedWhileThePolicyHolds(t *testing.T) {
-	w := newWarmFixture(t)
+	eachWarmBackend(t, testWarmSandboxIsReusedWhileThePolicyHolds)
+}
+
+func testWarmSandboxIsReusedWhileThePolicyHolds(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkDeny)
-	res, out := w.run(t.Context(), p, `echo "parent=$PPID"; echo hi >> file.txt`)
+	res, out := w.run(t.Context(), p, `echo "parent=$PPID grandparent=$(awk '/^PPid/ {print $2}' /proc/$PPID/status)"; echo hi >> file.txt`)
 	require.Equal(t, Exited, res.Ending, out)
-	assert.Equal(t, "parent=1\n", out, "the command is the zygote's child (the namespace's init)")
 	first := w.idle()
 	require.Len(t, first, 1)
+	if w.backend == "bwrap" {
+		assert.Equal(t, "parent=1 grandparent=0\n", out, "the command is the zygote's child (the namespace's init)")
+	} else {
+		// The zygote's parent is the reaper, outside the sandbox.
+		assert.Regexp(t, fmt.Sprintf(`^parent=\d+ grandparent=%d\n$`, first[0].cmd.Process.Pid), out)
+	}
 	res, out = w.run(t.Context(), p, `echo "parent=$PPID"; exit 3`)
 	assert.Equal(t, 3, res.ExitCode, out)
 	again := w.idle()
@@ -82,16 +104,26 @@ func TestWarmSandboxIsReusedWhileThePolicyHolds(t *testing.T) {
 // when the call returns — from the host's process table, and from the
 // sandbox the next call runs in.
 func TestWarmNoProcessOutlivesItsCall(t *testing.T) {
-	w := newWarmFixture(t)
+	eachWarmBackend(t, testWarmNoProcessOutlivesItsCall)
+}
+
+func testWarmNoProcessOutlivesItsCall(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	token := fmt.Sprintf("cordon-warm-leaver-%d", time.Now().UnixNano())
 	res, out := w.run(t.Context(), p, leavers(token)+"\nsleep 0.3")
 	require.Equal(t, 0, res.ExitCode, out)
 	assert.Contains(t, out, "started")
 	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
-	// Inside, nothing is left but the zygote (pid 1) and this shell.
-	_, out = w.run(t.Context(), p, `for d in /proc/[0-9]*; do echo "${d#/proc/}"; done`)
-	assert.Equal(t, []string{"1"}, withoutSelf(out), "the next call's sandbox holds nothing of the last")
+	// The zygote has no child left but this shell.
+	_, out = w.run(t.Context(), p, `echo $(cat /proc/$PPID/task/*/children) $$`)
+	pids := strings.Fields(out)
+	require.Len(t, pids, 2, out)
+	assert.Equal(t, pids[1], pids[0], "the next call's sandbox holds nothing of the last")
+	if w.backend == "bwrap" {
+		// Inside, nothing is left but the zygote (pid 1) and this shell.
+		_, out = w.run(t.Context(), p, `for d in /proc/[0-9]*; do echo "${d#/proc/}"; done`)
+		assert.Equal(t, []string{"1"}, withoutSelf(out), "the next call's sandbox holds nothing of the last")
+	}
 	require.Len(t, w.idle(), 1)
 }
 
@@ -107,8 +139,9 @@ func withoutSelf(out string) []string {
 
 // TestWarmKillEndsTheWholeTree: a call that times out takes everything
 // it started with it, and the sandbox serves the next call.
-func TestWarmKillEndsTheWholeTree(t *testing.T) {
-	w := newWarmFixture(t)
+func TestWarmKillEndsTheWholeTree(t *testing.T) { eachWarmBackend(t, testWarmKillEndsTheWholeTree) }
+
+func testWarmKillEndsTheWholeTree(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	w.run(t.Context(), p, "true") // warm
 	token := fmt.Sprintf("cordon-warm-killed-%d", time.Now().UnixNano())
@@ -126,7 +159,7 @@ func TestWarmKillEndsTheWholeTree(t *testing.T) {
 // zygote through /proc (it is not dumpable), nor kill it (it is the
 // namespace's init and ignores every signal it could be sent).
 func TestWarmZygoteIsOutOfReach(t *testing.T) {
-	w := newWarmFixture(t)
+	w := newWarmFixture(t, "bwrap")
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	// Each probe first on the shell itself (the control: it works), then
 	// on the zygote (pid 2).
@@ -184,7 +217,10 @@ echo survived`)
 // protects them (or is refused), and the human's hook directory holds
 // nothing the command wrote.
 func TestWarmSandboxFollowsRepositories(t *testing.T) {
-	w := newWarmFixture(t)
+	eachWarmBackend(t, testWarmSandboxFollowsRepositories)
+}
+
+func testWarmSandboxFollowsRepositories(t *testing.T, w *warmFixture) {
 	repo := filepath.Join(w.ws, "sub")
 	require.NoError(t, os.MkdirAll(repo, 0o755))
 	gitHost(t, repo, "init", "-q")
@@ -203,7 +239,10 @@ func TestWarmSandboxFollowsRepositories(t *testing.T) {
 // TestWarmHumansNextGitRunsNothingPlanted is the persistence suite's git
 // attack through a warm sandbox, planted in a call that reuses it.
 func TestWarmHumansNextGitRunsNothingPlanted(t *testing.T) {
-	w := newWarmFixture(t)
+	eachWarmBackend(t, testWarmHumansNextGitRunsNothingPlanted)
+}
+
+func testWarmHumansNextGitRunsNothingPlanted(t *testing.T, w *warmFixture) {
 	gitWorld(t, w.fixture)
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	w.run(t.Context(), p, "true")
@@ -229,7 +268,7 @@ func selfPid(out string) string {
 // with them (SysV IPC objects) is gone before the next warm call, and
 // /dev/shm is no more writable than it is cold.
 func TestWarmCallsShareWhatColdCallsShare(t *testing.T) {
-	w := newWarmFixture(t)
+	w := newWarmFixture(t, "bwrap") // Landlock refuses SysV IPC, warm as cold
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	_, out := w.run(t.Context(), p, `ipcmk -M 4096 && ipcmk -S 1 && ipcmk -Q && echo made; touch /dev/shm/left 2>/dev/null && echo shm-written; exit 0`)
 	require.Contains(t, out, "made")
@@ -248,14 +287,16 @@ func TestWarmCallsShareWhatColdCallsShare(t *testing.T) {
 func TestWarmCommandsGetTheSignalsColdOnesGet(t *testing.T) {
 	signal.Ignore(syscall.SIGHUP)
 	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
-	w := newWarmFixture(t)
+	eachWarmBackend(t, testWarmCommandsGetTheSignalsColdOnesGet)
+}
+
+func testWarmCommandsGetTheSignalsColdOnesGet(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	const script = `grep SigIgn /proc/self/status
 { bash -c 'kill -TERM $$; echo survived'; } 2>/dev/null; echo "term=$?"
 yes | head -c1 >/dev/null; echo "pipe=${PIPESTATUS[0]}"`
-	cold := &Executor{Provider: w.ex.Provider, Requirement: Required}
 	var coldOut bytes.Buffer
-	_, err := cold.Run(t.Context(), p, RunSpec{Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
+	_, err := w.cold().Run(t.Context(), p, RunSpec{Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
 		Env: Environ(os.Environ(), nil), Stdout: &coldOut, Stderr: &coldOut, OwnGroup: true})
 	require.NoError(t, err)
 	require.Equal(t, "SigIgn:\t0000000000000000\nterm=143\npipe=141\n", coldOut.String(), "control: a cold command")
@@ -268,13 +309,15 @@ yes | head -c1 >/dev/null; echo "pipe=${PIPESTATUS[0]}"`
 // or during one (here killed from the host), is never handed a call again;
 // the call it was running ends, and the next one gets a fresh sandbox.
 func TestWarmSandboxThatEndsIsNotReused(t *testing.T) {
-	w := newWarmFixture(t)
+	eachWarmBackend(t, testWarmSandboxThatEndsIsNotReused)
+}
+
+func testWarmSandboxThatEndsIsNotReused(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	w.run(t.Context(), p, "true")
 	idle := w.idle()
 	require.Len(t, idle, 1)
-	killRunner(idle[0].cmd.Process, true)
-	<-idle[0].exited
+	idle[0].kill()
 	res, out := w.run(t.Context(), p, "echo between")
 	assert.Equal(t, "between\n", out)
 	assert.Equal(t, 0, res.ExitCode)
@@ -282,7 +325,7 @@ func TestWarmSandboxThatEndsIsNotReused(t *testing.T) {
 	require.Len(t, idle, 1)
 	go func() {
 		time.Sleep(500 * time.Millisecond)
-		killRunner(idle[0].cmd.Process, true)
+		idle[0].kill()
 	}()
 	res, out = w.run(t.Context(), p, "sleep 30; echo finished")
 	assert.NotContains(t, out, "finished")
@@ -299,10 +342,11 @@ func TestWarmSandboxThatEndsIsNotReused(t *testing.T) {
 // confined as a command — no capabilities, the seccomp filter,
 // no_new_privs — not only the one that forks the commands (confinement
 // is per thread; the Go runtime has several).
-func TestWarmZygoteIsConfinedWholly(t *testing.T) {
-	w := newWarmFixture(t)
+func TestWarmZygoteIsConfinedWholly(t *testing.T) { eachWarmBackend(t, testWarmZygoteIsConfinedWholly) }
+
+func testWarmZygoteIsConfinedWholly(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
-	res, out := w.run(t.Context(), p, `for s in /proc/1/task/*/status; do echo "$(grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' $s | tr -s '\t\n' '  ')"; done`)
+	res, out := w.run(t.Context(), p, `for s in /proc/$PPID/task/*/status; do echo "$(grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' $s | tr -s '\t\n' '  ')"; done`)
 	require.Equal(t, 0, res.ExitCode, out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Greater(t, len(lines), 1, "the zygote has several threads: %s", out)
@@ -316,15 +360,17 @@ func TestWarmZygoteIsConfinedWholly(t *testing.T) {
 // serves on; a call too large for one request runs cold and leaves the
 // sandbox be.
 func TestWarmCallThatCannotStartRunsCold(t *testing.T) {
-	w := newWarmFixture(t)
+	eachWarmBackend(t, testWarmCallThatCannotStartRunsCold)
+}
+
+func testWarmCallThatCannotStartRunsCold(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	w.run(t.Context(), p, "true")
 	before := w.idle()
 	require.Len(t, before, 1)
 	_, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: filepath.Join(w.ws, "gone"), Env: Environ(os.Environ(), nil)})
 	require.Error(t, err, "a command that cannot start is an error, warm as cold")
-	cold := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required}
-	_, coldErr := cold.Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: filepath.Join(w.ws, "gone"), Env: Environ(os.Environ(), nil)})
+	_, coldErr := w.cold().Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: filepath.Join(w.ws, "gone"), Env: Environ(os.Environ(), nil)})
 	require.Error(t, coldErr)
 	assert.Equal(t, coldErr.Error(), err.Error())
 
