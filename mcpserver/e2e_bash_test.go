@@ -265,21 +265,29 @@ func TestBashProgress(t *testing.T) {
 	assert.Equal(t, "quiet\n", structured(t, res)["output"], "no progress token, no notifications, same result")
 }
 
-// TestBashRunsWarm: the server's foreground bash calls on bwrap run in a
-// warm sandbox, whose init is cordon's zygote and which the next call
-// reuses; a background process, which outlives its call and takes
-// signals, runs in a sandbox of its own beneath bwrap's init.
+// TestBashRunsWarm: the server's foreground bash calls run in a warm
+// sandbox, whose zygote forks each command and which the next call
+// reuses — under bwrap the zygote is the pid namespace's init, under
+// Landlock the command's parent; a background process, which outlives its
+// call and takes signals, runs in a sandbox of its own.
 func TestBashRunsWarm(t *testing.T) {
-	w := newWorld(t)
-	cs := w.stdio(t, clientOpts{version: "2025-11-25"})
-	initOf := `tr '\0' ' ' < /proc/1/cmdline; echo; cat /proc/1/stat | cut -d' ' -f22`
-	first := structured(t, call(t, cs, "bash", map[string]any{"command": initOf}))["output"].(string)
-	assert.Contains(t, first, "--zygote-serve", "a foreground call's init is the zygote")
-	again := structured(t, call(t, cs, "bash", map[string]any{"command": initOf}))["output"].(string)
-	assert.Equal(t, first, again, "the second call ran beneath the same zygote (same command line, same start time)")
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", backend)
+			zygote := "$PPID"
+			if backend == "bwrap" {
+				zygote = "1"
+			}
+			zygoteOf := fmt.Sprintf(`tr '\0' ' ' < /proc/%[1]s/cmdline; echo; cut -d' ' -f22 /proc/%[1]s/stat`, zygote)
+			first := structured(t, call(t, cs, "bash", map[string]any{"command": zygoteOf}))["output"].(string)
+			assert.Contains(t, first, "--zygote-serve", "a foreground call's command is the zygote's")
+			again := structured(t, call(t, cs, "bash", map[string]any{"command": zygoteOf}))["output"].(string)
+			assert.Equal(t, first, again, "the second call ran beneath the same zygote (same command line, same start time)")
 
-	id, _ := startBackground(t, cs, map[string]any{"command": initOf + "; sleep 1"})
-	out := outputUntil(t, cs, id, "\n")
-	assert.NotContains(t, out, "--zygote-serve", "a background process runs cold")
-	assert.Contains(t, out, "bwrap")
+			id, _ := startBackground(t, cs, map[string]any{"command": zygoteOf + "; sleep 1"})
+			out := outputUntil(t, cs, id, "\n")
+			assert.NotContains(t, out, "--zygote-serve", "a background process runs cold")
+		})
+	}
 }
