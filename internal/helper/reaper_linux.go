@@ -1,10 +1,10 @@
 package helper
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -116,24 +116,32 @@ func reap(cfg Config, status *os.File) int {
 // main ended. Once main has exited (ending is then set), or ending is set
 // by the caller, each reap is a cue to kill what is left: the orphans of
 // the one just reaped have become the caller's children (it is their
-// subreaper, or their init).
+// subreaper, or their init). It looks before it kills: most commands
+// leave nothing, and then the look says ECHILD at once.
 func reapTree(main int, ending *atomic.Bool, kill func()) unix.WaitStatus {
 	var exit unix.WaitStatus
+	options := unix.WALL
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		got, err := unix.Wait4(-1, &ws, options, nil)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return exit // ECHILD: nothing of the command is left
 		}
+		if got == 0 {
+			// Children are left, and none has ended (WNOHANG).
+			kill()
+			options = unix.WALL
+			continue
+		}
 		if got == main {
 			exit = ws
 			ending.Store(true)
 		}
 		if ending.Load() {
-			kill()
+			options = unix.WALL | unix.WNOHANG
 		}
 	}
 }
@@ -159,15 +167,15 @@ func killChildren() {
 // files (every thread's, for a reparented orphan may belong to any), or
 // the whole process table where the kernel has no such files.
 func children() []int {
-	tasks, _ := filepath.Glob("/proc/self/task/*/children")
-	if len(tasks) == 0 {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
 		return childrenByStat(os.Getpid())
 	}
 	var pids []int
 	for _, t := range tasks {
-		data, err := os.ReadFile(t)
-		if err != nil {
-			continue
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) && len(pids) == 0 {
+			return childrenByStat(os.Getpid()) // a kernel without the files
 		}
 		for _, f := range strings.Fields(string(data)) {
 			if pid, err := strconv.Atoi(f); err == nil {
