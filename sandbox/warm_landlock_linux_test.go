@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,4 +148,88 @@ echo survived`)
 	res, out = w.run(t.Context(), p, "echo next")
 	assert.Equal(t, "next\n", out)
 	assert.Equal(t, 0, res.ExitCode)
+}
+
+// deepTree is a script that starts a chain of depth processes, each the
+// child of the one before, whose exits are slow (each holds a large
+// descriptor table). Each asks to be told when its parent dies
+// (PR_SET_PDEATHSIG) and then appends a line to witness: a process that
+// lives on after its parent is gone could run anything. It returns once
+// the chain's last process is up.
+func deepTree(token, witness string, depth int) string {
+	return fmt.Sprintf(`python3 - %[1]s <<'PY' &
+import ctypes, os, resource, signal, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+base = os.open('/dev/null', os.O_RDONLY)
+for _ in range(min(hard, 1 << 16) - 64):
+    os.dup(base)
+out = os.open(%[2]q, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+libc = ctypes.CDLL(None)
+for level in range(%[3]d):
+    if os.fork():
+        break
+    signal.signal(signal.SIGUSR1, lambda *_: os.write(out, b'%%d outlived its parent\n' %% level))
+    libc.prctl(1, signal.SIGUSR1)  # PR_SET_PDEATHSIG
+else:
+    open(%[2]q + '.ready', 'w').close()
+while True:
+    time.sleep(1)
+PY
+while [ ! -e %[2]q.ready ]; do sleep 0.01; done
+echo tree-up`, token, witness, depth)
+}
+
+// TestLandlockDeepTreeDiesAtOnce: however the call ends, every process of
+// a deep tree is killed in one sweep — none lives on after its parent is
+// gone, and none outlives the call. Killed one level per reap, the lower
+// levels of a tree slow to exit ran on while the upper ones exited, past
+// the time cordon gives the reaper. The zygote's kill(-1) reaches its own
+// domain only: a process of the user's, and another policy's sandbox,
+// live on.
+func TestLandlockDeepTreeDiesAtOnce(t *testing.T) {
+	w := newWarmFixture(t, "landlock")
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	bystander := exec.Command("sleep", "300")
+	require.NoError(t, bystander.Start())
+	t.Cleanup(func() { bystander.Process.Kill(); bystander.Wait() })
+	readOnly := w.policy(ReadOnly, NetworkAllow)
+	w.run(t.Context(), readOnly, "true")
+	other := w.idle()
+	require.Len(t, other, 1)
+	t.Cleanup(func() {
+		assert.NoError(t, bystander.Process.Signal(syscall.Signal(0)), "the zygote killed a process of the user's")
+		assert.Contains(t, w.idle(), other[0], "the zygote killed another policy's sandbox")
+	})
+	for _, c := range []struct {
+		name, end string
+		ex        *Executor
+		timeout   time.Duration
+	}{
+		{"warm, the command exits", "exit 0", w.ex, 0},
+		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
+		{"warm, the zygote stopped from inside", "kill -STOP $PPID; sleep 30", w.ex, 3 * time.Second},
+		{"cold, the call timed out", "sleep 30", w.cold(), 3 * time.Second},
+		{"cold, the command exits", "exit 0", w.cold(), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			token := fmt.Sprintf("cordon-deep-tree-%d", time.Now().UnixNano())
+			witness := filepath.Join(w.ws, token)
+			ctx := t.Context()
+			if c.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, c.timeout)
+				defer cancel()
+			}
+			var out bytes.Buffer
+			_, err := c.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", deepTree(token, witness, 8) + "\n" + c.end},
+				Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true, WaitDelay: 2 * time.Second})
+			require.NoError(t, err)
+			require.Contains(t, out.String(), "tree-up")
+			assert.Empty(t, processesWith(token), "processes outlived the call:\n%s", processTree(token))
+			time.Sleep(200 * time.Millisecond)
+			seen, _ := os.ReadFile(witness)
+			assert.Empty(t, string(seen), "a process of the tree ran on after its parent was gone")
+		})
+	}
 }

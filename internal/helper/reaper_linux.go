@@ -1,12 +1,12 @@
 package helper
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -92,7 +92,7 @@ func reap(cfg Config, status *os.File) int {
 			var b [1]byte
 			control.Read(b[:]) // returns when cordon closes its end
 			ending.Store(true)
-			killChildren()
+			killDescendants()
 		}()
 	}
 	go func() {
@@ -102,7 +102,7 @@ func reap(cfg Config, status *os.File) int {
 			}
 		}
 	}()
-	exit := reapTree(pid, &ending, killChildren)
+	exit := reapTree(pid, &ending, killDescendants)
 	if exit.Signaled() {
 		sig := exit.Signal()
 		signal.Reset(sig)
@@ -154,37 +154,64 @@ func failStarting(status *os.File, err error) int {
 	return 125
 }
 
-// killChildren kills every child of the helper. A process cannot fork once
-// SIGKILL is pending, and the children of each one killed become the
-// helper's, to be killed when the reaping loop sees their parent go.
-func killChildren() {
-	for _, k := range children() {
-		unix.Kill(k, unix.SIGKILL)
+// killDescendants kills every descendant of the helper at once, however
+// deep its tree: killed one level per reap, the lower levels of a chain
+// slow to exit ran on while the upper ones exited, past the time cordon
+// gives the helper. It stops the whole tree first, top-down, then kills
+// it: a stopped process runs nothing, so none lives on once its parent
+// is gone. Each process is stopped before its children are listed, and
+// one with a signal pending cannot fork, so the listing is complete. A pid
+// listed is never another process's by the time it is signalled: a
+// stopped parent reaps nothing, and an orphan is reaped only by the
+// helper.
+func killDescendants() {
+	var tree []int
+	seen := map[int]bool{}
+	for level := childrenOf(os.Getpid()); len(level) > 0; {
+		var next []int
+		for _, pid := range level {
+			if seen[pid] {
+				continue
+			}
+			seen[pid] = true
+			unix.Kill(pid, unix.SIGSTOP)
+			tree = append(tree, pid)
+			next = append(next, childrenOf(pid)...)
+		}
+		level = next
+	}
+	for _, pid := range tree {
+		unix.Kill(pid, unix.SIGKILL)
 	}
 }
 
-// children lists the helper's children: the /proc/self/task/*/children
-// files (every thread's, for a reparented orphan may belong to any), or
-// the whole process table where the kernel has no such files.
-func children() []int {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return childrenByStat(os.Getpid())
+// childrenOf lists pid's children: the /proc/PID/task/*/children files
+// (every thread's, for a reparented orphan may belong to any), or the
+// whole process table where the kernel has no such files.
+func childrenOf(pid int) []int {
+	if !procListsChildren() {
+		return childrenByStat(pid)
 	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, _ := os.ReadDir(dir) // none: pid is gone
 	var pids []int
 	for _, t := range tasks {
-		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
-		if errors.Is(err, os.ErrNotExist) && len(pids) == 0 {
-			return childrenByStat(os.Getpid()) // a kernel without the files
-		}
+		data, _ := os.ReadFile(dir + t.Name() + "/children")
 		for _, f := range strings.Fields(string(data)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, pid)
+			if child, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, child)
 			}
 		}
 	}
 	return pids
 }
+
+// procListsChildren says whether the kernel has /proc/PID/task/TID/children
+// (CONFIG_PROC_CHILDREN).
+var procListsChildren = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/thread-self/children")
+	return err == nil
+})
 
 // childrenByStat finds the processes whose parent is ppid.
 func childrenByStat(ppid int) []int {

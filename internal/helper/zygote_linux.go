@@ -96,8 +96,9 @@ type zygote struct {
 	cfg Config
 	// asInit: the zygote is its pid namespace's init (bwrap), so that
 	// kill(-1) reaches every process of the sandbox and nothing else.
-	// Otherwise (Landlock) it is its commands' child subreaper, and the
-	// reaper that started it stays outside as its own.
+	// Otherwise (Landlock) it is its commands' child subreaper, Landlock's
+	// signal scoping keeps its kill(-1) to its own domain — its commands —
+	// and the reaper that started it stays outside as its own.
 	asInit      bool
 	mounts      []byte // the namespace's mountinfo at start (asInit)
 	fingerprint string
@@ -128,6 +129,9 @@ func serveZygote(ctlArg, fingerprint string, cfgArgs []string) {
 	if !z.asInit {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			zygoteFail(ctl, fmt.Errorf("becoming a child subreaper: %w", err))
+		}
+		if err := signalsScoped(); err != nil {
+			zygoteFail(ctl, err)
 		}
 	}
 	discardSignals()
@@ -189,15 +193,27 @@ func (z *zygote) stale() string {
 	return ""
 }
 
-// killAll kills every process of the sandbox but the zygote: as init,
-// everything in the pid namespace; as a subreaper, its children, whose
-// own children then become its own, to be killed as each is reaped.
-func (z *zygote) killAll() {
-	if z.asInit {
-		unix.Kill(-1, unix.SIGKILL)
-		return
+// killAll kills every process of the sandbox but the zygote, at once and
+// however deep its tree: kill(-1) reaches, as the pid namespace's init,
+// everything in the namespace; under Landlock, everything in the zygote's
+// domain (signalsScoped), which is every process it forked and nothing
+// else. Killing children level by level would let the lower levels run
+// while the upper ones exit.
+func (z *zygote) killAll() { unix.Kill(-1, unix.SIGKILL) }
+
+// signalsScoped proves that Landlock keeps this process's signals inside
+// its domain (ABI 6), as killAll's kill(-1) needs: the reaper that
+// started it, outside the domain, must be out of reach. Without scoping
+// kill(-1) would reach every process of the user.
+func signalsScoped() error {
+	switch err := unix.Kill(os.Getppid(), 0); err {
+	case unix.EPERM:
+		return nil
+	case nil:
+		return errors.New("a warm sandbox without a pid namespace needs Landlock's signal scoping (ABI 6): the zygote can signal its reaper")
+	default:
+		return fmt.Errorf("checking the zygote's signal scoping: %w", err)
 	}
-	killChildren()
 }
 
 // runOne runs one command to the end of everything it started: it
