@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -88,45 +87,18 @@ func TestWarmLandlockRulesFollowTheHost(t *testing.T) {
 func TestWarmLandlockZygoteIsOutOfReach(t *testing.T) {
 	w := newWarmFixture(t, "landlock")
 	p := w.policy(WorkspaceWrite, NetworkAllow)
-	res, out := w.run(t.Context(), p, `
-for pid in $$ $PPID; do
-  for f in environ maps; do cat /proc/$pid/$f >/dev/null 2>&1 && echo "READ $pid $f"; done
-  readlink /proc/$pid/fd/1 >/dev/null 2>&1 && echo "READ $pid fd"
-  readlink /proc/$pid/cwd >/dev/null 2>&1 && echo "READ $pid cwd"
-done
-(exec 3</proc/self/mem) 2>/dev/null && echo "OPENED self mem"
-(exec 3</proc/$PPID/mem) 2>/dev/null && echo "OPENED zygote mem"
-echo "zygote=$PPID"
-exit 0`)
-	require.Equal(t, 0, res.ExitCode, out)
-	m := regexp.MustCompile(`zygote=(\d+)`).FindStringSubmatch(out)
-	require.NotNil(t, m, out)
-	zygote := m[1]
-	assert.Contains(t, out, "OPENED self mem", "control: a process opens its own memory")
-	assert.NotContains(t, out, "OPENED zygote mem")
-	for _, what := range []string{"READ %s environ", "READ %s maps", "READ %s fd", "READ %s cwd"} {
-		assert.Contains(t, out, fmt.Sprintf(what, selfPid(out)), "control: the shell reaches its own")
-		assert.NotContains(t, out, fmt.Sprintf(what, zygote), "the command reached the zygote")
-	}
+	w.assertZygoteProcRefused(t, p, "$PPID")
 	first := w.idle()
 	require.Len(t, first, 1)
 
 	// Every signal it can handle, it drops: all but SIGKILL, SIGSTOP and
 	// the two Go leaves to a C library (32, 34), which end it as SIGKILL
 	// does, below.
-	res, out = w.run(t.Context(), p, `
-for sig in $(seq 1 8) $(seq 10 18) $(seq 20 31) 33 $(seq 35 64); do kill -s $sig $PPID 2>/dev/null; done
-sleep 0.2
-echo survived`)
-	assert.Equal(t, "survived\n", out)
-	assert.Equal(t, 0, res.ExitCode)
-	again := w.idle()
-	require.Len(t, again, 1)
-	assert.Same(t, first[0], again[0], "the zygote outlived every signal it can handle")
+	w.assertZygoteSurvives(t, p, `for sig in $(seq 1 8) $(seq 10 18) $(seq 20 31) 33 $(seq 35 64); do kill -s $sig $PPID 2>/dev/null; done`, first[0])
 
 	// Killed from inside, with daemons left behind.
 	token := fmt.Sprintf("cordon-warm-zygote-killed-%d", time.Now().UnixNano())
-	res, out = w.run(t.Context(), p, leavers(token)+"\nkill -9 $PPID; sleep 5; echo finished")
+	res, out := w.run(t.Context(), p, leavers(token)+"\nkill -9 $PPID; sleep 5; echo finished")
 	assert.NotContains(t, out, "finished")
 	assert.NotEqual(t, 0, res.ExitCode)
 	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))

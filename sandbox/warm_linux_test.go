@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -161,33 +162,14 @@ func testWarmKillEndsTheWholeTree(t *testing.T, w *warmFixture) {
 func TestWarmZygoteIsOutOfReach(t *testing.T) {
 	w := newWarmFixture(t, "bwrap")
 	p := w.policy(WorkspaceWrite, NetworkAllow)
-	// Each probe first on the shell itself (the control: it works), then
-	// on the zygote (pid 2).
-	res, out := w.run(t.Context(), p, `
-for pid in $$ 1; do
-  for f in environ maps; do cat /proc/$pid/$f >/dev/null 2>&1 && echo "READ $pid $f"; done
-  readlink /proc/$pid/fd/1 >/dev/null 2>&1 && echo "READ $pid fd"
-  readlink /proc/$pid/cwd >/dev/null 2>&1 && echo "READ $pid cwd"
-done
-# Memory is opened by the shell itself for the control (Yama may refuse
-# a parent's).
-(exec 3</proc/self/mem) 2>/dev/null && echo "OPENED self mem"
-(exec 3</proc/1/mem) 2>/dev/null && echo "OPENED 1 mem"
-exit 0`)
-	require.Equal(t, 0, res.ExitCode, out)
-	assert.Contains(t, out, "OPENED self mem", "control: a process opens its own memory")
-	assert.NotContains(t, out, "OPENED 1 mem", "the command opened the zygote's memory")
-	for _, what := range []string{"READ %s environ", "READ %s maps", "READ %s fd", "READ %s cwd"} {
-		assert.Contains(t, out, fmt.Sprintf(what, selfPid(out)), "control: the shell reaches its own")
-		assert.NotContains(t, out, fmt.Sprintf(what, "1"), "the command reached the zygote")
-	}
+	w.assertZygoteProcRefused(t, p, "1")
 	before := w.idle()
 	require.Len(t, before, 1)
 
 	// Every signal a command can send, to its parent and to everyone; and
 	// queued ones, whose sender picks the si_code, which Go's runtime
 	// would take for faults of its own (the filter refuses them).
-	res, out = w.run(t.Context(), p, `
+	w.assertZygoteSurvives(t, p, `
 for sig in $(seq 1 31) $(seq 34 64); do kill -s $sig $PPID 2>/dev/null; done
 kill -9 -1 2>/dev/null; kill -STOP 1
 python3 - <<'PY'
@@ -198,15 +180,8 @@ for sig in (4, 5, 7, 8, 11, 31):
 info = (ctypes.c_int * 32)()
 info[0], info[2] = 11, -1  # si_signo SIGSEGV, si_code SI_QUEUE
 libc.syscall(424, os.pidfd_open(1), 11, info, 0)  # pidfd_send_signal
-PY
-sleep 0.2
-echo survived`)
-	assert.Equal(t, "survived\n", out)
-	assert.Equal(t, 0, res.ExitCode)
-	after := w.idle()
-	require.Len(t, after, 1)
-	assert.Same(t, before[0], after[0], "the zygote outlived every signal")
-	res, out = w.run(t.Context(), p, "echo next")
+PY`, before[0])
+	res, out := w.run(t.Context(), p, "echo next")
 	assert.Equal(t, "next\n", out)
 	assert.Equal(t, 0, res.ExitCode)
 }
@@ -384,4 +359,43 @@ func testWarmCallThatCannotStartRunsCold(t *testing.T, w *warmFixture) {
 	after := w.idle()
 	require.Len(t, after, 1)
 	assert.Same(t, before[0], after[0], "the sandbox served on")
+}
+
+// assertZygoteProcRefused: a command can neither read nor write the zygote
+// (whose pid the shell expression zygote gives) through /proc: it is not
+// dumpable. Each probe runs first on the shell itself, the control.
+func (w *warmFixture) assertZygoteProcRefused(t *testing.T, p ExecutionPolicy, zygote string) {
+	t.Helper()
+	res, out := w.run(t.Context(), p, fmt.Sprintf(`z=%s
+for pid in $$ $z; do
+  for f in environ maps; do cat /proc/$pid/$f >/dev/null 2>&1 && echo "READ $pid $f"; done
+  readlink /proc/$pid/fd/1 >/dev/null 2>&1 && echo "READ $pid fd"
+  readlink /proc/$pid/cwd >/dev/null 2>&1 && echo "READ $pid cwd"
+done
+# Memory is opened by the shell itself for the control (Yama may refuse
+# a parent's).
+(exec 3</proc/self/mem) 2>/dev/null && echo "OPENED self mem"
+(exec 3</proc/$z/mem) 2>/dev/null && echo "OPENED zygote mem"
+echo "zygote=$z"`, zygote))
+	require.Equal(t, 0, res.ExitCode, out)
+	m := regexp.MustCompile(`zygote=(\d+)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Contains(t, out, "OPENED self mem", "control: a process opens its own memory")
+	assert.NotContains(t, out, "OPENED zygote mem", "the command opened the zygote's memory")
+	for _, what := range []string{"READ %s environ", "READ %s maps", "READ %s fd", "READ %s cwd"} {
+		assert.Contains(t, out, fmt.Sprintf(what, selfPid(out)), "control: the shell reaches its own")
+		assert.NotContains(t, out, fmt.Sprintf(what, m[1]), "the command reached the zygote")
+	}
+}
+
+// assertZygoteSurvives runs script, which signals the zygote, and then
+// finds the same zygote serving.
+func (w *warmFixture) assertZygoteSurvives(t *testing.T, p ExecutionPolicy, script string, zygote *zygoteProc) {
+	t.Helper()
+	res, out := w.run(t.Context(), p, script+"\nsleep 0.2\necho survived")
+	assert.Equal(t, "survived\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+	after := w.idle()
+	require.Len(t, after, 1)
+	assert.Same(t, zygote, after[0], "the zygote outlived every signal")
 }
