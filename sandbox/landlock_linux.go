@@ -84,7 +84,8 @@ func (l *landlockProvider) Limits() (Enforcement, []string) {
 		un = append(un, "device ioctl: not restricted (ABI < 5)")
 	}
 	if l.abi < 6 {
-		un = append(un, "signals and abstract unix sockets outside the sandbox: not restricted (ABI < 6)")
+		un = append(un, "signals and abstract unix sockets outside the sandbox: not restricted (ABI < 6)",
+			"no process outliving its call: without signal scoping there is no warden to kill the tree at once, and the reaper's walk of /proc is best effort: a tree that forks and exits as it is walked can outrun it (ABI < 6)")
 	}
 	un = append(un, "network restricted: Landlock allows TCP connect to the egress proxy's port only, but cannot tell addresses apart: any host, local or remote, is reachable on that one port number (a fresh random one per call), and it does not govern UDP; seccomp refuses UDP, raw, IPv6 and unix sockets")
 	un = append(un, "unix sockets on the file system ($XDG_RUNTIME_DIR: D-Bus session bus, agents) stay reachable with network allow: Landlock cannot hide them")

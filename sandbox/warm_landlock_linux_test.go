@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -203,5 +205,94 @@ func TestLandlockDeepTreeDiesAtOnce(t *testing.T) {
 			seen, _ := os.ReadFile(witness)
 			assert.Empty(t, string(seen), "a process of the tree ran on after its parent was gone")
 		})
+	}
+}
+
+// hoppers is a script that starts chains processes that never sit still:
+// each, in a loop, resumes its process group (undoing a stop), forks and
+// exits, so that its pid changes and its child is handed to the reaper —
+// a tree that outruns a walk of /proc. Each chain is a process group of
+// its own, whose id it writes to groups, one a line.
+func hoppers(token, groups string, chains int) string {
+	return fmt.Sprintf(`perl -e '
+use POSIX ();
+$SIG{HUP} = "IGNORE";
+for (2 .. $ARGV[2]) { last unless fork }
+POSIX::setpgid(0, 0);
+open(my $out, ">>", $ARGV[1]) or die;
+print $out getpgrp(), "\n";
+close $out;
+while (1) {
+    kill "CONT", -getpgrp();
+    POSIX::_exit(0) if fork;
+}' %[1]s %[2]q %[3]d &
+until [ "$(wc -l < %[2]q 2>/dev/null)" = %[3]d ]; do sleep 0.01; done
+echo hopping`, token, groups, chains)
+}
+
+// TestLandlockHoppingTreeDies: a tree that forks and exits faster than any
+// walk of /proc can follow dies with its call, warm or cold, however the
+// call ends: the warden's kill(-1) reaches it whole.
+func TestLandlockHoppingTreeDies(t *testing.T) {
+	const chains = 32
+	w := newWarmFixture(t, "landlock")
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	for _, c := range []struct {
+		name, end string
+		ex        *Executor
+		timeout   time.Duration
+	}{
+		{"warm, the command exits", "exit 0", w.ex, 0},
+		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
+		{"cold, the command exits", "exit 0", w.cold(), 0},
+		{"cold, the call timed out", "sleep 30", w.cold(), 5 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			token := fmt.Sprintf("cordon-hopper-%d", time.Now().UnixNano())
+			groupsFile := filepath.Join(w.ws, token)
+			ctx := t.Context()
+			if c.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, c.timeout)
+				defer cancel()
+			}
+			var out bytes.Buffer
+			_, err := c.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", hoppers(token, groupsFile, chains) + "\n" + c.end},
+				Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true, WaitDelay: 2 * time.Second})
+			data, _ := os.ReadFile(groupsFile)
+			var groups []int
+			for _, f := range strings.Fields(string(data)) {
+				if g, err := strconv.Atoi(f); err == nil && g > 1 {
+					groups = append(groups, g)
+				}
+			}
+			t.Cleanup(func() { killGroups(groups) })
+			require.NoError(t, err)
+			require.Contains(t, out.String(), "hopping")
+			require.Len(t, groups, chains)
+			for _, g := range groups {
+				// A zombie counts: every process of the call is reaped
+				// before it returns.
+				assert.ErrorIs(t, syscall.Kill(-g, 0), syscall.ESRCH, "process group %d outlived the call", g)
+			}
+		})
+	}
+}
+
+// killGroups kills what a failed test left of the hoppers' groups: a
+// hopper's pid changes faster than a scan of /proc can follow, but its
+// group stays.
+func killGroups(groups []int) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		left := false
+		for _, g := range groups {
+			if syscall.Kill(-g, syscall.SIGKILL) == nil {
+				left = true
+			}
+		}
+		if !left {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -38,6 +38,10 @@ type Config struct {
 	// every descendant when the command exits, or when this control pipe
 	// is closed (cordon kills the call, or is gone).
 	ReapFD int
+	// WardenFD, set by the reaper (warden_linux.go), is the pipe the
+	// confining helper hands to the warden it starts: the warden kills
+	// every process of the sandbox once the reaper closes its end.
+	WardenFD int
 	// Zygote makes the helper a warm sandbox's zygote (zygote_linux.go):
 	// StatusFD is then its control socket, and there is no command. With
 	// ReapFD, the reaper stays outside and the zygote it starts is confined.
@@ -78,6 +82,9 @@ func (c Config) Args() []string {
 	if c.ReapFD > 0 {
 		a = append(a, "--reap-fd", strconv.Itoa(c.ReapFD))
 	}
+	if c.WardenFD > 0 {
+		a = append(a, "--warden-fd", strconv.Itoa(c.WardenFD))
+	}
 	if c.Zygote {
 		a = append(a, "--zygote")
 	}
@@ -110,7 +117,7 @@ func Parse(args []string) (Config, error) {
 				return c, fmt.Errorf("no command after --")
 			}
 			return c, nil
-		case "--landlock", "--status-fd", "--reap-fd", "--proxy-port":
+		case "--landlock", "--status-fd", "--reap-fd", "--warden-fd", "--proxy-port":
 			flag := args[i]
 			v, err := next()
 			if err != nil {
@@ -130,6 +137,8 @@ func Parse(args []string) (Config, error) {
 					return c, fmt.Errorf("%s: bad value %q", flag, v)
 				}
 				c.ProxyPort = n
+			case "--warden-fd":
+				c.WardenFD = n
 			default:
 				c.ReapFD = n
 			}

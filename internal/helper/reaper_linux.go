@@ -64,6 +64,25 @@ func reap(cfg Config, status *os.File) int {
 		child.StatusFD = len(files)
 		files = append(files, status.Fd())
 	}
+	// With signal scoping the sandbox carries a warden that kills it whole
+	// (warden_linux.go); without, the reaper's own walk is all there is.
+	var warden, wardenEnd *os.File
+	if cfg.LandlockABI >= 6 {
+		var err error
+		if wardenEnd, warden, err = os.Pipe(); err != nil {
+			return failStarting(status, fmt.Errorf("the warden's pipe: %w", err))
+		}
+		child.WardenFD = len(files)
+		files = append(files, wardenEnd.Fd())
+	}
+	var closeWarden sync.Once
+	killAll := func() {
+		if warden == nil {
+			killDescendants()
+			return
+		}
+		closeWarden.Do(func() { warden.Close() })
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return failStarting(status, err)
@@ -82,6 +101,9 @@ func reap(cfg Config, status *os.File) int {
 	if status != nil {
 		status.Close() // the confining helper reports, on its own copy
 	}
+	if wardenEnd != nil {
+		wardenEnd.Close() // the confining helper, then the warden, hold their own
+	}
 	// One loop reaps every child (the command, and each orphan handed
 	// to the helper); once the command has exited, or cordon has closed
 	// the control pipe, every reaped process is a cue to kill what is left,
@@ -92,7 +114,7 @@ func reap(cfg Config, status *os.File) int {
 			var b [1]byte
 			control.Read(b[:]) // returns when cordon closes its end
 			ending.Store(true)
-			killDescendants()
+			killAll()
 		}()
 	}
 	go func() {
@@ -102,7 +124,7 @@ func reap(cfg Config, status *os.File) int {
 			}
 		}
 	}()
-	exit := reapTree(pid, &ending, killDescendants)
+	exit := reapTree(pid, &ending, killAll)
 	if exit.Signaled() {
 		sig := exit.Signal()
 		signal.Reset(sig)
@@ -154,35 +176,78 @@ func failStarting(status *os.File, err error) int {
 	return 125
 }
 
-// killDescendants kills every descendant of the helper at once, however
-// deep its tree: killed one level per reap, the lower levels of a chain
-// slow to exit ran on while the upper ones exited, past the time cordon
-// gives the helper. It stops the whole tree first, top-down, then kills
-// it: a stopped process runs nothing, so none lives on once its parent
-// is gone. Each process is stopped before its children are listed, and
-// one with a signal pending cannot fork, so the listing is complete. A pid
-// listed is never another process's by the time it is signalled: a
-// stopped parent reaps nothing, and an orphan is reaped only by the
-// helper.
+// killDescendants kills every descendant of the helper, where there is no
+// warden to do it at once (Landlock before ABI 6). It stops the whole tree
+// top-down, then kills it: a stopped process runs nothing, so none lives
+// on once its parent is gone. Each process is stopped before its children
+// are listed, and one with a signal pending cannot fork, so the listing is
+// complete — but for a process of the tree not stopped yet, which may
+// resume one that is (SIGCONT) or fork and exit as the walk goes: only the
+// warden's kill(-1) is atomic. Every signal goes through a pidfd whose
+// process is first checked to be the listed parent's child (or, orphaned,
+// the helper's), so that a pid freed and reused meanwhile is never
+// signalled.
 func killDescendants() {
-	var tree []int
+	self := os.Getpid()
+	var tree []int // pidfds
+	defer func() {
+		for _, fd := range tree {
+			unix.Close(fd)
+		}
+	}()
 	seen := map[int]bool{}
-	for level := childrenOf(os.Getpid()); len(level) > 0; {
-		var next []int
-		for _, pid := range level {
-			if seen[pid] {
+	type child struct{ pid, parent int }
+	level := []child{}
+	for _, pid := range childrenOf(self) {
+		level = append(level, child{pid, self})
+	}
+	for len(level) > 0 {
+		var next []child
+		for _, c := range level {
+			if seen[c.pid] {
 				continue
 			}
-			seen[pid] = true
-			unix.Kill(pid, unix.SIGSTOP)
-			tree = append(tree, pid)
-			next = append(next, childrenOf(pid)...)
+			seen[c.pid] = true
+			fd, err := unix.PidfdOpen(c.pid, 0)
+			if err != nil {
+				continue // gone
+			}
+			if ppid := parentOf(c.pid); ppid != c.parent && ppid != self {
+				unix.Close(fd) // not the process listed
+				continue
+			}
+			unix.PidfdSendSignal(fd, unix.SIGSTOP, nil, 0)
+			tree = append(tree, fd)
+			for _, grandchild := range childrenOf(c.pid) {
+				next = append(next, child{grandchild, c.pid})
+			}
 		}
 		level = next
 	}
-	for _, pid := range tree {
-		unix.Kill(pid, unix.SIGKILL)
+	for _, fd := range tree {
+		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	}
+}
+
+// parentOf reads pid's parent from /proc, or returns 0.
+func parentOf(pid int) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces and parentheses: fields start
+	// after the last ')'.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // childrenOf lists pid's children: the /proc/PID/task/*/children files
@@ -219,21 +284,8 @@ func childrenByStat(ppid int) []int {
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces and parentheses: fields start
-		// after the last ')'.
-		s := string(data)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 {
-			f := strings.Fields(s[i+1:])
-			if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
-				pids = append(pids, pid)
-			}
+		if err == nil && parentOf(pid) == ppid {
+			pids = append(pids, pid)
 		}
 	}
 	return pids

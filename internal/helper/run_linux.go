@@ -26,6 +26,9 @@ func Run(args []string) {
 	if len(args) >= 3 && args[0] == zygoteServeArg {
 		serveZygote(args[1], args[2], args[3:])
 	}
+	if len(args) == 2 && args[0] == wardenArg {
+		serveWarden(args[1])
+	}
 	cfg, err := Parse(args)
 	status := os.NewFile(uintptr(cfg.StatusFD), "status")
 	if cfg.StatusFD == 0 {
@@ -61,6 +64,16 @@ func Run(args []string) {
 	}
 	if err := confineSelf(cfg); err != nil {
 		fail(err)
+	}
+	if cfg.WardenFD > 0 {
+		// The warden stays in the policy's domain; the command goes
+		// beneath it (warden_linux.go).
+		if err := startWarden(cfg.WardenFD); err != nil {
+			fail(err)
+		}
+		if err := nestScope(); err != nil {
+			fail(err)
+		}
 	}
 	if cfg.Zygote {
 		execZygote(cfg, fingerprint)
