@@ -175,11 +175,7 @@ func TestLandlockDeepTreeDiesAtOnce(t *testing.T) {
 		assert.NoError(t, bystander.Process.Signal(syscall.Signal(0)), "the zygote killed a process of the user's")
 		assert.Contains(t, w.idle(), other[0], "the zygote killed another policy's sandbox")
 	})
-	for _, c := range []struct {
-		name, end string
-		ex        *Executor
-		timeout   time.Duration
-	}{
+	for _, c := range []callEnding{
 		{"warm, the command exits", "exit 0", w.ex, 0},
 		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
 		{"warm, the zygote stopped from inside", "kill -STOP $PPID; sleep 30", w.ex, 3 * time.Second},
@@ -189,17 +185,9 @@ func TestLandlockDeepTreeDiesAtOnce(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			token := fmt.Sprintf("cordon-deep-tree-%d", time.Now().UnixNano())
 			witness := filepath.Join(w.ws, token)
-			ctx := t.Context()
-			if c.timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, c.timeout)
-				defer cancel()
-			}
-			var out bytes.Buffer
-			_, err := c.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", deepTree(token, witness, 8) + "\n" + c.end},
-				Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true, WaitDelay: 2 * time.Second})
+			out, err := c.run(t, p, deepTree(token, witness, 8))
 			require.NoError(t, err)
-			require.Contains(t, out.String(), "tree-up")
+			require.Contains(t, out, "tree-up")
 			assert.Empty(t, processesWith(token), "processes outlived the call:\n%s", processTree(token))
 			time.Sleep(200 * time.Millisecond)
 			seen, _ := os.ReadFile(witness)
@@ -237,11 +225,7 @@ func TestLandlockHoppingTreeDies(t *testing.T) {
 	const chains = 32
 	w := newWarmFixture(t, "landlock")
 	p := w.policy(WorkspaceWrite, NetworkAllow)
-	for _, c := range []struct {
-		name, end string
-		ex        *Executor
-		timeout   time.Duration
-	}{
+	for _, c := range []callEnding{
 		{"warm, the command exits", "exit 0", w.ex, 0},
 		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
 		{"cold, the command exits", "exit 0", w.cold(), 0},
@@ -250,15 +234,7 @@ func TestLandlockHoppingTreeDies(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			token := fmt.Sprintf("cordon-hopper-%d", time.Now().UnixNano())
 			groupsFile := filepath.Join(w.ws, token)
-			ctx := t.Context()
-			if c.timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, c.timeout)
-				defer cancel()
-			}
-			var out bytes.Buffer
-			_, err := c.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", hoppers(token, groupsFile, chains) + "\n" + c.end},
-				Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true, WaitDelay: 2 * time.Second})
+			out, err := c.run(t, p, hoppers(token, groupsFile, chains))
 			data, _ := os.ReadFile(groupsFile)
 			var groups []int
 			for _, f := range strings.Fields(string(data)) {
@@ -268,7 +244,7 @@ func TestLandlockHoppingTreeDies(t *testing.T) {
 			}
 			t.Cleanup(func() { killGroups(groups) })
 			require.NoError(t, err)
-			require.Contains(t, out.String(), "hopping")
+			require.Contains(t, out, "hopping")
 			require.Len(t, groups, chains)
 			for _, g := range groups {
 				// A zombie counts: every process of the call is reaped
@@ -295,4 +271,26 @@ func killGroups(groups []int) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// callEnding is a way for a call to end: the script's last line, run
+// warm or cold, with a timeout or none.
+type callEnding struct {
+	name, end string
+	ex        *Executor
+	timeout   time.Duration
+}
+
+// run runs start, then the ending, in bash under p, and returns the output.
+func (c callEnding) run(t *testing.T, p ExecutionPolicy, start string) (string, error) {
+	ctx := t.Context()
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	var out bytes.Buffer
+	_, err := c.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", start + "\n" + c.end},
+		Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true, WaitDelay: 2 * time.Second})
+	return out.String(), err
 }
