@@ -50,8 +50,10 @@ func startWarden(pipe int) error {
 		Env:   []string{},
 		Files: []uintptr{uintptr(pipe)},
 		// The reaper's child, not the command's: a command (a warm
-		// sandbox's zygote above all) waits for its children to end.
-		Sys: &syscall.SysProcAttr{Cloneflags: unix.CLONE_PARENT},
+		// sandbox's zygote above all) waits for its children to end. In
+		// a session of its own, so that no signal of the command's
+		// terminal (^C, a hang-up) reaches it.
+		Sys: &syscall.SysProcAttr{Cloneflags: unix.CLONE_PARENT, Setsid: true},
 	})
 	unix.Close(pipe)
 	if err != nil {
@@ -85,8 +87,10 @@ func serveWarden(reaperArg string) {
 	if err != nil || reaper < 2 {
 		os.Exit(125)
 	}
-	// Not dumpable, as every helper that outlives its start.
+	// Not dumpable, as every helper that outlives its start; and deaf to
+	// every signal it can drop: only the host may end it.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	discardSignals()
 	// Without scoping kill(-1) would reach every process of the user: the
 	// warden must fail to signal the reaper, outside its domain, or it
 	// kills nothing (the reaper's own walk is then all there is).
