@@ -178,8 +178,8 @@ func TestLandlockDeepTreeDiesAtOnce(t *testing.T) {
 	for _, c := range []callEnding{
 		{"warm, the command exits", "exit 0", w.ex, 0},
 		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
-		{"warm, the zygote stopped from inside", "kill -STOP $PPID; sleep 30", w.ex, 3 * time.Second},
-		{"cold, the call timed out", "sleep 30", w.cold(), 3 * time.Second},
+		{"warm, the zygote stopped from inside", "kill -STOP $PPID; sleep 30", w.ex, 10 * time.Second},
+		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second},
 		{"cold, the command exits", "exit 0", w.cold(), 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -229,7 +229,7 @@ func TestLandlockHoppingTreeDies(t *testing.T) {
 		{"warm, the command exits", "exit 0", w.ex, 0},
 		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
 		{"cold, the command exits", "exit 0", w.cold(), 0},
-		{"cold, the call timed out", "sleep 30", w.cold(), 5 * time.Second},
+		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			token := fmt.Sprintf("cordon-hopper-%d", time.Now().UnixNano())
