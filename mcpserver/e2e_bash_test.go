@@ -281,12 +281,6 @@ func TestBashRunsWarm(t *testing.T) {
 			}
 			zygoteOf := fmt.Sprintf(`tr '\0' ' ' < /proc/%[1]s/cmdline; echo; cut -d' ' -f22 /proc/%[1]s/stat`, zygote)
 			first := structured(t, call(t, cs, "bash", map[string]any{"command": zygoteOf}))["output"].(string)
-			if backend == "landlock" {
-				// Off in the product: a command's kill(-1) would end its
-				// own zygote (sandbox/landlock_linux.go).
-				assert.NotContains(t, first, "--zygote-serve", "Landlock runs cold")
-				return
-			}
 			assert.Contains(t, first, "--zygote-serve", "a foreground call's command is the zygote's")
 			again := structured(t, call(t, cs, "bash", map[string]any{"command": zygoteOf}))["output"].(string)
 			assert.Equal(t, first, again, "the second call ran beneath the same zygote (same command line, same start time)")

@@ -10,10 +10,6 @@ import (
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
-// landlockWarm lets Landlock keep warm sandboxes. It is off: their tests
-// turn it on.
-var landlockWarm = false
-
 // landlockProvider confines with kernel Landlock, applied by cordon's own
 // re-executed helper just before it execs the command.
 type landlockProvider struct {
@@ -157,12 +153,11 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		statusFD:           statusFD,
 		reapFD:             reapFD,
 		guard:              newLaunchGuard(p, guarded),
-		// With signal scoping (ABI 6) no command reaches the reaper, the
-		// warden, nor another sandbox's zygote; but a command's kill(-1)
-		// still ends its own zygote, and its own script with it, where a
-		// cold call's goes on: off until the zygote is out of its
-		// commands' reach (docs/warm-sandbox.md).
-		warmable: l.abi >= 6 && landlockWarm,
+		// A warm sandbox needs signal scoping (ABI 6): the zygote's
+		// kill(-1) must reach its own commands and nothing else, and no
+		// command may reach the zygote, the warden or the reaper
+		// (docs/warm-sandbox.md).
+		warmable: l.abi >= 6,
 	}
 	if p.TmpDir != "" {
 		c.Env = []string{"TMPDIR=" + p.TmpDir}

@@ -18,8 +18,8 @@ import (
 )
 
 // What is particular to a warm sandbox under Landlock: there is no pid
-// namespace, the zygote shares its commands' Landlock domain, and its
-// rules hold the inodes they were built from.
+// namespace, the zygote's commands run in Landlock domains beneath its
+// own, and its rules hold the inodes they were built from.
 
 // TestWarmLandlockRulesFollowTheHost: what the human changes on the host
 // between two calls is seen by the second as a cold call sees it. The
@@ -80,12 +80,13 @@ func TestWarmLandlockRulesFollowTheHost(t *testing.T) {
 	assert.Equal(t, before, w.idle(), "an unchanged host keeps the sandbox")
 }
 
-// TestWarmLandlockZygoteIsOutOfReach: a command shares the zygote's
-// Landlock domain, so it may signal it; it still cannot read or write it
-// through /proc (it is not dumpable) nor trace it (seccomp). Signals it
-// can handle it drops; one that kills or stops it ends no more than the
-// call that sent it: the reaper outside kills everything the call left,
-// and the next call gets a fresh sandbox.
+// TestWarmLandlockZygoteIsOutOfReach: each command runs in a Landlock
+// domain of its own beneath the zygote's, so it can neither signal the
+// zygote nor read or write it through /proc (nor trace it: seccomp). Its
+// kill(-1) reaches its own processes only, and its script goes on, as a
+// cold call's does. A zygote killed from outside (the OOM killer) ends its
+// call, and nothing the call started outlives it; a stopped one ends with
+// the call's timeout.
 func TestWarmLandlockZygoteIsOutOfReach(t *testing.T) {
 	w := newWarmFixture(t, "landlock")
 	p := w.policy(WorkspaceWrite, NetworkAllow)
@@ -93,14 +94,30 @@ func TestWarmLandlockZygoteIsOutOfReach(t *testing.T) {
 	first := w.idle()
 	require.Len(t, first, 1)
 
-	// Every signal it can handle, it drops: all but SIGKILL, SIGSTOP and
-	// the two Go leaves to a C library (32, 34), which end it as SIGKILL
-	// does, below.
-	w.assertZygoteSurvives(t, p, `for sig in $(seq 1 8) $(seq 10 18) $(seq 20 31) 33 $(seq 35 64); do kill -s $sig $PPID 2>/dev/null; done`, first[0])
+	res, out := w.run(t.Context(), p, `refused=0
+for sig in $(seq 1 64); do kill -s $sig $PPID 2>/dev/null || refused=$((refused+1)); done
+echo "refused $refused of 64"`)
+	assert.Equal(t, "refused 64 of 64\n", out, "a command signalled its zygote")
+	assert.Equal(t, 0, res.ExitCode)
 
-	// Killed from inside, with daemons left behind.
-	token := fmt.Sprintf("cordon-warm-zygote-killed-%d", time.Now().UnixNano())
-	res, out := w.run(t.Context(), p, leavers(token)+"\nkill -9 $PPID; sleep 5; echo finished")
+	token := fmt.Sprintf("cordon-warm-kill-all-%d", time.Now().UnixNano())
+	res, out = w.run(t.Context(), p, leavers(token)+`
+sleep 300 & mine=$!
+kill -9 -1
+wait $mine; echo "own process: $?"
+echo "the script goes on"`)
+	assert.Contains(t, out, "own process: 137\n", "kill(-1) reaches the command's own processes")
+	assert.True(t, strings.HasSuffix(out, "the script goes on\n"), "kill(-1) ended the script:\n%s", out)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
+	after := w.idle()
+	require.Len(t, after, 1)
+	assert.Same(t, first[0], after[0], "the zygote outlived its commands' kill(-1)")
+
+	// Killed from outside, with daemons left behind.
+	token = fmt.Sprintf("cordon-warm-zygote-killed-%d", time.Now().UnixNano())
+	zygote := signalZygote(t, p, syscall.SIGKILL)
+	res, out = w.run(t.Context(), p, leavers(token)+"\n"+zygote+"; sleep 5; echo finished")
 	assert.NotContains(t, out, "finished")
 	assert.NotEqual(t, 0, res.ExitCode)
 	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
@@ -111,17 +128,43 @@ func TestWarmLandlockZygoteIsOutOfReach(t *testing.T) {
 	require.Len(t, fresh, 1)
 	assert.True(t, first[0] != fresh[0], "a killed zygote is never handed another call")
 
-	// Stopped from inside: the call's timeout ends it, and everything in it.
+	// Stopped from outside: the call's timeout ends it, and everything in it.
 	token = fmt.Sprintf("cordon-warm-zygote-stopped-%d", time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	res, out = w.run(ctx, p, leavers(token)+"\nkill -STOP $PPID; exit 0")
+	zygote = signalZygote(t, p, syscall.SIGSTOP)
+	res, out = w.run(ctx, p, leavers(token)+"\n"+zygote+"; exit 0")
 	assert.Contains(t, out, "started")
 	assert.Equal(t, TimedOut, res.Ending)
 	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
 	res, out = w.run(t.Context(), p, "echo next")
 	assert.Equal(t, "next\n", out)
 	assert.Equal(t, 0, res.ExitCode)
+}
+
+// signalZygote sends sig, from the host, to the zygote of the call whose
+// script runs the line it returns: that line writes the zygote's pid (the
+// command's parent) to a file in p's workspace, which the host watches. As
+// the kernel's OOM killer, or a human, would: no command can.
+func signalZygote(t *testing.T, p ExecutionPolicy, sig syscall.Signal) string {
+	file := filepath.Join(p.WorkspaceRoot, fmt.Sprintf("zygote-%d", time.Now().UnixNano()))
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			data, err := os.ReadFile(file)
+			if err != nil || !bytes.HasSuffix(data, []byte("\n")) {
+				continue
+			}
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 1 {
+				assert.NoError(t, syscall.Kill(pid, sig), "signalling the zygote")
+			}
+			return
+		}
+		t.Errorf("the call never wrote its zygote's pid to %s", file)
+	}()
+	t.Cleanup(func() { <-sent })
+	return fmt.Sprintf("echo $PPID > %q; sleep 0.5", file)
 }
 
 // deepTree is a script that starts a chain of depth processes, each the
@@ -176,11 +219,11 @@ func TestLandlockDeepTreeDiesAtOnce(t *testing.T) {
 		assert.Contains(t, w.idle(), other[0], "the zygote killed another policy's sandbox")
 	})
 	for _, c := range []callEnding{
-		{"warm, the command exits", "exit 0", w.ex, 0},
-		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
-		{"warm, the zygote stopped from inside", "kill -STOP $PPID; sleep 30", w.ex, 10 * time.Second},
-		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second},
-		{"cold, the command exits", "exit 0", w.cold(), 0},
+		{"warm, the command exits", "exit 0", w.ex, 0, 0},
+		{"warm, the zygote killed", "sleep 30", w.ex, 0, syscall.SIGKILL},
+		{"warm, the zygote stopped", "sleep 30", w.ex, 10 * time.Second, syscall.SIGSTOP},
+		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second, 0},
+		{"cold, the command exits", "exit 0", w.cold(), 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			token := fmt.Sprintf("cordon-deep-tree-%d", time.Now().UnixNano())
@@ -226,10 +269,10 @@ func TestLandlockHoppingTreeDies(t *testing.T) {
 	w := newWarmFixture(t, "landlock")
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	for _, c := range []callEnding{
-		{"warm, the command exits", "exit 0", w.ex, 0},
-		{"warm, the zygote killed from inside", "kill -9 $PPID; sleep 30", w.ex, 0},
-		{"cold, the command exits", "exit 0", w.cold(), 0},
-		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second},
+		{"warm, the command exits", "exit 0", w.ex, 0, 0},
+		{"warm, the zygote killed", "sleep 30", w.ex, 0, syscall.SIGKILL},
+		{"cold, the command exits", "exit 0", w.cold(), 0, 0},
+		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			token := fmt.Sprintf("cordon-hopper-%d", time.Now().UnixNano())
@@ -274,11 +317,13 @@ func killGroups(groups []int) {
 }
 
 // callEnding is a way for a call to end: the script's last line, run
-// warm or cold, with a timeout or none.
+// warm or cold, with a timeout or none, and with a signal the host sends
+// the zygote (signalZygote) before that line, or none.
 type callEnding struct {
 	name, end string
 	ex        *Executor
 	timeout   time.Duration
+	zygote    syscall.Signal
 }
 
 // run runs start, then the ending, in bash under p, and returns the output.
@@ -289,8 +334,12 @@ func (c callEnding) run(t *testing.T, p ExecutionPolicy, start string) (string, 
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
+	end := c.end
+	if c.zygote != 0 {
+		end = signalZygote(t, p, c.zygote) + "\n" + end
+	}
 	var out bytes.Buffer
-	_, err := c.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", start + "\n" + c.end},
+	_, err := c.ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", start + "\n" + end},
 		Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true, WaitDelay: 2 * time.Second})
 	return out.String(), err
 }

@@ -29,10 +29,6 @@ type warmFixture struct {
 }
 
 func newWarmFixture(t *testing.T, backend string) *warmFixture {
-	if backend == "landlock" {
-		landlockWarm = true // off in the product (landlock_linux.go)
-		t.Cleanup(func() { landlockWarm = false })
-	}
 	prov := map[string]func() Provider{"bwrap": newBwrap, "landlock": newLandlock}[backend]()
 	if res := probeProvider(prov); !res.OK {
 		t.Fatalf("%s must work on this machine: %s", backend, res.Reason)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -27,10 +28,10 @@ import (
 //
 // Under bwrap the zygote is the pid namespace's init, which no signal from
 // inside reaches, and kill(-1) reaches every process of the sandbox and
-// nothing outside. Under Landlock it is its commands' child subreaper, and
-// the reaper that started it stays outside the sandbox as the zygote's
-// own: a command that kills the zygote ends its own call, and the reaper
-// kills what it left.
+// nothing outside. Under Landlock it is its commands' child subreaper, each
+// command in a domain of its own beneath the zygote's (forkExec), out of
+// reach of its signals; the warden above kills what is left if the zygote
+// dies all the same (warden_linux.go).
 //
 // It serves one call at a time, on the control socket it was given as its
 // status descriptor (a SOCK_SEQPACKET socketpair): a request with the
@@ -233,7 +234,7 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 		zygoteSend(z.ctl, ZygoteReply{Started: true})
 		return ZygoteReply{Exited: true, Code: 127}
 	}
-	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{
+	pid, err := z.forkExec(path, req.Argv, &syscall.ProcAttr{
 		Dir: req.Dir, Env: req.Env,
 		Files: []uintptr{uintptr(stdio[0]), uintptr(stdio[1]), uintptr(stdio[2])},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
@@ -270,6 +271,42 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 		reply.Signal, reply.Code = int(exit.Signal()), 128+int(exit.Signal())
 	}
 	return reply
+}
+
+// forkExec starts one command. Under bwrap the zygote is init, out of any
+// command's reach. Under Landlock it shares its domain with nothing but
+// the commands it forks, so each command goes into a domain of its own
+// beneath the zygote's, as a cold command goes beneath the warden's
+// (nestScope): its kill(-1), or a kill aimed at the zygote, then reaches
+// its own processes only, as in a cold call, where the command's parent is
+// the reaper outside.
+//
+// A Landlock domain is per thread and a child inherits its parent
+// thread's, so the command is forked from a thread locked to a goroutine
+// that nests itself first, and that thread ends with the goroutine
+// (LockOSThread without an unlock): no other goroutine ever runs in the
+// command's domain, and the Go runtime creates no thread from a locked
+// one.
+func (z *zygote) forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	if z.asInit {
+		return syscall.ForkExec(path, argv, attr)
+	}
+	type started struct {
+		pid int
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread() // for good: see above
+		if err := nestScope(); err != nil {
+			done <- started{err: err}
+			return
+		}
+		pid, err := syscall.ForkExec(path, argv, attr)
+		done <- started{pid, err}
+	}()
+	s := <-done
+	return s.pid, s.err
 }
 
 // removeSysVIPC removes the SysV shared memory, semaphores and message
