@@ -107,7 +107,7 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 	// A protected path that is a symlink is refused here as with every
 	// backend; the rest is guarded: Landlock cannot keep one path of a
 	// writable directory read-only.
-	if _, err := planMounts(p); err != nil {
+	if err := checkProtected(p); err != nil {
 		return nil, err
 	}
 	const statusFD, reapFD = 3, 4
