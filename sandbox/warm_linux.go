@@ -436,33 +436,76 @@ func (w *warmCall) start(req []byte, spec RunSpec, tail *tailWriter) warmStart {
 	}
 	err = w.z.send(req, []*os.File{stdin, stdout, stderr, killR})
 	closeAll(childEnds) // the zygote holds its own copies now
-	var r helper.ZygoteReply
-	if err == nil {
-		r, err = w.z.read()
-	}
-	if err != nil || !r.Started {
-		// Not started. A zygote that ended, or is ending (its mounts
-		// moved), is done; one that could not start this command serves
-		// on. Either way the call runs cold, which reports what a cold
-		// start reports.
+	notStarted := func() {
 		killW.Close()
 		closeAll(parentEnds)
 		w.copies.Wait()
-		w.endGuard()
-		if err == nil && !r.Ending {
-			w.pool.put(w.z)
-			return warmRefused
-		}
+	}
+	if err != nil {
+		// A message on the socket arrives whole or not at all: the
+		// request never reached the zygote, which has ended. A fresh
+		// sandbox may take the call — once this one is gone.
+		notStarted()
 		w.z.end()
+		w.endGuard()
 		return warmBroken
+	}
+	w.z.ctl.SetReadDeadline(time.Now().Add(warmStartedWait))
+	r, err := w.z.read()
+	w.z.ctl.SetReadDeadline(time.Time{})
+	switch {
+	case err == nil && r.Started:
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// No answer yet (a zygote stopped, or a loaded machine): the call
+		// goes on as started, so that its timeout or cancellation ends it
+		// (Kill) as it ends a cold call; wait takes the answer when it
+		// comes.
+	case err == nil && r.Error != "":
+		// The zygote says the command did not start: a cold start
+		// reports why. One that ends (its mounts moved) is done, and a
+		// fresh sandbox may take the call once it is gone; one that could
+		// not start this command serves on.
+		notStarted()
+		if r.Ending {
+			w.z.end()
+			w.endGuard()
+			return warmBroken
+		}
+		w.endGuard()
+		w.pool.put(w.z)
+		return warmRefused
+	default:
+		// The zygote ended after it took the request: it may have
+		// started the command, which must never run twice. The call ends
+		// as killed, once every process of the sandbox is gone (Wait):
+		// the guard ends only then, or a process still running could
+		// write after it.
+		w.err = fmt.Errorf("the warm sandbox ended as the command started: %v", err)
+		closeAll(parentEnds)
+		close(w.done)
+		return warmStarted
 	}
 	feedStdin()
 	go w.wait()
 	return warmStarted
 }
 
+// warmStartedWait is how long a call waits for its zygote to say whether
+// the command started before going on as if it had (start).
+const warmStartedWait = time.Second
+
+// wait takes the zygote's answers for the call up to the last one: the
+// command's end, or why it did not start.
 func (w *warmCall) wait() {
-	w.reply, w.err = w.z.read()
+	for {
+		w.reply, w.err = w.z.read()
+		if w.err != nil || !w.reply.Started {
+			break
+		}
+	}
+	if w.err == nil && w.reply.Error != "" {
+		w.err = errors.New(w.reply.Error)
+	}
 	close(w.done)
 }
 
