@@ -246,7 +246,7 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 // failure report (helper.StatusError and a message).
 func (z *zygoteProc) read() (helper.ZygoteReply, error) {
 	var r helper.ZygoteReply
-	buf := make([]byte, 4096) // a reply is a short JSON object, or a failure's message
+	buf := make([]byte, helper.ZygoteMaxReply) // a reply is a short JSON object, or a failure's message
 	n, err := z.ctl.Read(buf)
 	if err != nil {
 		return r, err
@@ -294,6 +294,10 @@ type warmCall struct {
 	err    error
 	copies sync.WaitGroup
 	delay  time.Duration
+	// feed starts copying the call's input in, once the command runs;
+	// unfed closes the pipe instead, for a command that never ran.
+	feed, unfed func()
+	fed         sync.Once
 
 	// mu orders the two ends a sandbox can come to after its call: given
 	// back to the pool (Wait), or killed whole (Kill, when the zygote did
@@ -436,9 +440,10 @@ func (w *warmCall) start(req []byte, spec RunSpec, tail *tailWriter) warmStart {
 	}
 	err = w.z.send(req, []*os.File{stdin, stdout, stderr, killR})
 	closeAll(childEnds) // the zygote holds its own copies now
+	w.feed, w.unfed = feedStdin, func() { closeAll(parentEnds) }
 	notStarted := func() {
 		killW.Close()
-		closeAll(parentEnds)
+		w.unfed()
 		w.copies.Wait()
 	}
 	if err != nil {
@@ -481,11 +486,13 @@ func (w *warmCall) start(req []byte, spec RunSpec, tail *tailWriter) warmStart {
 		// the guard ends only then, or a process still running could
 		// write after it.
 		w.err = fmt.Errorf("the warm sandbox ended as the command started: %v", err)
-		closeAll(parentEnds)
+		w.fed.Do(w.unfed)
 		close(w.done)
 		return warmStarted
 	}
-	feedStdin()
+	if r.Started {
+		w.fed.Do(w.feed)
+	}
 	go w.wait()
 	return warmStarted
 }
@@ -502,10 +509,9 @@ func (w *warmCall) wait() {
 		if w.err != nil || !w.reply.Started {
 			break
 		}
+		w.fed.Do(w.feed) // a late start (start)
 	}
-	if w.err == nil && w.reply.Error != "" {
-		w.err = errors.New(w.reply.Error)
-	}
+	w.fed.Do(w.unfed)
 	close(w.done)
 }
 
@@ -514,26 +520,43 @@ func (w *warmCall) Wait() (Outcome, error) {
 	<-w.done
 	w.kill.Do(func() { w.killW.Close() })
 	var out Outcome
-	if w.err != nil || !w.reply.Exited {
+	switch {
+	case w.err == nil && w.reply.Error != "":
+		// A refusal that came after start stopped waiting for it (a
+		// zygote slow to answer): the command never ran, and the call
+		// reports why as a cold start that failed would. The input went
+		// nowhere.
+		out.RunnerFailure, out.ExitCode = w.reply.Error, 125
+		if w.reply.Ending || !w.giveBack() {
+			w.z.end()
+		}
+	case w.err != nil || !w.reply.Exited:
 		// The zygote ended mid-call (a command killed it): bwrap's pid
 		// namespace ended with it, and everything in it.
 		w.z.end()
 		out.ExitCode, out.Signal = 128+int(syscall.SIGKILL), syscall.SIGKILL
-	} else {
+	default:
 		out.ExitCode, out.Signal = w.reply.Code, syscall.Signal(w.reply.Signal)
-		w.mu.Lock()
-		doomed := w.doomed
-		w.returned = !doomed
-		w.mu.Unlock()
-		if doomed {
+		if !w.giveBack() {
 			w.z.end()
-		} else {
-			w.pool.put(w.z)
 		}
 	}
 	w.awaitOutput()
 	out.Undone, out.GuardErr = w.endGuard()
 	return out, nil
+}
+
+// giveBack gives the sandbox back to the pool unless Kill doomed it, and
+// reports whether it did.
+func (w *warmCall) giveBack() bool {
+	w.mu.Lock()
+	w.returned = !w.doomed
+	returned := w.returned
+	w.mu.Unlock()
+	if returned {
+		w.pool.put(w.z)
+	}
+	return returned
 }
 
 // awaitOutput waits for the output to drain: every writer is dead, so it

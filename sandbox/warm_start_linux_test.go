@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -62,6 +66,13 @@ func newFakeSandbox(t *testing.T, sandbox *exec.Cmd, holdsSocket bool) *fakeSand
 // takeRequest receives a request as a zygote does, closes the descriptors
 // that came with it, and then closes the test's end of the socket.
 func (f *fakeSandbox) takeRequest(t *testing.T) {
+	f.receive(t)
+	unix.Close(f.zygote)
+}
+
+// receive receives a request as a zygote does and closes the descriptors
+// that came with it.
+func (f *fakeSandbox) receive(t *testing.T) {
 	buf, oob := make([]byte, 1<<16), make([]byte, unix.CmsgSpace(4*4))
 	_, oobn, _, _, err := unix.Recvmsg(f.zygote, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if assert.NoError(t, err) {
@@ -73,15 +84,24 @@ func (f *fakeSandbox) takeRequest(t *testing.T) {
 			}
 		}
 	}
-	unix.Close(f.zygote)
 }
 
 // call runs `true` in the fake sandbox as the server's foreground call
 // does, guarding root's protected paths, and reports how its start went.
 func (f *fakeSandbox) call(t *testing.T, set guardSet) (*warmCall, warmStart) {
+	return f.callWith(&warmPool{closed: true}, set, RunSpec{Argv: []string{"true"}})
+}
+
+func (f *fakeSandbox) callWith(pool *warmPool, set guardSet, spec RunSpec) (*warmCall, warmStart) {
 	c := &ConfinedArgv{guard: &launchGuard{store: memStore, sets: []guardSet{set}}}
-	w := &warmCall{pool: &warmPool{closed: true}, z: f.z, c: c, done: make(chan struct{})}
-	return w, w.start([]byte(`{"argv":["true"]}`), RunSpec{Argv: []string{"true"}}, &tailWriter{max: tailSize})
+	w := &warmCall{pool: pool, z: f.z, c: c, done: make(chan struct{})}
+	return w, w.start([]byte(`{"argv":["true"]}`), spec, &tailWriter{max: tailSize})
+}
+
+// reply sends a reply as the zygote, on the test's end of the socket.
+func (f *fakeSandbox) reply(t *testing.T, r string) {
+	_, err := unix.Write(f.zygote, []byte(r))
+	require.NoError(t, err)
 }
 
 // TestWarmZygoteEndingAsItStartsACommand: a zygote that ends after it took
@@ -136,4 +156,56 @@ func TestWarmZygoteStoppedAsItStartsACommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 128+int(syscall.SIGKILL), out.ExitCode)
 	assert.True(t, f.z.ended(), "the stopped sandbox was killed")
+}
+
+// TestWarmLateRefusal: a zygote slow to answer (past warmStartedWait)
+// that then says the command did not start: the call reports the
+// zygote's reason as a runner failure, its input is never read, and the
+// sandbox, still serving, goes back to the pool.
+func TestWarmLateRefusal(t *testing.T) {
+	_, set := guardWorld(t)
+	f := newFakeSandbox(t, exec.Command("sleep", "300"), true)
+	go func() {
+		f.receive(t)
+		time.Sleep(warmStartedWait + 200*time.Millisecond)
+		f.reply(t, `{"error":"/gone: chdir: no such file or directory"}`)
+	}()
+	pool := &warmPool{}
+	input := &readRecorder{}
+	w, how := f.callWith(pool, set, RunSpec{Argv: []string{"true"}, Stdin: input})
+	require.Equal(t, warmStarted, how)
+	out, err := w.Wait()
+	require.NoError(t, err)
+	assert.Equal(t, "/gone: chdir: no such file or directory", out.RunnerFailure)
+	assert.Equal(t, 125, out.ExitCode)
+	assert.False(t, input.read.Load(), "the input of a command that never ran was read")
+	assert.Equal(t, []*zygoteProc{f.z}, pool.idle, "a zygote that serves on is given back")
+}
+
+// readRecorder is an input that records whether it was read.
+type readRecorder struct{ read atomic.Bool }
+
+func (r *readRecorder) Read([]byte) (int, error) {
+	r.read.Store(true)
+	return 0, io.EOF
+}
+
+// TestWarmLongRefusalIsRead: the zygote's reason for not starting a
+// command names it, and argv[0] may be as long as a request: the reply is
+// cut to what cordon reads, and the call fails as a cold one does, in a
+// sandbox that serves on.
+func TestWarmLongRefusalIsRead(t *testing.T) {
+	eachWarmBackend(t, func(t *testing.T, w *warmFixture) {
+		p := w.policy(WorkspaceWrite, NetworkDeny)
+		w.run(t.Context(), p, "true")
+		before := w.idle()
+		require.Len(t, before, 1)
+		long := "/" + strings.Repeat("a", 5000)
+		var out bytes.Buffer
+		res, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{long}, Dir: p.WorkspaceRoot,
+			Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true})
+		require.NoError(t, err)
+		assert.Equal(t, 127, res.ExitCode, out.String())
+		assert.Equal(t, before, w.idle(), "the sandbox was ended for a command that could not start")
+	})
 }

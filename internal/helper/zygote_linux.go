@@ -70,6 +70,14 @@ const ZygoteFiles = 4
 // zygoteMaxMessage bounds a request (argv and environment).
 const zygoteMaxMessage = 1 << 20
 
+// ZygoteMaxReply bounds a reply: a short JSON object whose error, if any,
+// is cut to maxReplyError bytes (JSON escaping may take up to six bytes a
+// byte, past which it would still fit).
+const (
+	ZygoteMaxReply = 16 << 10
+	maxReplyError  = 1 << 10
+)
+
 // zygoteServeArg is the helper's second start as a zygote (execZygote).
 const zygoteServeArg = "--zygote-serve"
 
@@ -391,6 +399,11 @@ func closeAll(fds []int) {
 }
 
 func zygoteSend(ctl int, r ZygoteReply) {
+	// An error names the command, whose argv[0] may be as long as a
+	// request: cut to what a reply holds, or cordon could not parse it.
+	if len(r.Error) > maxReplyError {
+		r.Error = r.Error[:maxReplyError] + "…"
+	}
 	b, _ := json.Marshal(r)
 	if _, err := unix.Write(ctl, b); err != nil {
 		os.Exit(0) // cordon is gone; so is the sandbox, with this process
