@@ -27,7 +27,19 @@ import (
 // when the sandbox started, moved to a read-deny path, would still be
 // readable in it; a file made later beside a read-deny path, or a
 // workspace made anew, would be refused.
+//
+// The zygote trusts the ctimes of the directories its rules list while
+// they are older than a second when it looks (fingerprint_linux.go), and
+// hashes their entries otherwise: the test runs once with each change
+// made at once, and once with each made after the host has settled.
 func TestWarmLandlockRulesFollowTheHost(t *testing.T) {
+	t.Run("changes at once", func(t *testing.T) { testWarmLandlockRulesFollowTheHost(t, func() {}) })
+	t.Run("changes after a while", func(t *testing.T) {
+		testWarmLandlockRulesFollowTheHost(t, func() { time.Sleep(1200 * time.Millisecond) })
+	})
+}
+
+func testWarmLandlockRulesFollowTheHost(t *testing.T, settle func()) {
 	w := newWarmFixture(t, "landlock")
 	ssh := filepath.Dir(w.secret)
 	backup := filepath.Join(w.home, ".ssh-backup")
@@ -35,6 +47,7 @@ func TestWarmLandlockRulesFollowTheHost(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(backup, "id_restored"), []byte("RESTORED-SECRET\n"), 0o600))
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	read := "cat " + filepath.Join(ssh, "id_restored") + " 2>&1; exit 0"
+	settle()
 
 	_, out := w.run(t.Context(), p, "cat "+filepath.Join(backup, "id_restored"))
 	require.Equal(t, "RESTORED-SECRET\n", out, "control: the backup is readable where it is")
@@ -45,6 +58,7 @@ func TestWarmLandlockRulesFollowTheHost(t *testing.T) {
 
 	// The human restores the backup: the directory the sandbox granted is
 	// now at a read-deny path.
+	settle()
 	require.NoError(t, os.Rename(ssh, ssh+".old"))
 	require.NoError(t, os.Rename(backup, ssh))
 	_, out = w.run(t.Context(), p, read)
@@ -60,12 +74,14 @@ func TestWarmLandlockRulesFollowTheHost(t *testing.T) {
 	assert.True(t, first[0] != second[0], "the stale sandbox was not reused")
 
 	// A file made beside a read-deny path after the sandbox started.
+	settle()
 	later := filepath.Join(w.home, "made-later")
 	require.NoError(t, os.WriteFile(later, []byte("LATER\n"), 0o644))
 	_, out = w.run(t.Context(), p, "cat "+later)
 	assert.Equal(t, "LATER\n", out, "a file the human made is readable, as in a cold call")
 
 	// The workspace made anew: its old inode is what the rules name.
+	settle()
 	require.NoError(t, os.RemoveAll(w.ws))
 	require.NoError(t, os.Mkdir(w.ws, 0o755))
 	res, out := w.run(t.Context(), p, "echo made > new.txt")

@@ -9,6 +9,9 @@ import (
 	"hash"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,17 +35,151 @@ import (
 // landlockDeviceFiles are the device files every ruleset grants.
 var landlockDeviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 
+// Hashing every listed directory's entries costs a warm call some
+// 0.1–0.3 ms, most of the zygote's own time. A directory whose entries
+// change gets a new ctime, so the zygote keeps each directory's identity
+// and ctime beside the fingerprint and hashes again only once one
+// differs — or while one is "racily clean", as git calls it: a ctime
+// within racyWindow of when the stamps were taken, since an older kernel
+// stamps ctimes from a clock that ticks only every few milliseconds, and
+// a change in the same tick as the stamp would keep it. (A ctime cannot
+// be set back but by setting the clock.)
+
+// racyWindow is how recent a ctime must be, against the time its stamp
+// was taken, for the stamp not to be trusted.
+const racyWindow = time.Second
+
+// rulesState is the fingerprint of what a zygote's rules were built from,
+// with the stamps that let it skip hashing while nothing changed.
+type rulesState struct {
+	sum    string
+	taken  int64       // Unix ns, read before the stamps
+	stamps []fileStamp // the listed directories', then the named paths', in order
+}
+
+// fileStamp is a path's identity, and for a listed directory its ctime.
+type fileStamp struct {
+	dev, ino uint64
+	ctime    int64 // ns; 0 for a path whose entries do not count
+}
+
+// takeRulesState stamps and fingerprints what cfg's rules are built from:
+// the stamps first, so that a change while the entries are hashed shows in
+// them at the next check.
+func takeRulesState(cfg Config) rulesState {
+	s := rulesState{taken: time.Now().UnixNano()}
+	s.stamps = stampRules(cfg)
+	s.sum = rulesFingerprint(cfg)
+	return s
+}
+
+// holds reports whether what cfg's rules were built from is unchanged
+// since s was taken, and refreshes s's stamps when hashing was needed to
+// tell.
+func (s *rulesState) holds(cfg Config) bool {
+	if s.trusted(stampRules(cfg)) {
+		return true
+	}
+	now := takeRulesState(cfg)
+	if now.sum != s.sum {
+		return false
+	}
+	*s = now
+	return true
+}
+
+// trusted reports whether stamps are s's own, none of them racily clean.
+func (s *rulesState) trusted(stamps []fileStamp) bool {
+	if !slices.Equal(stamps, s.stamps) {
+		return false
+	}
+	for _, st := range stamps {
+		if st.ctime != 0 && st.ctime >= s.taken-int64(racyWindow) {
+			return false
+		}
+	}
+	return true
+}
+
+// String is the state as the zygote is told it: the sum, the time, and
+// the stamps.
+func (s rulesState) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d", s.sum, s.taken)
+	for _, st := range s.stamps {
+		fmt.Fprintf(&b, ":%d.%d.%d", st.dev, st.ino, st.ctime)
+	}
+	return b.String()
+}
+
+// parseRulesState reads what String wrote.
+func parseRulesState(text string) (rulesState, error) {
+	parts := strings.Split(text, ":")
+	if len(parts) < 2 {
+		return rulesState{}, fmt.Errorf("bad rules state %q", text)
+	}
+	s := rulesState{sum: parts[0]}
+	var err error
+	if s.taken, err = strconv.ParseInt(parts[1], 10, 64); err != nil {
+		return rulesState{}, fmt.Errorf("bad rules state %q: %w", text, err)
+	}
+	for _, p := range parts[2:] {
+		var st fileStamp
+		if _, err := fmt.Sscanf(p, "%d.%d.%d", &st.dev, &st.ino, &st.ctime); err != nil {
+			return rulesState{}, fmt.Errorf("bad rules state %q: %w", text, err)
+		}
+		s.stamps = append(s.stamps, st)
+	}
+	return s, nil
+}
+
+// stampRules stamps the paths rulesFingerprint reads, in its order: a
+// missing one stamps as zero.
+func stampRules(cfg Config) []fileStamp {
+	if cfg.LandlockABI == 0 {
+		return nil
+	}
+	dirs, named := fingerprintPaths(cfg)
+	stamps := make([]fileStamp, 0, len(dirs)+len(named))
+	for i, p := range slices.Concat(dirs, named) {
+		// As rulesFingerprint reads them: a listed directory itself, a
+		// named path where it leads.
+		stat := unix.Stat
+		if i < len(dirs) {
+			stat = unix.Lstat
+		}
+		var st unix.Stat_t
+		if err := stat(p, &st); err != nil {
+			stamps = append(stamps, fileStamp{})
+			continue
+		}
+		fs := fileStamp{dev: st.Dev, ino: st.Ino}
+		if i < len(dirs) {
+			fs.ctime = st.Ctim.Nano()
+		}
+		stamps = append(stamps, fs)
+	}
+	return stamps
+}
+
+// fingerprintPaths are the directories whose entries the rules depend on
+// (sorted), and the other paths they name.
+func fingerprintPaths(cfg Config) (dirs, named []string) {
+	_, onTheWay := waysTo(cfg.DenyRead)
+	onTheWay["/"] = true
+	return slices.Sorted(maps.Keys(onTheWay)), append(slices.Concat(cfg.Writable, []string{"/dev"}), landlockDeviceFiles...)
+}
+
 // rulesFingerprint describes what cfg's Landlock rules are built from; it
 // is "" without Landlock.
 func rulesFingerprint(cfg Config) string {
 	if cfg.LandlockABI == 0 {
 		return ""
 	}
-	_, onTheWay := waysTo(cfg.DenyRead)
-	onTheWay["/"] = true
+	dirs, named := fingerprintPaths(cfg)
 	h := sha256.New()
 	buf := make([]byte, 32<<10)
-	for _, dir := range slices.Sorted(maps.Keys(onTheWay)) {
+	for _, dir := range dirs {
 		fmt.Fprintf(h, "%s\x00", dir)
 		var st unix.Stat_t
 		if err := unix.Lstat(dir, &st); err != nil {
@@ -56,7 +193,7 @@ func rulesFingerprint(cfg Config) string {
 	}
 	// A writable root's entries change with every file made in it: only
 	// which directory it is counts.
-	for _, p := range append(slices.Concat(cfg.Writable, []string{"/dev"}), landlockDeviceFiles...) {
+	for _, p := range named {
 		var st unix.Stat_t
 		if err := unix.Stat(p, &st); err != nil {
 			fmt.Fprintf(h, "%s -\n", p)

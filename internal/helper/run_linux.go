@@ -57,10 +57,10 @@ func Run(args []string) {
 	if cfg.ReapFD > 0 {
 		os.Exit(reap(cfg, status))
 	}
-	var fingerprint string
+	var rules rulesState
 	if cfg.Zygote {
 		// Before the rules are built: a change while they are is seen.
-		fingerprint = rulesFingerprint(cfg)
+		rules = takeRulesState(cfg)
 	}
 	if err := confineSelf(cfg); err != nil {
 		fail(err)
@@ -76,7 +76,7 @@ func Run(args []string) {
 		}
 	}
 	if cfg.Zygote {
-		execZygote(cfg, fingerprint)
+		execZygote(cfg, rules)
 	}
 	path, lookErr := exec.LookPath(cfg.Argv[0])
 	if status != nil {

@@ -89,12 +89,12 @@ const zygoteServeArg = "--zygote-serve"
 // runtime is created from it: all of the zygote is as confined as a
 // command. The zygote is told its config, and the fingerprint of what its
 // Landlock rules were built from (fingerprint_linux.go). It never returns.
-func execZygote(cfg Config, fingerprint string) {
+func execZygote(cfg Config, rules rulesState) {
 	ctl := cfg.StatusFD
 	if _, err := unix.FcntlInt(uintptr(ctl), unix.F_SETFD, 0); err != nil {
 		zygoteFail(ctl, fmt.Errorf("keeping the control socket across exec: %w", err))
 	}
-	argv := append([]string{os.Args[0], Arg, zygoteServeArg, strconv.Itoa(ctl), fingerprint}, cfg.Args()...)
+	argv := append([]string{os.Args[0], Arg, zygoteServeArg, strconv.Itoa(ctl), rules.String()}, cfg.Args()...)
 	err := unix.Exec("/proc/self/exe", argv, []string{})
 	zygoteFail(ctl, fmt.Errorf("starting the zygote: %w", err))
 }
@@ -108,14 +108,14 @@ type zygote struct {
 	// Otherwise (Landlock) it is its commands' child subreaper, Landlock's
 	// signal scoping keeps its kill(-1) to its own domain — its commands —
 	// and the reaper that started it stays outside as its own.
-	asInit      bool
-	mounts      []byte // the namespace's mountinfo at start (asInit)
-	fingerprint string
+	asInit bool
+	mounts []byte // the namespace's mountinfo at start (asInit)
+	rules  rulesState
 }
 
 // serveZygote serves requests on the control socket ctlArg until cordon
 // closes it. It never returns.
-func serveZygote(ctlArg, fingerprint string, cfgArgs []string) {
+func serveZygote(ctlArg, rulesArg string, cfgArgs []string) {
 	ctl, err := strconv.Atoi(ctlArg)
 	if err != nil || ctl < 3 {
 		fmt.Fprintf(os.Stderr, "cordon: the zygote's control socket: bad value %q\n", ctlArg)
@@ -126,7 +126,11 @@ func serveZygote(ctlArg, fingerprint string, cfgArgs []string) {
 	if err != nil {
 		zygoteFail(ctl, fmt.Errorf("the zygote's config: %w", err))
 	}
-	z := &zygote{ctl: ctl, cfg: cfg, asInit: os.Getpid() == 1, fingerprint: fingerprint}
+	rules, err := parseRulesState(rulesArg)
+	if err != nil {
+		zygoteFail(ctl, fmt.Errorf("the zygote's rules: %w", err))
+	}
+	z := &zygote{ctl: ctl, cfg: cfg, asInit: os.Getpid() == 1, rules: rules}
 	// Not dumpable, so that no command can read or write its memory,
 	// descriptors or environment through /proc (exec made it dumpable
 	// again).
@@ -196,7 +200,7 @@ func (z *zygote) stale() string {
 			return "the sandbox's mounts moved"
 		}
 	}
-	if rulesFingerprint(z.cfg) != z.fingerprint {
+	if !z.rules.holds(z.cfg) {
 		return "the files the sandbox's rules name changed"
 	}
 	return ""
