@@ -29,13 +29,14 @@ import (
 // workspace made anew, would be refused.
 //
 // The zygote trusts the ctimes of the directories its rules list while
-// they are older than a second when it looks (fingerprint_linux.go), and
-// hashes their entries otherwise: the test runs once with each change
-// made at once, and once with each made after the host has settled.
+// they are older than two seconds when it looks (racyWindow in
+// fingerprint_linux.go), and hashes their entries otherwise: the test
+// runs once with each change made at once, and once with each made after
+// the host has settled.
 func TestWarmLandlockRulesFollowTheHost(t *testing.T) {
 	t.Run("changes at once", func(t *testing.T) { testWarmLandlockRulesFollowTheHost(t, func() {}) })
 	t.Run("changes after a while", func(t *testing.T) {
-		testWarmLandlockRulesFollowTheHost(t, func() { time.Sleep(1200 * time.Millisecond) })
+		testWarmLandlockRulesFollowTheHost(t, func() { time.Sleep(2200 * time.Millisecond) })
 	})
 }
 

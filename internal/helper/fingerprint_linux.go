@@ -41,13 +41,18 @@ var landlockDeviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/
 // and ctime beside the fingerprint and hashes again only once one
 // differs — or while one is "racily clean", as git calls it: a ctime
 // within racyWindow of when the stamps were taken, since an older kernel
-// stamps ctimes from a clock that ticks only every few milliseconds, and
-// a change in the same tick as the stamp would keep it. (A ctime cannot
-// be set back but by setting the clock.)
+// stamps ctimes from a clock that ticks only every few milliseconds (some
+// file systems every second or two), and a change in the same tick as the
+// stamp would keep it. (A ctime cannot be set back but by setting the
+// clock.) This assumes the file system's clock, which stamps ctimes, and
+// this machine's, which dates the stamps, agree to within the window: a
+// network home whose server's clock runs behind by more could see a
+// second change in one tick go unnoticed.
 
 // racyWindow is how recent a ctime must be, against the time its stamp
-// was taken, for the stamp not to be trusted.
-const racyWindow = time.Second
+// was taken, for the stamp not to be trusted: two seconds, the coarsest
+// timestamps Linux file systems keep.
+const racyWindow = 2 * time.Second
 
 // rulesState is the fingerprint of what a zygote's rules were built from,
 // with the stamps that let it skip hashing while nothing changed.
