@@ -68,24 +68,38 @@ type fileStamp struct {
 	ctime    int64 // ns; 0 for a path whose entries do not count
 }
 
-// takeRulesState stamps and fingerprints what cfg's rules are built from:
-// the stamps first, so that a change while the entries are hashed shows in
-// them at the next check.
-func takeRulesState(cfg Config) rulesState {
+// rulesPaths are what a Landlock ruleset is built from: the directories
+// whose entries count (sorted), and the other paths it names. They follow
+// from the config alone, so a zygote works them out once.
+type rulesPaths struct{ dirs, named []string }
+
+// pathsOf is cfg's rulesPaths; none without Landlock.
+func pathsOf(cfg Config) rulesPaths {
+	if cfg.LandlockABI == 0 {
+		return rulesPaths{}
+	}
+	_, onTheWay := waysTo(cfg.DenyRead)
+	onTheWay["/"] = true
+	return rulesPaths{slices.Sorted(maps.Keys(onTheWay)), append(slices.Concat(cfg.Writable, []string{"/dev"}), landlockDeviceFiles...)}
+}
+
+// takeRulesState stamps and fingerprints what p names: the stamps first,
+// so that a change while the entries are hashed shows in them at the next
+// check.
+func takeRulesState(p rulesPaths) rulesState {
 	s := rulesState{taken: time.Now().UnixNano()}
-	s.stamps = stampRules(cfg)
-	s.sum = rulesFingerprint(cfg)
+	s.stamps = p.stamps()
+	s.sum = p.fingerprint()
 	return s
 }
 
-// holds reports whether what cfg's rules were built from is unchanged
-// since s was taken, and refreshes s's stamps when hashing was needed to
-// tell.
-func (s *rulesState) holds(cfg Config) bool {
-	if s.trusted(stampRules(cfg)) {
+// holds reports whether what p names is unchanged since s was taken, and
+// refreshes s's stamps when hashing was needed to tell.
+func (s *rulesState) holds(p rulesPaths) bool {
+	if s.trusted(p.stamps()) {
 		return true
 	}
-	now := takeRulesState(cfg)
+	now := takeRulesState(p)
 	if now.sum != s.sum {
 		return false
 	}
@@ -138,28 +152,24 @@ func parseRulesState(text string) (rulesState, error) {
 	return s, nil
 }
 
-// stampRules stamps the paths rulesFingerprint reads, in its order: a
-// missing one stamps as zero.
-func stampRules(cfg Config) []fileStamp {
-	if cfg.LandlockABI == 0 {
-		return nil
-	}
-	dirs, named := fingerprintPaths(cfg)
-	stamps := make([]fileStamp, 0, len(dirs)+len(named))
-	for i, p := range slices.Concat(dirs, named) {
-		// As rulesFingerprint reads them: a listed directory itself, a
-		// named path where it leads.
+// stamps stamps the paths fingerprint reads, in its order: a missing one
+// stamps as zero.
+func (p rulesPaths) stamps() []fileStamp {
+	stamps := make([]fileStamp, 0, len(p.dirs)+len(p.named))
+	for i, path := range slices.Concat(p.dirs, p.named) {
+		// As fingerprint reads them: a listed directory itself, a named
+		// path where it leads.
 		stat := unix.Stat
-		if i < len(dirs) {
+		if i < len(p.dirs) {
 			stat = unix.Lstat
 		}
 		var st unix.Stat_t
-		if err := stat(p, &st); err != nil {
+		if err := stat(path, &st); err != nil {
 			stamps = append(stamps, fileStamp{})
 			continue
 		}
 		fs := fileStamp{dev: st.Dev, ino: st.Ino}
-		if i < len(dirs) {
+		if i < len(p.dirs) {
 			fs.ctime = st.Ctim.Nano()
 		}
 		stamps = append(stamps, fs)
@@ -167,24 +177,15 @@ func stampRules(cfg Config) []fileStamp {
 	return stamps
 }
 
-// fingerprintPaths are the directories whose entries the rules depend on
-// (sorted), and the other paths they name.
-func fingerprintPaths(cfg Config) (dirs, named []string) {
-	_, onTheWay := waysTo(cfg.DenyRead)
-	onTheWay["/"] = true
-	return slices.Sorted(maps.Keys(onTheWay)), append(slices.Concat(cfg.Writable, []string{"/dev"}), landlockDeviceFiles...)
-}
-
-// rulesFingerprint describes what cfg's Landlock rules are built from; it
-// is "" without Landlock.
-func rulesFingerprint(cfg Config) string {
-	if cfg.LandlockABI == 0 {
+// fingerprint describes what p names; it is "" for no paths (no
+// Landlock).
+func (p rulesPaths) fingerprint() string {
+	if len(p.dirs) == 0 {
 		return ""
 	}
-	dirs, named := fingerprintPaths(cfg)
 	h := sha256.New()
 	buf := make([]byte, 32<<10)
-	for _, dir := range dirs {
+	for _, dir := range p.dirs {
 		fmt.Fprintf(h, "%s\x00", dir)
 		var st unix.Stat_t
 		if err := unix.Lstat(dir, &st); err != nil {
@@ -198,7 +199,7 @@ func rulesFingerprint(cfg Config) string {
 	}
 	// A writable root's entries change with every file made in it: only
 	// which directory it is counts.
-	for _, p := range named {
+	for _, p := range p.named {
 		var st unix.Stat_t
 		if err := unix.Stat(p, &st); err != nil {
 			fmt.Fprintf(h, "%s -\n", p)

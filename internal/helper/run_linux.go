@@ -60,7 +60,7 @@ func Run(args []string) {
 	var rules rulesState
 	if cfg.Zygote {
 		// Before the rules are built: a change while they are is seen.
-		rules = takeRulesState(cfg)
+		rules = takeRulesState(pathsOf(cfg))
 	}
 	if err := confineSelf(cfg); err != nil {
 		fail(err)

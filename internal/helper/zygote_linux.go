@@ -111,6 +111,7 @@ type zygote struct {
 	asInit bool
 	mounts []byte // the namespace's mountinfo at start (asInit)
 	rules  rulesState
+	paths  rulesPaths // what rules name, worked out once from cfg
 }
 
 // serveZygote serves requests on the control socket ctlArg until cordon
@@ -130,7 +131,7 @@ func serveZygote(ctlArg, rulesArg string, cfgArgs []string) {
 	if err != nil {
 		zygoteFail(ctl, fmt.Errorf("the zygote's rules: %w", err))
 	}
-	z := &zygote{ctl: ctl, cfg: cfg, asInit: os.Getpid() == 1, rules: rules}
+	z := &zygote{ctl: ctl, cfg: cfg, asInit: os.Getpid() == 1, rules: rules, paths: pathsOf(cfg)}
 	// Not dumpable, so that no command can read or write its memory,
 	// descriptors or environment through /proc (exec made it dumpable
 	// again).
@@ -200,7 +201,7 @@ func (z *zygote) stale() string {
 			return "the sandbox's mounts moved"
 		}
 	}
-	if !z.rules.holds(z.cfg) {
+	if !z.rules.holds(z.paths) {
 		return "the files the sandbox's rules name changed"
 	}
 	return ""

@@ -17,13 +17,14 @@ func TestSignalsScopedRefusesAnUnscopedProcess(t *testing.T) {
 	require.Contains(t, err.Error(), "signal scoping")
 }
 
-// BenchmarkRulesFingerprint is what a warm Landlock call pays before each
-// command to know its rules still hold (fingerprint_linux.go), for the
-// read-deny list of a home made for it.
+// BenchmarkRulesFingerprint is what a warm Landlock call pays before its
+// command when the stamps of its rules' directories are not to be trusted
+// (fingerprint_linux.go), for the read-deny list of a home made for it.
 func BenchmarkRulesFingerprint(b *testing.B) {
 	_, cfg := userHome(b)
+	paths := pathsOf(cfg)
 	for b.Loop() {
-		rulesFingerprint(cfg)
+		paths.fingerprint()
 	}
 }
 
@@ -51,8 +52,9 @@ func userHome(tb testing.TB) (string, Config) {
 func TestRulesStateSeesEveryChange(t *testing.T) {
 	for _, trusted := range []bool{false, true} {
 		home, cfg := userHome(t)
+		paths := pathsOf(cfg)
 		take := func() rulesState {
-			s := takeRulesState(cfg)
+			s := takeRulesState(paths)
 			if trusted {
 				// As if taken well after the directories last changed:
 				// the stamps alone decide.
@@ -64,13 +66,13 @@ func TestRulesStateSeesEveryChange(t *testing.T) {
 		back, err := parseRulesState(s.String())
 		require.NoError(t, err)
 		require.Equal(t, s, back)
-		require.Equal(t, trusted, s.trusted(stampRules(cfg)))
+		require.Equal(t, trusted, s.trusted(paths.stamps()))
 		// The home's ancestors are shared (/tmp): another test may change
 		// them meanwhile, so an unchanged host gets a few tries.
 		held := false
 		for try := 0; try < 5 && !held; try++ {
 			s := take()
-			held = s.holds(cfg)
+			held = s.holds(paths)
 		}
 		require.True(t, held, "an unchanged host")
 
@@ -85,7 +87,7 @@ func TestRulesStateSeesEveryChange(t *testing.T) {
 		} {
 			s := take()
 			change()
-			require.False(t, s.holds(cfg), "%s (trusted stamps: %v)", name, trusted)
+			require.False(t, s.holds(paths), "%s (trusted stamps: %v)", name, trusted)
 		}
 	}
 }
@@ -94,10 +96,11 @@ func TestRulesStateSeesEveryChange(t *testing.T) {
 // not proof that nothing changed in the same clock tick.
 func TestRacilyCleanStampsAreNotTrusted(t *testing.T) {
 	_, cfg := userHome(t)
-	s := takeRulesState(cfg)
-	require.False(t, s.trusted(stampRules(cfg)), "directories made just now")
+	paths := pathsOf(cfg)
+	s := takeRulesState(paths)
+	require.False(t, s.trusted(paths.stamps()), "directories made just now")
 	s.taken += int64(10 * racyWindow)
-	require.True(t, s.trusted(stampRules(cfg)))
+	require.True(t, s.trusted(paths.stamps()))
 }
 
 // BenchmarkRulesStateHolds is what the check costs a warm call while
@@ -105,13 +108,14 @@ func TestRacilyCleanStampsAreNotTrusted(t *testing.T) {
 // which it replaces.
 func BenchmarkRulesStateHolds(b *testing.B) {
 	_, cfg := userHome(b)
-	s := takeRulesState(cfg)
+	paths := pathsOf(cfg)
+	s := takeRulesState(paths)
 	s.taken += int64(10 * racyWindow)
 	for b.Loop() {
-		if !s.holds(cfg) {
+		if !s.holds(paths) {
 			// Another process changed /tmp, the home's parent: start
 			// again from what is there now.
-			s = takeRulesState(cfg)
+			s = takeRulesState(paths)
 			s.taken += int64(10 * racyWindow)
 		}
 	}
