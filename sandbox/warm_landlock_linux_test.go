@@ -116,12 +116,23 @@ func TestWarmLandlockZygoteIsOutOfReach(t *testing.T) {
 	// sandbox depends on the host too: a file made beside a read-deny path
 	// by another test ends it, by its fingerprint.)
 	const zygoteAlive = `kill -0 $PPID 2>&1 | grep -q 'not permitted' && echo "zygote alive"`
+	_, out := w.run(t.Context(), p, "echo $PPID")
+	zygotePid, err := strconv.Atoi(strings.TrimSpace(out))
+	require.NoError(t, err, out)
+	// And from the host: the same process, still the zygote.
+	aliveOnHost := func(what string) {
+		t.Helper()
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", zygotePid))
+		assert.NoError(t, err, "the zygote is gone from the host's process table after %s", what)
+		assert.Contains(t, string(cmdline), "--zygote-serve", "pid %d is no longer the zygote after %s", zygotePid, what)
+	}
 	res, out := w.run(t.Context(), p, `refused=0
 for sig in $(seq 1 64); do kill -s $sig $PPID 2>/dev/null || refused=$((refused+1)); done
 echo "refused $refused of 64"
 sleep 0.1; `+zygoteAlive)
 	assert.Equal(t, "refused 64 of 64\nzygote alive\n", out, "a command signalled its zygote")
 	assert.Equal(t, 0, res.ExitCode)
+	aliveOnHost("its commands' signals")
 
 	token := fmt.Sprintf("cordon-warm-kill-all-%d", time.Now().UnixNano())
 	res, out = w.run(t.Context(), p, leavers(token)+`
@@ -133,6 +144,7 @@ echo "the script goes on"`)
 	assert.Contains(t, out, "own process: 137\n", "kill(-1) reaches the command's own processes")
 	assert.Contains(t, out, "zygote alive\n", "the zygote outlived its commands' kill(-1)")
 	assert.True(t, strings.HasSuffix(out, "the script goes on\n"), "kill(-1) ended the script:\n%s", out)
+	aliveOnHost("its command's kill(-1)")
 	assert.Equal(t, 0, res.ExitCode)
 	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
 
