@@ -60,6 +60,24 @@ func (w *warmFixture) run(ctx context.Context, p ExecutionPolicy, script string)
 	return res, out.String()
 }
 
+// keeps reports whether call, run with one sandbox idle, leaves that same
+// sandbox idle after it. Under Landlock a sandbox also ends, rightly, when
+// a directory on the way to a read-deny entry changes (its fingerprint),
+// and /var/tmp and the tests' shared root are such directories, where
+// tests running beside this one make theirs: a quiet moment gets a few
+// tries. (Compared by identity: the sandboxes are live processes.)
+func (w *warmFixture) keeps(call func()) bool {
+	for try := 0; try < 5; try++ {
+		before := w.idle()
+		call()
+		after := w.idle()
+		if len(before) == 1 && len(after) == 1 && before[0] == after[0] {
+			return true
+		}
+	}
+	return false
+}
+
 // idle is the executor's idle warm sandboxes.
 func (w *warmFixture) idle() []*zygoteProc {
 	w.ex.warm.mu.Lock()
@@ -86,11 +104,10 @@ func testWarmSandboxIsReusedWhileThePolicyHolds(t *testing.T, w *warmFixture) {
 		// The zygote's parent is the reaper, outside the sandbox.
 		assert.Regexp(t, fmt.Sprintf(`^parent=\d+ grandparent=%d\n$`, first[0].cmd.Process.Pid), out)
 	}
-	res, out = w.run(t.Context(), p, `echo "parent=$PPID"; exit 3`)
-	assert.Equal(t, 3, res.ExitCode, out)
-	again := w.idle()
-	require.Len(t, again, 1)
-	assert.Same(t, first[0], again[0], "the second call ran in the first one's sandbox")
+	assert.True(t, w.keeps(func() {
+		res, out := w.run(t.Context(), p, `echo "parent=$PPID"; exit 3`)
+		assert.Equal(t, 3, res.ExitCode, out)
+	}), "the second call ran in the first one's sandbox")
 	data, _ := os.ReadFile(w.wsFile)
 	assert.Equal(t, "inside\nhi\n", string(data), "a write in the workspace lands")
 
@@ -349,16 +366,15 @@ func testWarmCallThatCannotStartRunsCold(t *testing.T, w *warmFixture) {
 	require.Error(t, coldErr)
 	assert.Equal(t, coldErr.Error(), err.Error())
 
-	var out bytes.Buffer
 	big := strings.Repeat("x", 100<<10) // twice: more than one request holds, less than exec takes
-	res, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{"bash", "-c", `echo $(( ${#BIG1} + ${#BIG2} ))`}, Dir: w.ws,
-		Env: append(Environ(os.Environ(), nil), "BIG1="+big, "BIG2="+big), Stdout: &out, Stderr: &out})
-	require.NoError(t, err)
-	assert.Equal(t, 0, res.ExitCode)
-	assert.Equal(t, fmt.Sprintf("%d\n", 200<<10), out.String())
-	after := w.idle()
-	require.Len(t, after, 1)
-	assert.Same(t, before[0], after[0], "the sandbox served on")
+	assert.True(t, w.keeps(func() {
+		var out bytes.Buffer
+		res, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{"bash", "-c", `echo $(( ${#BIG1} + ${#BIG2} ))`}, Dir: w.ws,
+			Env: append(Environ(os.Environ(), nil), "BIG1="+big, "BIG2="+big), Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		assert.Equal(t, 0, res.ExitCode)
+		assert.Equal(t, fmt.Sprintf("%d\n", 200<<10), out.String())
+	}), "the sandbox served on")
 }
 
 // assertZygoteProcRefused: a command can neither read nor write the zygote

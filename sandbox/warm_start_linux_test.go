@@ -179,7 +179,7 @@ func TestWarmLateRefusal(t *testing.T) {
 	assert.Equal(t, "/gone: chdir: no such file or directory", out.RunnerFailure)
 	assert.Equal(t, 125, out.ExitCode)
 	assert.False(t, input.read.Load(), "the input of a command that never ran was read")
-	assert.Equal(t, []*zygoteProc{f.z}, pool.idle, "a zygote that serves on is given back")
+	assert.True(t, len(pool.idle) == 1 && pool.idle[0] == f.z, "a zygote that serves on is given back")
 }
 
 // readRecorder is an input that records whether it was read.
@@ -198,14 +198,13 @@ func TestWarmLongRefusalIsRead(t *testing.T) {
 	eachWarmBackend(t, func(t *testing.T, w *warmFixture) {
 		p := w.policy(WorkspaceWrite, NetworkDeny)
 		w.run(t.Context(), p, "true")
-		before := w.idle()
-		require.Len(t, before, 1)
 		long := "/" + strings.Repeat("a", 5000)
-		var out bytes.Buffer
-		res, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{long}, Dir: p.WorkspaceRoot,
-			Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true})
-		require.NoError(t, err)
-		assert.Equal(t, 127, res.ExitCode, out.String())
-		assert.Equal(t, before, w.idle(), "the sandbox was ended for a command that could not start")
+		assert.True(t, w.keeps(func() {
+			var out bytes.Buffer
+			res, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{long}, Dir: p.WorkspaceRoot,
+				Env: Environ(os.Environ(), nil), Stdout: &out, Stderr: &out, OwnGroup: true})
+			require.NoError(t, err)
+			assert.Equal(t, 127, res.ExitCode, out.String())
+		}), "the sandbox was ended for a command that could not start")
 	})
 }
