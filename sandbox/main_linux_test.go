@@ -186,15 +186,22 @@ func unwrapErrno(err error) error {
 	return nil
 }
 
-// testRoot holds everything the tests create. It lives under /var/tmp,
-// not /tmp: bwrap gives the sandbox a private /tmp, and files the tests
-// expect to see inside must be visible there.
+// testRoot holds everything the tests create. It lives under / (or
+// /var/tmp), not /tmp: bwrap gives the sandbox a private /tmp, and files
+// the tests expect to see inside must be visible there.
 var testRoot string
 
 func testBase(t testing.TB) string {
 	t.Helper()
 	if testRoot == "" {
-		dir, err := os.MkdirTemp("/var/tmp", "cordon-sandbox-test-")
+		// At the top of the file system where it may (root, as in CI):
+		// a warm Landlock sandbox ends, rightly, when a directory on the
+		// way to a read-deny entry changes, and the tests of other
+		// packages, running beside these, make theirs in /var/tmp.
+		dir, err := os.MkdirTemp("/", "cordon-sandbox-test-")
+		if err != nil {
+			dir, err = os.MkdirTemp("/var/tmp", "cordon-sandbox-test-")
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
