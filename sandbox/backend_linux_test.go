@@ -345,7 +345,8 @@ func TestBackendDiesWithCordon(t *testing.T) {
 	eachBackend(t, func(t *testing.T, prov Provider) {
 		token := fmt.Sprintf("cordon-orphan-%d", time.Now().UnixNano())
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperParent$")
-		cmd.Env = append(os.Environ(), "CORDON_TEST_PARENT_BACKEND="+prov.Name(), "CORDON_TEST_TOKEN="+token)
+		testBase(t) // the root the child's fixture goes in
+		cmd.Env = append(os.Environ(), "CORDON_TEST_PARENT_BACKEND="+prov.Name(), "CORDON_TEST_TOKEN="+token, testRootEnv+"="+testRoot)
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())

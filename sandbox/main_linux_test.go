@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	if testRoot != "" {
+	if testRoot != "" && os.Getenv(testRootEnv) == "" {
 		os.RemoveAll(testRoot)
 	}
 	os.Exit(code)
@@ -191,8 +191,16 @@ func unwrapErrno(err error) error {
 // the tests expect to see inside must be visible there.
 var testRoot string
 
+// testRootEnv hands a test's root to a test binary it runs as a child
+// (TestHelperParent): killed, the child could not remove a root of its
+// own, and the parent removes its own with everything in it.
+const testRootEnv = "CORDON_TEST_ROOT"
+
 func testBase(t testing.TB) string {
 	t.Helper()
+	if testRoot == "" {
+		testRoot = os.Getenv(testRootEnv)
+	}
 	if testRoot == "" {
 		// At the top of the file system where it may (root, as in CI):
 		// a warm Landlock sandbox ends, rightly, when a directory on the
