@@ -123,29 +123,39 @@ func fdPath(fd int) (string, error) {
 
 // lineage returns the identity of the directory behind fd and of every
 // ancestor up to "/", walking ".." from the handle itself so that it follows
-// the real tree (through mount points), not a path string.
+// the real tree (through mount points), not a path string. Each level is one
+// stat of "..", "../..", … relative to the handle, rather than an open, a
+// stat and a close of each ancestor (a fenced open walks the whole
+// lineage, and system calls are most of its cost); every anchorEvery
+// levels the walk opens the ancestor it reached and goes on from there, so
+// that no path grows long.
 func lineage(fd int) ([]fileID, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
 	}
-	ids := []fileID{idOf(&st)}
+	ids := make([]fileID, 1, 16)
+	ids[0] = idOf(&st)
 	from, owned := fd, -1
 	defer func() {
 		if owned >= 0 {
 			unix.Close(owned)
 		}
 	}()
+	up := 0 // levels above from
 	for range maxDepth {
-		pfd, err := unix.Openat(from, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, err
+		if up == anchorEvery {
+			pfd, err := unix.Openat(from, dotdots(up), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return nil, err
+			}
+			if owned >= 0 {
+				unix.Close(owned)
+			}
+			owned, from, up = pfd, pfd, 0
 		}
-		if owned >= 0 {
-			unix.Close(owned)
-		}
-		owned, from = pfd, pfd
-		if err := unix.Fstat(pfd, &st); err != nil {
+		up++
+		if err := unix.Fstatat(from, dotdots(up), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, err
 		}
 		id := idOf(&st)
@@ -156,6 +166,15 @@ func lineage(fd int) ([]fileID, error) {
 	}
 	return nil, bug("directory nesting deeper than %d", maxDepth)
 }
+
+// anchorEvery is how many levels lineage climbs by one ".." path.
+const anchorEvery = 32
+
+// upPaths holds "../" anchorEvery times; dotdots slices it.
+var upPaths = strings.Repeat("../", anchorEvery)
+
+// dotdots is the relative path n levels up: "..", "../..", …
+func dotdots(n int) string { return upPaths[:3*n-1] }
 
 // dirHandle is an O_PATH handle on a directory inside a writable root.
 type dirHandle struct{ fd int }
