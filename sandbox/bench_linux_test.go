@@ -1,12 +1,13 @@
 package sandbox
 
 import (
-	"github.com/cordonhq/cordon/internal/helper"
-
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/cordonhq/cordon/internal/helper"
 )
 
 // BenchmarkConfineExecTrue compares a confined `true` with its floor: a plain
@@ -190,5 +191,30 @@ func BenchmarkGuard(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(c.guard.paths())), "paths")
 		})
+	}
+}
+
+// BenchmarkFindRepos is the search for repositories in a workspace of some
+// 3,000 directories, which the audit after every workspace-write command
+// repeats (audit.go), and resolving a policy too.
+func BenchmarkFindRepos(b *testing.B) {
+	ws := b.TempDir()
+	for i := range 15 {
+		for j := range 14 {
+			for k := range 14 {
+				if err := os.MkdirAll(filepath.Join(ws, fmt.Sprintf("a%d/b%d/c%d", i, j, k)), 0o755); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "a3", "b2", ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		repos, incomplete, err := findRepos([]string{ws}, nil)
+		if err != nil || incomplete || len(repos) != 1 {
+			b.Fatal(repos, incomplete, err)
+		}
 	}
 }

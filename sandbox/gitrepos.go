@@ -73,19 +73,23 @@ func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bo
 				break
 			}
 			in.tree(cur.dir)
-			r, ok, err := repoAt(cur.dir, in)
-			if err != nil {
-				return nil, false, err
+			var entries []fs.DirEntry
+			listed := false
+			if cur.depth < repoScanDepth {
+				var lerr error
+				entries, lerr = os.ReadDir(cur.dir)
+				listed = lerr == nil // unreadable: looked at for its .git only
 			}
-			if ok {
-				addRepo(r)
-			}
-			if cur.depth >= repoScanDepth {
-				continue
-			}
-			entries, err := os.ReadDir(cur.dir)
-			if err != nil {
-				continue // unreadable: nothing git could read there either
+			// A listing says whether there is a .git to look at: most
+			// directories have none, and a search is mostly system calls.
+			if !listed || slices.ContainsFunc(entries, isDotGit) {
+				r, ok, err := repoAt(cur.dir, in)
+				if err != nil {
+					return nil, false, err
+				}
+				if ok {
+					addRepo(r)
+				}
 			}
 			for _, e := range entries {
 				if !e.IsDir() || e.Name() == ".git" || slices.Contains(repoScanSkip, e.Name()) {
@@ -102,6 +106,8 @@ func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bo
 	}
 	return repos, incomplete, nil
 }
+
+func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }
 
 // repoAt returns the repository whose .git lies in dir, if any.
 func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {

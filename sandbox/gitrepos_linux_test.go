@@ -148,3 +148,19 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, again, "nothing is left to disarm")
 }
+
+// TestProtectedRepositoryInAnUnlistableDirectory: a directory its owner
+// may enter but not list (mode 0311) still has its .git looked at, as git
+// would find it there. Root lists it anyway; TestUnprivileged runs this as
+// nobody, where the listing fails.
+func TestProtectedRepositoryInAnUnlistableDirectory(t *testing.T) {
+	ws := t.TempDir()
+	locked := filepath.Join(ws, "locked")
+	require.NoError(t, os.MkdirAll(filepath.Join(locked, ".git", "hooks"), 0o755))
+	require.NoError(t, os.Chmod(locked, 0o311))
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	repos, _, err := findRepos([]string{ws}, nil)
+	require.NoError(t, err)
+	require.Len(t, repos, 1)
+	assert.Equal(t, filepath.Join(locked, ".git"), repos[0].GitDir)
+}
