@@ -3,12 +3,16 @@
 package mcpserver_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -45,6 +49,54 @@ func TestBashReportsProtection(t *testing.T) {
 			cfg, err := os.ReadFile(filepath.Join(w.ws, ".git", "config"))
 			require.NoError(t, err)
 			assert.NotContains(t, string(cfg), "hooksPath")
+		})
+	}
+}
+
+// TestOverlappingCallsCannotArmARepository: a model that makes a
+// repository in one call and keeps a second call running beside it (two
+// tool calls in parallel, as agents make them) must not get that
+// repository's hooks and configuration past the audit. The second call's
+// policy finds the repository and protects it as it then is; the audit
+// after the last call must still take it for one a command made. The
+// human's git in it afterwards runs nothing.
+func TestOverlappingCallsCannotArmARepository(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			git := exec.Command("git", "init", "-q")
+			git.Dir = w.ws
+			require.NoError(t, git.Run())
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
+			canary := filepath.Join(w.outside, "RAN")
+			x := filepath.Join(w.ws, "x")
+
+			arm := fmt.Sprintf(`git init -q x && printf '#!/bin/sh\ntouch %[1]s\n' > x/.git/hooks/post-checkout && chmod +x x/.git/hooks/post-checkout &&
+git -C x config core.fsmonitor 'touch %[1]s; false' && touch x/armed && sleep 3; echo armed`, canary)
+			first := make(chan *mcp.CallToolResult, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": arm}})
+				if err != nil {
+					res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+				}
+				first <- res
+			}()
+			require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(x, "armed")); return err == nil },
+				30*time.Second, 20*time.Millisecond, "the first call arms the repository")
+			res := call(t, cs, "bash", map[string]any{"command": "echo beside"})
+			assert.Contains(t, text(res), "beside")
+			res = <-first
+			assert.Contains(t, text(res), "armed")
+			assert.Contains(t, text(res), filepath.Join(x, ".git", "hooks", "post-checkout"), "the model is told what was disarmed")
+
+			assert.NoFileExists(t, filepath.Join(x, ".git", "hooks", "post-checkout"))
+			status := exec.Command("git", "status")
+			status.Dir = x
+			out, err := status.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.NoFileExists(t, canary, "the human's git status in the repository ran what the model planted")
 		})
 	}
 }

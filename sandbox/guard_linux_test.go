@@ -197,3 +197,53 @@ func TestRecoverGuards(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(root, ".envrc"))
 	assert.NoDirExists(t, guardDir(state), "nothing of the guard stays on disk between calls")
 }
+
+// TestGuardStoreAuditsRepositoriesMadeBeforeAJoin: a repository that an
+// earlier call's command made is new to the baseline, even though a call
+// that joins afterwards finds it when its policy is resolved (and
+// protects its hooks, as they are by then). Parallel tool calls, or a
+// background process that holds the root, make such overlaps an ordinary
+// thing for a model to arrange.
+func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
+	for name, store := range map[string]func(t *testing.T) guardStore{
+		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
+		"mem":  func(*testing.T) guardStore { return memStore },
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := testBase(t)
+			gitOut(t, root, "init", "-q")
+			before, _, err := findRepos([]string{root}, nil)
+			require.NoError(t, err)
+			set := func(repos []GitRepo) guardSet {
+				s := guardSet{Root: root, Repos: repoIDs(repos)}
+				for _, r := range repos {
+					s.Paths = append(s.Paths, filepath.Join(r.GitDir, "hooks"), filepath.Join(r.GitDir, "config"))
+				}
+				return s
+			}
+			s := store(t)
+			first, err := s.begin(set(before))
+			require.NoError(t, err)
+
+			// The first call's command makes a repository, armed.
+			x := filepath.Join(root, "x")
+			require.NoError(t, os.MkdirAll(x, 0o755))
+			gitOut(t, x, "init", "-q")
+			hook := filepath.Join(x, ".git", "hooks", "post-checkout")
+			require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+			gitOut(t, x, "config", "core.fsmonitor", "./evil.sh")
+
+			after, _, err := findRepos([]string{root}, nil)
+			require.NoError(t, err)
+			require.Len(t, after, 2)
+			second, err := s.begin(set(after))
+			require.NoError(t, err)
+			_, err = first.end()
+			require.NoError(t, err)
+			_, err = second.end()
+			require.NoError(t, err)
+			assert.NoFileExists(t, hook, "the hook a command planted in a repository it made")
+			assert.NotContains(t, gitOut(t, x, "config", "--list", "--local"), "fsmonitor")
+		})
+	}
+}

@@ -55,7 +55,9 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 }
 
 // add records the paths of set that the baseline does not hold yet (a
-// later call's policy may protect more).
+// later call's policy may protect more). Their state is what the joining
+// call found, which an overlapping command may have changed already; what
+// that leaves in a repository the baseline does not know, the audit undoes.
 func (b *guardBaseline) add(set guardSet) error {
 	r, err := os.OpenRoot(b.Root)
 	if err != nil {
@@ -80,11 +82,9 @@ func (b *guardBaseline) add(set guardSet) error {
 		}
 		b.Paths[rel] = &st
 	}
-	for _, g := range set.Repos {
-		if !slices.Contains(b.Repos, g) {
-			b.Repos = append(b.Repos, g)
-		}
-	}
+	// The repositories stay the first call's: one that a later call's
+	// policy finds may have been made by an earlier call's command, and
+	// is audited like any other that appeared.
 	return nil
 }
 
