@@ -100,3 +100,39 @@ git -C x config core.fsmonitor 'touch %[1]s; false' && touch x/armed && sleep 3;
 		})
 	}
 }
+
+// TestMovedRepositoryIsAudited: a nested repository moved to a new place
+// (its directory renamed) keeps its gitdir's identity, but leaves the
+// paths the guard keeps, which are guarded by name. Its hooks and
+// configuration at the new place are the command's: the human's git there
+// runs none of them.
+func TestMovedRepositoryIsAudited(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			sub := filepath.Join(w.ws, "sub")
+			require.NoError(t, os.MkdirAll(sub, 0o755))
+			git := exec.Command("git", "init", "-q")
+			git.Dir = sub
+			require.NoError(t, git.Run())
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
+			canary := filepath.Join(w.outside, "RAN")
+			moved := filepath.Join(w.ws, "moved")
+			res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`mv sub moved 2>&1; cd moved || exit 1
+printf '#!/bin/sh\ntouch %[1]s\n' > .git/hooks/post-checkout 2>&1; chmod +x .git/hooks/post-checkout 2>&1
+git config core.fsmonitor 'touch %[1]s; false' 2>&1; echo done`, canary)})
+			assert.Contains(t, text(res), "done")
+			for _, dir := range []string{sub, moved} {
+				if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
+					continue // not a repository
+				}
+				status := exec.Command("git", "status")
+				status.Dir = dir
+				out, err := status.CombinedOutput()
+				require.NoError(t, err, "%s", out)
+			}
+			assert.NoFileExists(t, filepath.Join(moved, ".git", "hooks", "post-checkout"))
+			assert.NoFileExists(t, canary, "the human's git status ran what the model planted")
+		})
+	}
+}

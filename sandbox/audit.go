@@ -25,8 +25,9 @@ import (
 // removed. From the next call on it is protected like any other.
 
 // auditNewRepos disarms the repositories beneath root whose gitdir is not
-// among known (repoIDs: by identity, so that a gitdir replaced by a new
-// one of the same name is new, and a repository moved elsewhere is not).
+// among known (repoIDs): by identity and place, so that a gitdir replaced
+// by a new one of the same name is new, and so is a known one moved
+// elsewhere — its hooks and configuration there were never guarded.
 func auditNewRepos(root string, known []string) ([]Change, error) {
 	repos, _, err := findRepos([]string{root}, nil)
 	if err != nil && !errors.Is(err, errProtectedSymlink) {
@@ -35,7 +36,7 @@ func auditNewRepos(root string, known []string) ([]Change, error) {
 	var changes []Change
 	var errs []error
 	for _, r := range repos {
-		if r.GitDir == "" || slices.Contains(known, repoID(r.GitDir)) || !Within(r.GitDir, root) {
+		if r.GitDir == "" || knownRepo(known, r.GitDir) || !Within(r.GitDir, root) {
 			continue
 		}
 		c, err := disarm(r, root, known)
@@ -45,22 +46,38 @@ func auditNewRepos(root string, known []string) ([]Change, error) {
 	return changes, errors.Join(errs...)
 }
 
-// repoIDs are what a baseline remembers of repositories: their gitdirs'
-// identities (device and inode; the path where there is none).
+// repoIDs are what a baseline remembers of repositories: each gitdir's
+// identity (device and inode; the path where there is none) and its path.
 func repoIDs(repos []GitRepo) []string {
 	var ids []string
 	for _, r := range repos {
 		if r.GitDir == "" {
 			continue
 		}
-		if id := repoID(r.GitDir); !slices.Contains(ids, id) {
+		if id := repoKey(r.GitDir); !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
-func repoID(gitdir string) string {
+func repoKey(gitdir string) string { return repoIdentity(gitdir) + "\x00" + gitdir }
+
+// knownRepo reports whether gitdir is among known, where it was then.
+// An entry without a path (a baseline that an older cordon left) matches
+// by identity alone.
+func knownRepo(known []string, gitdir string) bool {
+	id := repoIdentity(gitdir)
+	key := id + "\x00" + gitdir
+	for _, k := range known {
+		if k == key || k == id {
+			return true
+		}
+	}
+	return false
+}
+
+func repoIdentity(gitdir string) string {
 	if fi, err := os.Lstat(gitdir); err == nil {
 		if id := fileIdentity(fi); id != "" {
 			return id
@@ -72,7 +89,7 @@ func repoID(gitdir string) string {
 func disarm(r GitRepo, root string, known []string) ([]Change, error) {
 	var changes []Change
 	var errs []error
-	newCommon := !slices.Contains(known, repoID(r.CommonDir))
+	newCommon := !knownRepo(known, r.CommonDir)
 	// A linked worktree's gitdir lives in <commondir>/worktrees/<name>;
 	// a commondir pointing anywhere else borrows another repository's
 	// hooks and configuration.

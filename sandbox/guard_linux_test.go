@@ -247,3 +247,24 @@ func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardAuditsARepositoryMovedAway: a known gitdir that a command moves
+// to another place keeps its identity; its hooks there were never guarded.
+func TestGuardAuditsARepositoryMovedAway(t *testing.T) {
+	root := testBase(t)
+	gitOut(t, root, "init", "-q")
+	repos, _, err := findRepos([]string{root}, nil)
+	require.NoError(t, err)
+	set := guardSet{Root: root, Repos: repoIDs(repos),
+		Paths: []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config")}}
+	h, err := memStore.begin(set)
+	require.NoError(t, err)
+	x := filepath.Join(root, "x")
+	require.NoError(t, os.MkdirAll(x, 0o755))
+	require.NoError(t, os.Rename(filepath.Join(root, ".git"), filepath.Join(x, ".git")))
+	hook := filepath.Join(x, ".git", "hooks", "post-checkout")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	_, err = h.end()
+	require.NoError(t, err)
+	assert.NoFileExists(t, hook)
+}

@@ -12,6 +12,10 @@ import (
 	"time"
 )
 
+// movedRepoGap is README.md's limitation about renaming a directory that
+// holds protected paths.
+const movedRepoGap = "both backends protect paths by name: renaming a directory above them (a nested repository's) moves them along, and cordon audits the repository at its new place"
+
 // persistenceCases plant something in the workspace (or in HOME, when the
 // workspace is HOME) that a human runs later, outside the sandbox: git's
 // submodule gitdirs, config-named programs, worktree config, nested
@@ -142,6 +146,25 @@ git config --worktree core.fsmonitor '%[3]s; false' 2>&1; cat .git/config.worktr
 				return map[string]any{"path": "a/b/sub/.git/config", "old_string": "[core]", "new_string": "[core]\n\thooksPath = evil-hooks"}
 			}},
 		},
+	},
+	{
+		Name:  "nested-repo-moved",
+		Doc:   "rename a nested repository's directory (W/sub to W/moved: its gitdir keeps its identity, and leaves the paths guarded by name), then plant a pre-commit hook and core.fsmonitor there: the human's next commit in it runs them",
+		Modes: ww,
+		Setup: func(r *run) { gitInit(r.t, filepath.Join(r.w.ws, "sub")) },
+		Script: func(r *run) string {
+			return fmt.Sprintf(`mv sub moved 2>&1; printf '%[1]s' > moved/.git/hooks/pre-commit; chmod +x moved/.git/hooks/pre-commit; git -C moved config core.fsmonitor '%[2]s; false' 2>&1`,
+				hookPayload(r), r.payload("moved-fsmonitor"))
+		},
+		// What the human's git runs is an escape under any gap.
+		Check: func(r *run) []string {
+			var ev []string
+			for _, e := range humanRunsGitIn(r, filepath.Join(r.w.ws, "moved"), filepath.Join(r.w.ws, "sub")) {
+				ev = append(ev, "!"+e)
+			}
+			return ev
+		},
+		Expect: map[string]outcome{"bwrap": gap(movedRepoGap), "landlock": gap(movedRepoGap)},
 	},
 	{
 		Name:  "nested-repo-gitfile",
