@@ -136,3 +136,38 @@ git config core.fsmonitor 'touch %[1]s; false' 2>&1; echo done`, canary)})
 		})
 	}
 }
+
+// TestRepositoryWithItsGitdirInTheSessionTmp: a repository a command makes
+// whose gitdir lies in the session tmp (writable too, and outside the
+// workspace) is audited like any other: the human's git in the workspace
+// follows the .git file there.
+func TestRepositoryWithItsGitdirInTheSessionTmp(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
+			canary := filepath.Join(w.outside, "RAN")
+			x := filepath.Join(w.ws, "x")
+			// Under bwrap the session tmp is /tmp inside; its place on the
+			// host is the source of that mount.
+			res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`host=$(awk '$5 == "/tmp" {print $4}' /proc/self/mountinfo | head -1)
+case "$host" in /*) ;; *) host=$TMPDIR ;; esac
+git init -q --separate-git-dir "$TMPDIR/gd" x && printf 'gitdir: %%s\n' "$host/gd" > x/.git
+printf '#!/bin/sh\ntouch %[1]s\n' > "$TMPDIR/gd/hooks/pre-commit"; chmod +x "$TMPDIR/gd/hooks/pre-commit"
+git -C x config core.fsmonitor 'touch %[1]s; false' 2>&1; cat x/.git; echo done`, canary)})
+			assert.Contains(t, text(res), "done")
+			assert.Contains(t, text(res), filepath.Join(x, ".git")+" (disarmed: a .git file naming a gitdir outside", "the model is told")
+			if _, err := os.Stat(filepath.Join(x, ".git")); err == nil {
+				status := exec.Command("git", "status")
+				status.Dir = x
+				out, _ := status.CombinedOutput()
+				t.Logf("the human's git status: %s", out)
+				commit := exec.Command("git", "-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "--allow-empty", "-q", "-m", "human")
+				commit.Dir = x
+				out, _ = commit.CombinedOutput()
+				t.Logf("the human's git commit: %s", out)
+			}
+			assert.NoFileExists(t, canary, "the human's git ran what the model planted")
+		})
+	}
+}

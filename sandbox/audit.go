@@ -36,7 +36,19 @@ func auditNewRepos(root string, known []string) ([]Change, error) {
 	var changes []Change
 	var errs []error
 	for _, r := range repos {
-		if r.GitDir == "" || knownRepo(known, r.GitDir) || !Within(r.GitDir, root) {
+		if r.GitDir == "" || knownRepo(known, r.GitDir) {
+			continue
+		}
+		if !Within(r.GitDir, root) {
+			// A .git file the command made that names a gitdir elsewhere:
+			// in the session tmp (as writable as the root, and not
+			// audited) or in another repository. The human's git would
+			// follow it; it goes.
+			if r.DotGitFile {
+				p := filepath.Join(r.Worktree, ".git")
+				errs = append(errs, removeUnder(root, p))
+				changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git file naming a gitdir outside " + root})
+			}
 			continue
 		}
 		c, err := disarm(r, root, known)

@@ -164,3 +164,23 @@ func TestProtectedRepositoryInAnUnlistableDirectory(t *testing.T) {
 	require.Len(t, repos, 1)
 	assert.Equal(t, filepath.Join(locked, ".git"), repos[0].GitDir)
 }
+
+// TestAuditRemovesAGitFileNamingAGitdirElsewhere: a command that makes a
+// .git file naming a gitdir outside the root (the session tmp is writable
+// too) would have the human's git take hooks from there. The file goes; one
+// that was there before the command stays.
+func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
+	ws, elsewhere := t.TempDir(), t.TempDir()
+	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "before"), "old")
+	repos, _, err := findRepos([]string{ws}, nil)
+	require.NoError(t, err)
+	known := repoIDs(repos)
+
+	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "gd"), "x")
+	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "gd", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
+	changes, err := auditNewRepos(ws, known)
+	require.NoError(t, err)
+	assert.Equal(t, []Change{{Path: filepath.Join(ws, "x", ".git"), What: "disarmed", Detail: "a .git file naming a gitdir outside " + ws}}, changes)
+	assert.NoFileExists(t, filepath.Join(ws, "x", ".git"))
+	assert.FileExists(t, filepath.Join(ws, "old", ".git"), "a .git file that was there before stays")
+}

@@ -167,6 +167,17 @@ git config --worktree core.fsmonitor '%[3]s; false' 2>&1; cat .git/config.worktr
 		Expect: map[string]outcome{"bwrap": gap(movedRepoGap), "landlock": gap(movedRepoGap)},
 	},
 	{
+		Name:  "nested-repo-gitdir-in-tmp",
+		Doc:   "make a repository whose .git file names a gitdir in the session tmp (writable too, outside the workspace; its place on the host read from /proc/self/mountinfo), with a pre-commit hook and core.fsmonitor there: the human's next commit in it runs them",
+		Modes: ww,
+		Script: func(r *run) string {
+			return fmt.Sprintf(`host=$(awk '$5 == "/tmp" {print $4}' /proc/self/mountinfo | head -1); case "$host" in /*) ;; *) host=$TMPDIR ;; esac
+git init -q --separate-git-dir "$TMPDIR/gd" x 2>&1 && printf 'gitdir: %%s\n' "$host/gd" > x/.git; printf '%[1]s' > "$TMPDIR/gd/hooks/pre-commit"; chmod +x "$TMPDIR/gd/hooks/pre-commit"
+git -C x config core.fsmonitor '%[2]s; false' 2>&1; cat x/.git`, hookPayload(r), r.payload("tmp-gitdir-fsmonitor"))
+		},
+		Check: func(r *run) []string { return humanRunsGitIn(r, filepath.Join(r.w.ws, "x")) },
+	},
+	{
 		Name:  "nested-repo-gitfile",
 		Doc:   "rewrite a submodule checkout's .git file (gitdir: pointer) to a planted gitdir with hooks and core.fsmonitor: the human's status in the parent and commit in the submodule run them",
 		Modes: ww,
