@@ -171,3 +171,31 @@ git -C x config core.fsmonitor 'touch %[1]s; false' 2>&1; cat x/.git; echo done`
 		})
 	}
 }
+
+// TestSymlinkedGitDoesNotStopTheAudit: a .git symlink anywhere in the
+// workspace makes cordon refuse to build the next sandbox, but must not
+// stop the audit of the repositories the command made beside it.
+func TestSymlinkedGitDoesNotStopTheAudit(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
+			canary := filepath.Join(w.outside, "RAN")
+			x := filepath.Join(w.ws, "x")
+			res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`git init -q x && printf '#!/bin/sh\ntouch %[1]s\n' > x/.git/hooks/pre-commit && chmod +x x/.git/hooks/pre-commit
+git -C x config core.fsmonitor 'touch %[1]s; false'; mkdir a && ln -s /nonexistent a/.git; echo done`, canary)})
+			assert.Contains(t, text(res), "done")
+			assert.Contains(t, text(res), filepath.Join(w.ws, "a", ".git")+" (disarmed: a .git that is a symlink)", "the model is told")
+			assert.NoFileExists(t, filepath.Join(x, ".git", "hooks", "pre-commit"))
+			_, err := os.Lstat(filepath.Join(w.ws, "a", ".git"))
+			assert.ErrorIs(t, err, os.ErrNotExist, "the symlink is gone: the next call can build its sandbox")
+			res = call(t, cs, "bash", map[string]any{"command": "echo next"})
+			assert.False(t, res.IsError, text(res))
+			status := exec.Command("git", "status")
+			status.Dir = x
+			out, err := status.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.NoFileExists(t, canary, "the human's git ran what the model planted")
+		})
+	}
+}

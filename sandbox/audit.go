@@ -29,13 +29,17 @@ import (
 // by a new one of the same name is new, and so is a known one moved
 // elsewhere — its hooks and configuration there were never guarded.
 func auditNewRepos(root string, known []string) ([]Change, error) {
-	repos, _, err := findRepos([]string{root}, nil)
-	if err != nil && !errors.Is(err, errProtectedSymlink) {
-		return nil, err
-	}
+	found := searchRepos([]string{root}, nil)
 	var changes []Change
 	var errs []error
-	for _, r := range repos {
+	// A .git symlink: no sandbox is built while one exists, so this one
+	// is a command's, and the human's git would follow it wherever it
+	// points.
+	for _, p := range found.symlinks {
+		errs = append(errs, removeUnder(root, p))
+		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git that is a symlink"})
+	}
+	for _, r := range found.repos {
 		if r.GitDir == "" || knownRepo(known, r.GitDir) {
 			continue
 		}

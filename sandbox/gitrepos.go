@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -48,14 +49,35 @@ var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymli
 
 // findRepos searches each root for repositories: the root's own, nested
 // ones down to repoScanDepth levels, and the submodule gitdirs of each.
-// It reports whether the search stopped early at repoScanMaxDirs.
+// It reports whether the search stopped early at repoScanMaxDirs, and
+// errGitSymlink for a .git that is a symlink (after searching everything
+// else).
 func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bool, err error) {
+	found := searchRepos(roots, in)
+	if len(found.symlinks) > 0 {
+		err = fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, found.symlinks[0])
+	}
+	return found.repos, found.incomplete, err
+}
+
+// repoSearch is what searchRepos found.
+type repoSearch struct {
+	repos      []GitRepo
+	incomplete bool
+	// symlinks are the .git entries that are symlinks: git would follow
+	// them, cordon does not.
+	symlinks []string
+}
+
+// searchRepos is findRepos, which the audit also uses: a .git symlink that
+// a command made must not hide the repositories it made beside it.
+func searchRepos(roots []string, in *PolicyInputs) (found repoSearch) {
 	seen := map[string]bool{}
 	addRepo := func(r GitRepo) {
 		key := r.Worktree + "\x00" + r.GitDir
 		if !seen[key] {
 			seen[key] = true
-			repos = append(repos, r)
+			found.repos = append(found.repos, r)
 		}
 	}
 	for _, root := range roots {
@@ -69,7 +91,7 @@ func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bo
 			cur := queue[0]
 			queue = queue[1:]
 			if scanned++; scanned > repoScanMaxDirs {
-				incomplete = true
+				found.incomplete = true
 				break
 			}
 			in.tree(cur.dir)
@@ -84,10 +106,10 @@ func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bo
 			// directories have none, and a search is mostly system calls.
 			if !listed || slices.ContainsFunc(entries, isDotGit) {
 				r, ok, err := repoAt(cur.dir, in)
-				if err != nil {
-					return nil, false, err
-				}
-				if ok {
+				switch {
+				case errors.Is(err, errGitSymlink):
+					found.symlinks = append(found.symlinks, filepath.Join(cur.dir, ".git"))
+				case ok:
 					addRepo(r)
 				}
 			}
@@ -99,12 +121,12 @@ func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bo
 			}
 		}
 	}
-	for _, r := range slices.Clone(repos) {
+	for _, r := range slices.Clone(found.repos) {
 		for _, m := range submoduleGitDirs(r.CommonDir, in) {
 			addRepo(GitRepo{GitDir: m, CommonDir: m})
 		}
 	}
-	return repos, incomplete, nil
+	return found
 }
 
 func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }
@@ -117,7 +139,7 @@ func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {
 	case err != nil:
 		return GitRepo{}, false, nil
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return GitRepo{}, false, fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, dotgit)
+		return GitRepo{}, false, errGitSymlink
 	case fi.IsDir():
 		g := in.canonicalOrClean(dotgit)
 		return GitRepo{Worktree: dir, GitDir: g, CommonDir: commonDirOf(g, in)}, true, nil

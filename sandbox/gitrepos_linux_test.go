@@ -184,3 +184,24 @@ func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(ws, "x", ".git"))
 	assert.FileExists(t, filepath.Join(ws, "old", ".git"), "a .git file that was there before stays")
 }
+
+// TestAuditLooksPastASymlinkedGit: a .git symlink stops a sandbox from
+// being built, not the audit: the repositories beside it are disarmed, and
+// the symlink goes.
+func TestAuditLooksPastASymlinkedGit(t *testing.T) {
+	ws := t.TempDir()
+	x := filepath.Join(ws, "x")
+	require.NoError(t, os.MkdirAll(x, 0o755))
+	gitOut(t, x, "init", "-q")
+	hook := filepath.Join(x, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
+	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(ws, "a", ".git")))
+	_, _, err := findRepos([]string{ws}, nil)
+	require.ErrorIs(t, err, errGitSymlink, "no sandbox is built")
+	changes, err := auditNewRepos(ws, nil)
+	require.NoError(t, err)
+	assert.Contains(t, changes, Change{Path: filepath.Join(ws, "a", ".git"), What: "disarmed", Detail: "a .git that is a symlink"})
+	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
+	assert.NoFileExists(t, hook)
+}

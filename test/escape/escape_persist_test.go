@@ -178,6 +178,16 @@ git -C x config core.fsmonitor '%[2]s; false' 2>&1; cat x/.git`, hookPayload(r),
 		Check: func(r *run) []string { return humanRunsGitIn(r, filepath.Join(r.w.ws, "x")) },
 	},
 	{
+		Name:  "nested-repo-beside-git-symlink",
+		Doc:   "make a repository with a pre-commit hook and core.fsmonitor, and beside it a .git symlink (which stops the search for repositories that cordon's audit makes): the human's next commit in the repository runs them",
+		Modes: ww,
+		Script: func(r *run) string {
+			return fmt.Sprintf(`git init -q x && printf '%[1]s' > x/.git/hooks/pre-commit; chmod +x x/.git/hooks/pre-commit; git -C x config core.fsmonitor '%[2]s; false' 2>&1
+mkdir a && ln -s /nonexistent a/.git`, hookPayload(r), r.payload("beside-symlink-fsmonitor"))
+		},
+		Check: func(r *run) []string { return humanRunsGitIn(r, filepath.Join(r.w.ws, "x")) },
+	},
+	{
 		Name:  "nested-repo-gitfile",
 		Doc:   "rewrite a submodule checkout's .git file (gitdir: pointer) to a planted gitdir with hooks and core.fsmonitor: the human's status in the parent and commit in the submodule run them",
 		Modes: ww,
