@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A repository that a command makes (`git init`, `cargo new`, a clone, a
@@ -27,9 +28,10 @@ import (
 // auditNewRepos disarms the repositories beneath root whose gitdir is not
 // among known (repoIDs): by identity and place, so that a gitdir replaced
 // by a new one of the same name is new, and so is a known one moved
-// elsewhere — its hooks and configuration there were never guarded.
-func auditNewRepos(root string, known []string) ([]Change, error) {
-	found := searchRepos([]string{root}, nil)
+// elsewhere — its hooks and configuration there were never guarded. since
+// is when known was taken: every directory changed after it is searched.
+func auditNewRepos(root string, known []string, since time.Time) ([]Change, error) {
+	found := searchRepos([]string{root}, nil, since)
 	var changes []Change
 	var errs []error
 	// A .git symlink: no sandbox is built while one exists, so this one

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // GitRepo is a git repository found beneath a writable root. Git runs code
@@ -30,13 +31,22 @@ const (
 	// repoScanDepth is how many directory levels below a writable root
 	// are searched for nested repositories (SPEC §1: at least 3).
 	repoScanDepth = 4
+	// moduleScanDepth bounds the levels of submodule names (which may
+	// contain slashes) searched under a gitdir's modules/.
+	moduleScanDepth = 4
+)
+
+// Bounds of the search; variables so that tests can reach them cheaply.
+var (
 	// repoScanMaxDirs bounds the directories searched per root, so a
 	// huge tree cannot make every call slow; what lies beyond is named in
 	// the policy (RepoScanIncomplete) and in `cordon status`.
 	repoScanMaxDirs = 10000
-	// moduleScanDepth bounds the levels of submodule names (which may
-	// contain slashes) searched under a gitdir's modules/.
-	moduleScanDepth = 4
+	// auditMaxDirs bounds, apart, the directories the audit searches that
+	// changed since its baseline. They do not count against
+	// repoScanMaxDirs: else a command could make ten thousand directories
+	// to push a repository it made beyond the search.
+	auditMaxDirs = 1_000_000
 )
 
 // repoScanSkip are directories never searched: package trees that nobody
@@ -53,7 +63,7 @@ var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymli
 // errGitSymlink for a .git that is a symlink (after searching everything
 // else).
 func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bool, err error) {
-	found := searchRepos(roots, in)
+	found := searchRepos(roots, in, time.Time{})
 	if len(found.symlinks) > 0 {
 		err = fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, found.symlinks[0])
 	}
@@ -70,8 +80,11 @@ type repoSearch struct {
 }
 
 // searchRepos is findRepos, which the audit also uses: a .git symlink that
-// a command made must not hide the repositories it made beside it.
-func searchRepos(roots []string, in *PolicyInputs) (found repoSearch) {
+// a command made must not hide the repositories it made beside it. With
+// changedSince set (the audit), a directory changed since then (made, or
+// given or losing an entry: its ctime) does not count against
+// repoScanMaxDirs, and one that did not change is skipped past it.
+func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (found repoSearch) {
 	seen := map[string]bool{}
 	addRepo := func(r GitRepo) {
 		key := r.Worktree + "\x00" + r.GitDir
@@ -86,13 +99,21 @@ func searchRepos(roots []string, in *PolicyInputs) (found repoSearch) {
 			depth int
 		}
 		queue := []item{{root, 0}}
-		scanned := 0
+		scanned, changed := 0, 0
 		for len(queue) > 0 {
 			cur := queue[0]
 			queue = queue[1:]
-			if scanned++; scanned > repoScanMaxDirs {
+			if !changedSince.IsZero() && changedAfter(cur.dir, changedSince) {
+				if changed++; changed > auditMaxDirs {
+					found.incomplete = true
+					break
+				}
+			} else if scanned++; scanned > repoScanMaxDirs {
 				found.incomplete = true
-				break
+				if changedSince.IsZero() {
+					break
+				}
+				continue // the audit goes on with what changed
 			}
 			in.tree(cur.dir)
 			var entries []fs.DirEntry
@@ -130,6 +151,22 @@ func searchRepos(roots []string, in *PolicyInputs) (found repoSearch) {
 }
 
 func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }
+
+// changedAfter reports whether dir changed at or after since, within the
+// clock's granularity; a directory that cannot be looked at, or whose
+// change time is not known, counts as changed.
+func changedAfter(dir string, since time.Time) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return true
+	}
+	ct, ok := changeTime(fi)
+	return !ok || !ct.Before(since.Add(-changeTimeSlack))
+}
+
+// changeTimeSlack covers file systems whose timestamps lag the clock by
+// up to a tick, and a clock that steps back a little.
+const changeTimeSlack = 2 * time.Second
 
 // repoAt returns the repository whose .git lies in dir, if any.
 func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {

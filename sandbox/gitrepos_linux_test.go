@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,7 +129,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(forged, "gd", "commondir"), []byte("../../sub/.git\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(forged, ".git"), []byte("gitdir: gd\n"), 0o644))
 
-	changes, err := auditNewRepos(f.ws, known)
+	changes, err := auditNewRepos(f.ws, known, time.Now())
 	require.NoError(t, err)
 	var got []string
 	for _, c := range changes {
@@ -144,7 +146,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	assert.Contains(t, gitOut(t, sub, "log", "--oneline"), "made inside", "the commits are kept")
 	assert.FileExists(t, filepath.Join(sub, ".git", "hooks", "pre-commit.sample"))
 	assert.FileExists(t, filepath.Join(f.ws, ".git", "worktrees", "wt", "commondir"))
-	again, err := auditNewRepos(f.ws, known)
+	again, err := auditNewRepos(f.ws, known, time.Now())
 	require.NoError(t, err)
 	assert.Empty(t, again, "nothing is left to disarm")
 }
@@ -178,7 +180,7 @@ func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
 
 	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "gd"), "x")
 	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "gd", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
-	changes, err := auditNewRepos(ws, known)
+	changes, err := auditNewRepos(ws, known, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(ws, "x", ".git"), What: "disarmed", Detail: "a .git file naming a gitdir outside " + ws}}, changes)
 	assert.NoFileExists(t, filepath.Join(ws, "x", ".git"))
@@ -199,9 +201,42 @@ func TestAuditLooksPastASymlinkedGit(t *testing.T) {
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(ws, "a", ".git")))
 	_, _, err := findRepos([]string{ws}, nil)
 	require.ErrorIs(t, err, errGitSymlink, "no sandbox is built")
-	changes, err := auditNewRepos(ws, nil)
+	changes, err := auditNewRepos(ws, nil, time.Now())
 	require.NoError(t, err)
 	assert.Contains(t, changes, Change{Path: filepath.Join(ws, "a", ".git"), What: "disarmed", Detail: "a .git that is a symlink"})
+	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
+	assert.NoFileExists(t, hook)
+}
+
+// TestAuditCannotBeOutrunByNewDirectories: the search for repositories
+// stops after repoScanMaxDirs directories, but directories a command made
+// or changed do not count against that for the audit, so making many does
+// not push a repository the command made beyond it.
+func TestAuditCannotBeOutrunByNewDirectories(t *testing.T) {
+	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
+	repoScanMaxDirs = 20
+	ws := t.TempDir()
+	deep := filepath.Join(ws, "old", "deep")
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+	since := time.Now().Add(changeTimeSlack + 50*time.Millisecond) // what is made from now on has changed since
+	time.Sleep(100 * time.Millisecond)
+
+	for i := range 30 { // sorted before "old", searched before it
+		require.NoError(t, os.Mkdir(filepath.Join(ws, fmt.Sprintf("a%02d", i)), 0o755))
+	}
+	x := filepath.Join(deep, "x")
+	require.NoError(t, os.MkdirAll(x, 0o755))
+	gitOut(t, x, "init", "-q")
+	hook := filepath.Join(x, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+
+	repos, incomplete, err := findRepos([]string{ws}, nil)
+	require.NoError(t, err)
+	require.True(t, incomplete, "the bounded search stops in the new directories")
+	require.Empty(t, repos, "… before it reaches the repository")
+
+	changes, err := auditNewRepos(ws, nil, since)
+	require.NoError(t, err)
 	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
 	assert.NoFileExists(t, hook)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 )
 
 // guardBaseline is what the first of overlapping calls on one root saw:
@@ -23,6 +24,9 @@ type guardBaseline struct {
 	Root  string                `json:"root"`
 	Paths map[string]*pathState `json:"paths"` // by path relative to Root
 	Repos []string              `json:"repos"`
+	// Taken is when the repositories were found (Unix nanoseconds): the
+	// audit searches every directory changed since then.
+	Taken int64 `json:"taken,omitempty"`
 }
 
 // guardStore coordinates the calls that guard one root: begin joins (the
@@ -50,7 +54,10 @@ func storeFor(stateDir string) guardStore {
 
 // takeBaseline records set's paths beneath its root.
 func takeBaseline(set guardSet) (*guardBaseline, error) {
-	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos}
+	// The policy's repositories were found just before (a cached policy
+	// is one its watch shows unchanged until now); the audit's slack for
+	// change times covers the gap.
+	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: time.Now().UnixNano()}
 	return base, base.add(set)
 }
 
@@ -110,7 +117,11 @@ func (b *guardBaseline) restore() ([]Change, error) {
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
-	c, err := auditNewRepos(b.Root, b.Repos)
+	since := time.Unix(0, b.Taken)
+	if b.Taken == 0 {
+		since = time.Unix(1, 0) // an older cordon's baseline: everything changed since
+	}
+	c, err := auditNewRepos(b.Root, b.Repos, since)
 	changes = append(changes, c...)
 	errs = append(errs, err)
 	return changes, errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // fileStamp identifies a file's state as lstat sees it. The change time is
@@ -32,4 +33,14 @@ func fileLinks(fi os.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+// changeTime is when the file last changed in any way (its ctime), which
+// no one can set back; ok is false where it is not known.
+func changeTime(fi os.FileInfo) (t time.Time, ok bool) {
+	st, isStat := fi.Sys().(*syscall.Stat_t)
+	if !isStat {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)), true //nolint:unconvert // 32-bit ports
 }

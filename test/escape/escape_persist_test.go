@@ -188,6 +188,16 @@ mkdir a && ln -s /nonexistent a/.git`, hookPayload(r), r.payload("beside-symlink
 		Check: func(r *run) []string { return humanRunsGitIn(r, filepath.Join(r.w.ws, "x")) },
 	},
 	{
+		Name:  "nested-repo-past-a-directory-flood",
+		Doc:   "make 10,001 directories first in the search order, then a repository with a pre-commit hook and core.fsmonitor beyond them (the search for repositories stops after 10,000 directories): the human's next commit in it runs them",
+		Modes: ww,
+		Script: func(r *run) string {
+			return fmt.Sprintf(`mkdir a{00000..10000} && mkdir -p zz/x && git init -q zz/x && printf '%[1]s' > zz/x/.git/hooks/pre-commit; chmod +x zz/x/.git/hooks/pre-commit
+git -C zz/x config core.fsmonitor '%[2]s; false' 2>&1`, hookPayload(r), r.payload("flood-fsmonitor"))
+		},
+		Check: func(r *run) []string { return humanRunsGitIn(r, filepath.Join(r.w.ws, "zz", "x")) },
+	},
+	{
 		Name:  "nested-repo-gitfile",
 		Doc:   "rewrite a submodule checkout's .git file (gitdir: pointer) to a planted gitdir with hooks and core.fsmonitor: the human's status in the parent and commit in the submodule run them",
 		Modes: ww,
