@@ -178,8 +178,10 @@ func disarmConfig(root, file string) ([]Change, error) {
 	}
 	list, err := gitOnFile(gitPath, file, "--list", "-z")
 	if err != nil {
-		// git cannot read it, so neither will the human's git.
-		return nil, nil
+		// Unreadable, or too large to read in gitConfigTimeout: the
+		// human's git, given time, might still run what it names. It is a
+		// new repository's, the command's: it goes.
+		return []Change{{Path: file, What: "disarmed", Detail: "a configuration git did not list: " + firstLine(err.Error())}}, removeUnder(root, file)
 	}
 	var keys []string
 	for _, kv := range strings.Split(string(list), "\x00") {
@@ -247,4 +249,9 @@ func removeUnder(root, p string) error {
 		return err
 	}
 	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }

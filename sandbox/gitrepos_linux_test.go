@@ -240,3 +240,25 @@ func TestAuditCannotBeOutrunByNewDirectories(t *testing.T) {
 	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
 	assert.NoFileExists(t, hook)
 }
+
+// TestAuditRemovesAConfigGitCannotList: a new repository's configuration
+// that `git config --list` fails on (here a bad line; a file too large to
+// list in time takes the same path) is removed, not left as it is.
+func TestAuditRemovesAConfigGitCannotList(t *testing.T) {
+	ws := t.TempDir()
+	x := filepath.Join(ws, "x")
+	require.NoError(t, os.MkdirAll(x, 0o755))
+	gitOut(t, x, "init", "-q")
+	cfg := filepath.Join(x, ".git", "config")
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("[core]\n\tfsmonitor = evil\n[broken\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	changes, err := auditNewRepos(ws, nil, time.Now())
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	assert.Equal(t, cfg, changes[0].Path)
+	assert.Contains(t, changes[0].Detail, "a configuration git did not list")
+	assert.NoFileExists(t, cfg)
+}
