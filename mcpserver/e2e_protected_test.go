@@ -53,149 +53,127 @@ func TestBashReportsProtection(t *testing.T) {
 	}
 }
 
+// armedRepos runs fn for each backend with a workspace-write server, and
+// afterwards acts as the human: git status and git commit in each of dirs
+// that is a repository, unconfined, which must run nothing the model
+// planted (a payload touches canary).
+func armedRepos(t *testing.T, setup func(w *world), fn func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) (dirs []string)) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			if setup != nil {
+				setup(w)
+			}
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
+			canary := filepath.Join(w.outside, "RAN")
+			for _, dir := range fn(t, w, cs, canary) {
+				if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+					continue // not a repository (any more)
+				}
+				for _, args := range [][]string{{"status"}, {"-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "--allow-empty", "-q", "-m", "human"}} {
+					git := exec.Command("git", args...)
+					git.Dir = dir
+					out, err := git.CombinedOutput()
+					t.Logf("the human's git %s in %s: %v %s", args[len(args)-1], dir, err, out)
+				}
+			}
+			assert.NoFileExists(t, canary, "the human's git ran what the model planted")
+		})
+	}
+}
+
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	git := exec.Command("git", "init", "-q")
+	git.Dir = dir
+	require.NoError(t, git.Run())
+}
+
 // TestOverlappingCallsCannotArmARepository: a model that makes a
 // repository in one call and keeps a second call running beside it (two
 // tool calls in parallel, as agents make them) must not get that
 // repository's hooks and configuration past the audit. The second call's
 // policy finds the repository and protects it as it then is; the audit
-// after the last call must still take it for one a command made. The
-// human's git in it afterwards runs nothing.
+// after the last call must still take it for one a command made.
 func TestOverlappingCallsCannotArmARepository(t *testing.T) {
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			w := newWorld(t)
-			git := exec.Command("git", "init", "-q")
-			git.Dir = w.ws
-			require.NoError(t, git.Run())
-			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
-			canary := filepath.Join(w.outside, "RAN")
-			x := filepath.Join(w.ws, "x")
-
-			arm := fmt.Sprintf(`git init -q x && printf '#!/bin/sh\ntouch %[1]s\n' > x/.git/hooks/post-checkout && chmod +x x/.git/hooks/post-checkout &&
+	armedRepos(t, func(w *world) { gitInit(t, w.ws) }, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		x := filepath.Join(w.ws, "x")
+		arm := fmt.Sprintf(`git init -q x && printf '#!/bin/sh\ntouch %[1]s\n' > x/.git/hooks/pre-commit && chmod +x x/.git/hooks/pre-commit &&
 git -C x config core.fsmonitor 'touch %[1]s; false' && touch x/armed && sleep 3; echo armed`, canary)
-			first := make(chan *mcp.CallToolResult, 1)
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				defer cancel()
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": arm}})
-				if err != nil {
-					res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-				}
-				first <- res
-			}()
-			require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(x, "armed")); return err == nil },
-				30*time.Second, 20*time.Millisecond, "the first call arms the repository")
-			res := call(t, cs, "bash", map[string]any{"command": "echo beside"})
-			assert.Contains(t, text(res), "beside")
-			res = <-first
-			assert.Contains(t, text(res), "armed")
-			assert.Contains(t, text(res), filepath.Join(x, ".git", "hooks", "post-checkout"), "the model is told what was disarmed")
-
-			assert.NoFileExists(t, filepath.Join(x, ".git", "hooks", "post-checkout"))
-			status := exec.Command("git", "status")
-			status.Dir = x
-			out, err := status.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			assert.NoFileExists(t, canary, "the human's git status in the repository ran what the model planted")
-		})
-	}
+		first := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": arm}})
+			if err != nil {
+				res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			}
+			first <- res
+		}()
+		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(x, "armed")); return err == nil },
+			30*time.Second, 20*time.Millisecond, "the first call arms the repository")
+		res := call(t, cs, "bash", map[string]any{"command": "echo beside"})
+		assert.Contains(t, text(res), "beside")
+		res = <-first
+		assert.Contains(t, text(res), "armed")
+		assert.Contains(t, text(res), filepath.Join(x, ".git", "hooks", "pre-commit"), "the model is told what was disarmed")
+		assert.NoFileExists(t, filepath.Join(x, ".git", "hooks", "pre-commit"))
+		return []string{x}
+	})
 }
 
 // TestMovedRepositoryIsAudited: a nested repository moved to a new place
 // (its directory renamed) keeps its gitdir's identity, but leaves the
 // paths the guard keeps, which are guarded by name. Its hooks and
-// configuration at the new place are the command's: the human's git there
-// runs none of them.
+// configuration at the new place are the command's.
 func TestMovedRepositoryIsAudited(t *testing.T) {
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			w := newWorld(t)
-			sub := filepath.Join(w.ws, "sub")
-			require.NoError(t, os.MkdirAll(sub, 0o755))
-			git := exec.Command("git", "init", "-q")
-			git.Dir = sub
-			require.NoError(t, git.Run())
-			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
-			canary := filepath.Join(w.outside, "RAN")
-			moved := filepath.Join(w.ws, "moved")
-			res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`mv sub moved 2>&1; cd moved || exit 1
-printf '#!/bin/sh\ntouch %[1]s\n' > .git/hooks/post-checkout 2>&1; chmod +x .git/hooks/post-checkout 2>&1
+	armedRepos(t, func(w *world) { gitInit(t, filepath.Join(w.ws, "sub")) }, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		moved := filepath.Join(w.ws, "moved")
+		res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`mv sub moved 2>&1; cd moved || exit 1
+printf '#!/bin/sh\ntouch %[1]s\n' > .git/hooks/pre-commit 2>&1; chmod +x .git/hooks/pre-commit 2>&1
 git config core.fsmonitor 'touch %[1]s; false' 2>&1; echo done`, canary)})
-			assert.Contains(t, text(res), "done")
-			for _, dir := range []string{sub, moved} {
-				if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
-					continue // not a repository
-				}
-				status := exec.Command("git", "status")
-				status.Dir = dir
-				out, err := status.CombinedOutput()
-				require.NoError(t, err, "%s", out)
-			}
-			assert.NoFileExists(t, filepath.Join(moved, ".git", "hooks", "post-checkout"))
-			assert.NoFileExists(t, canary, "the human's git status ran what the model planted")
-		})
-	}
+		assert.Contains(t, text(res), "done")
+		assert.NoFileExists(t, filepath.Join(moved, ".git", "hooks", "pre-commit"))
+		return []string{moved, filepath.Join(w.ws, "sub")}
+	})
 }
 
 // TestRepositoryWithItsGitdirInTheSessionTmp: a repository a command makes
 // whose gitdir lies in the session tmp (writable too, and outside the
-// workspace) is audited like any other: the human's git in the workspace
-// follows the .git file there.
+// workspace): the human's git in the workspace would follow the .git file
+// there.
 func TestRepositoryWithItsGitdirInTheSessionTmp(t *testing.T) {
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			w := newWorld(t)
-			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
-			canary := filepath.Join(w.outside, "RAN")
-			x := filepath.Join(w.ws, "x")
-			// Under bwrap the session tmp is /tmp inside; its place on the
-			// host is the source of that mount.
-			res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`host=$(awk '$5 == "/tmp" {print $4}' /proc/self/mountinfo | head -1)
+	armedRepos(t, nil, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		x := filepath.Join(w.ws, "x")
+		// Under bwrap the session tmp is /tmp inside; its place on the
+		// host is the source of that mount.
+		res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`host=$(awk '$5 == "/tmp" {print $4}' /proc/self/mountinfo | head -1)
 case "$host" in /*) ;; *) host=$TMPDIR ;; esac
 git init -q --separate-git-dir "$TMPDIR/gd" x && printf 'gitdir: %%s\n' "$host/gd" > x/.git
 printf '#!/bin/sh\ntouch %[1]s\n' > "$TMPDIR/gd/hooks/pre-commit"; chmod +x "$TMPDIR/gd/hooks/pre-commit"
 git -C x config core.fsmonitor 'touch %[1]s; false' 2>&1; cat x/.git; echo done`, canary)})
-			assert.Contains(t, text(res), "done")
-			assert.Contains(t, text(res), filepath.Join(x, ".git")+" (disarmed: a .git file naming a gitdir outside", "the model is told")
-			if _, err := os.Stat(filepath.Join(x, ".git")); err == nil {
-				status := exec.Command("git", "status")
-				status.Dir = x
-				out, _ := status.CombinedOutput()
-				t.Logf("the human's git status: %s", out)
-				commit := exec.Command("git", "-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "--allow-empty", "-q", "-m", "human")
-				commit.Dir = x
-				out, _ = commit.CombinedOutput()
-				t.Logf("the human's git commit: %s", out)
-			}
-			assert.NoFileExists(t, canary, "the human's git ran what the model planted")
-		})
-	}
+		assert.Contains(t, text(res), "done")
+		assert.Contains(t, text(res), filepath.Join(x, ".git")+" (disarmed: a .git file naming a gitdir outside", "the model is told")
+		return []string{x}
+	})
 }
 
 // TestSymlinkedGitDoesNotStopTheAudit: a .git symlink anywhere in the
 // workspace makes cordon refuse to build the next sandbox, but must not
 // stop the audit of the repositories the command made beside it.
 func TestSymlinkedGitDoesNotStopTheAudit(t *testing.T) {
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			w := newWorld(t)
-			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
-			canary := filepath.Join(w.outside, "RAN")
-			x := filepath.Join(w.ws, "x")
-			res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`git init -q x && printf '#!/bin/sh\ntouch %[1]s\n' > x/.git/hooks/pre-commit && chmod +x x/.git/hooks/pre-commit
+	armedRepos(t, nil, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		x := filepath.Join(w.ws, "x")
+		res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`git init -q x && printf '#!/bin/sh\ntouch %[1]s\n' > x/.git/hooks/pre-commit && chmod +x x/.git/hooks/pre-commit
 git -C x config core.fsmonitor 'touch %[1]s; false'; mkdir a && ln -s /nonexistent a/.git; echo done`, canary)})
-			assert.Contains(t, text(res), "done")
-			assert.Contains(t, text(res), filepath.Join(w.ws, "a", ".git")+" (disarmed: a .git that is a symlink)", "the model is told")
-			assert.NoFileExists(t, filepath.Join(x, ".git", "hooks", "pre-commit"))
-			_, err := os.Lstat(filepath.Join(w.ws, "a", ".git"))
-			assert.ErrorIs(t, err, os.ErrNotExist, "the symlink is gone: the next call can build its sandbox")
-			res = call(t, cs, "bash", map[string]any{"command": "echo next"})
-			assert.False(t, res.IsError, text(res))
-			status := exec.Command("git", "status")
-			status.Dir = x
-			out, err := status.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			assert.NoFileExists(t, canary, "the human's git ran what the model planted")
-		})
-	}
+		assert.Contains(t, text(res), "done")
+		assert.Contains(t, text(res), filepath.Join(w.ws, "a", ".git")+" (disarmed: a .git that is a symlink)", "the model is told")
+		assert.NoFileExists(t, filepath.Join(x, ".git", "hooks", "pre-commit"))
+		_, err := os.Lstat(filepath.Join(w.ws, "a", ".git"))
+		assert.ErrorIs(t, err, os.ErrNotExist, "the symlink is gone: the next call can build its sandbox")
+		res = call(t, cs, "bash", map[string]any{"command": "echo next"})
+		assert.False(t, res.IsError, text(res))
+		return []string{x}
+	})
 }
