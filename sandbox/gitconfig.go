@@ -48,6 +48,12 @@ var gitExecKeys = []struct {
 	{regexp.MustCompile(`^(diff\..*\.(command|textconv)|difftool\..*\.(cmd|path)|mergetool\..*\.(cmd|path)|merge\..*\.driver)$`), gitKeyCommand},
 	{regexp.MustCompile(`^(filter\..*\.(clean|smudge|process)|credential\..*\.helper|gpg\..*\.program|hook\..*\.command)$`), gitKeyCommand},
 	{regexp.MustCompile(`^(alias\..*|pager\..*|submodule\..*\.update|trailer\..*\.(command|cmd)|browser\..*\.(cmd|path)|man\..*\.(cmd|path)|remote\..*\.(uploadpack|receivepack))$`), gitKeyCommand},
+	// git archive's tar filters, git gui's tools, git send-email and
+	// imap-send, Git LFS's transfer agents and extensions.
+	{regexp.MustCompile(`^(tar\..*\.command|guitool\..*\.cmd|sendemail\.(.*\.)?(smtpserver|tocmd|cccmd|headercmd|sendmailcmd)|imap\.tunnel|lfs\.customtransfer\..*\.path|lfs\.extension\..*\.(clean|smudge))$`), gitKeyCommand},
+	// A protocol allowed that git refuses by default: ext:: runs the
+	// command the remote URL names on fetch, pull and push.
+	{regexp.MustCompile(`^protocol\.(.*\.)?allow$`), gitKeyCommand},
 }
 
 func gitKeyKindOf(key string) (gitKeyKind, bool) {

@@ -117,7 +117,8 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	gitOut(t, sub, "commit", "-q", "--allow-empty", "-m", "made inside")
 	require.NoError(t, os.WriteFile(filepath.Join(sub, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
 	for _, kv := range [][2]string{{"core.fsmonitor", "./fsm.sh"}, {"core.hooksPath", "hooks"}, {"alias.x", "!evil"},
-		{"alias.st", "status"}, {"include.path", "/tmp/evil"}, {"remote.origin.url", "https://example.com/x.git"}} {
+		{"alias.st", "status"}, {"include.path", "/tmp/evil"}, {"remote.origin.url", "https://example.com/x.git"},
+		{"protocol.ext.allow", "always"}, {"remote.up.url", "ext::sh -c evil"}, {"tar.evil.command", "./evil"}} {
 		gitOut(t, sub, "config", kv[0], kv[1])
 	}
 	// A worktree made the way git does is kept; one whose commondir leads
@@ -138,6 +139,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	assert.ElementsMatch(t, []string{
 		"sub/.git/hooks/pre-commit a hook made inside the sandbox",
 		"sub/.git/config core.fsmonitor", "sub/.git/config core.hookspath", "sub/.git/config alias.x", "sub/.git/config include.path",
+		"sub/.git/config protocol.ext.allow", "sub/.git/config tar.evil.command",
 		"forged/gd/commondir a commondir outside the repository",
 	}, got)
 	cfg := gitOut(t, sub, "config", "--list", "--local")
