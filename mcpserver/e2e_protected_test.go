@@ -67,14 +67,14 @@ func armedRepos(t *testing.T, setup func(w *world), fn func(t *testing.T, w *wor
 			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
 			canary := filepath.Join(w.outside, "RAN")
 			for _, dir := range fn(t, w, cs, canary) {
-				if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
-					continue // not a repository (any more)
+				if _, err := os.Stat(dir); err != nil {
+					continue // gone
 				}
 				for _, args := range [][]string{{"status"}, {"-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "--allow-empty", "-q", "-m", "human"}} {
 					git := exec.Command("git", args...)
 					git.Dir = dir
 					out, err := git.CombinedOutput()
-					t.Logf("the human's git %s in %s: %v %s", args[len(args)-1], dir, err, out)
+					t.Logf("the human's git %v in %s: %v %s", args, dir, err, out)
 				}
 			}
 			assert.NoFileExists(t, canary, "the human's git ran what the model planted")
@@ -175,5 +175,35 @@ git -C x config core.fsmonitor 'touch %[1]s; false'; mkdir a && ln -s /nonexiste
 		res = call(t, cs, "bash", map[string]any{"command": "echo next"})
 		assert.False(t, res.IsError, text(res))
 		return []string{x}
+	})
+}
+
+// committedRepo makes dir a repository with one commit.
+func committedRepo(t *testing.T, dir string) {
+	t.Helper()
+	gitInit(t, dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644))
+	for _, args := range [][]string{{"add", "a.txt"}, {"-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "-q", "-m", "first"}} {
+		git := exec.Command("git", args...)
+		git.Dir = dir
+		out, err := git.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+}
+
+// TestWorkspaceMadeIntoAGitdir: git's discovery takes a directory that
+// holds HEAD, objects and refs for a (bare) gitdir when the .git below it
+// is broken, and core.worktree gives it the workspace as its work tree: a
+// command that makes the workspace root (or a directory in it) look so
+// would have its config run at the human's git status there.
+func TestWorkspaceMadeIntoAGitdir(t *testing.T) {
+	armedRepos(t, func(w *world) { committedRepo(t, w.ws) }, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`mkdir -p objects/info refs info src/app && cp -r .git/refs/. refs/ && cp .git/HEAD HEAD && cp .git/index index && cp .git/config config && echo "$PWD/.git/objects" > objects/info/alternates
+git config --file config core.worktree . && git config --file config core.fsmonitor 'touch %[1]s; false'
+printf '/HEAD\n/config\n/index\n/objects/\n/refs/\n/info/\n/.git/\n' > info/exclude
+mkdir -p src/objects/info src/refs && cp -r .git/refs/. src/refs/ && cp .git/HEAD src/HEAD && cp config src/config && echo "$PWD/.git/objects" > src/objects/info/alternates && git config --file src/config core.worktree ..
+mv .git/HEAD .git/HEAD.orig 2>&1; echo done`, canary)})
+		assert.Contains(t, text(res), "done")
+		return []string{w.ws, filepath.Join(w.ws, "src", "app")}
 	})
 }

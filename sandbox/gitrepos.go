@@ -125,6 +125,13 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 			}
 			// A listing says whether there is a .git to look at: most
 			// directories have none, and a search is mostly system calls.
+			// A directory that holds what a gitdir holds is one: git takes
+			// it for a bare repository when it finds no .git on its way up
+			// (and core.worktree gives it a work tree anywhere).
+			if listed && looksLikeGitDir(entries) {
+				g := in.canonicalOrClean(cur.dir)
+				addRepo(GitRepo{GitDir: g, CommonDir: commonDirOf(g, in)})
+			}
 			if !listed || slices.ContainsFunc(entries, isDotGit) {
 				r, ok, err := repoAt(cur.dir, in)
 				switch {
@@ -151,6 +158,17 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 }
 
 func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }
+
+// looksLikeGitDir reports whether a directory's entries make it a gitdir
+// to git's discovery (is_git_directory): a HEAD, and objects and refs of
+// its own or a commondir to take them from. A HEAD that git would not
+// accept counts as well: cordon errs toward protecting.
+func looksLikeGitDir(entries []fs.DirEntry) bool {
+	has := func(name string) bool {
+		return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name })
+	}
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
+}
 
 // changedAfter reports whether dir changed at or after since, within the
 // clock's granularity; a directory that cannot be looked at, or whose

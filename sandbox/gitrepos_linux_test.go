@@ -264,3 +264,31 @@ func TestAuditRemovesAConfigGitCannotList(t *testing.T) {
 	assert.Contains(t, changes[0].Detail, "a configuration git did not list")
 	assert.NoFileExists(t, cfg)
 }
+
+// TestRepositoriesGitFindsWithoutADotGit: a directory that holds HEAD,
+// objects and refs is a gitdir to git's discovery, which takes it for a
+// bare repository when the .git below it is missing or broken, and
+// core.worktree gives it a work tree. It is a repository like any other,
+// and the .git beside it still counts.
+func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
+	ws := t.TempDir()
+	gitOut(t, ws, "init", "-q")
+	src := filepath.Join(ws, "src")
+	for _, d := range []string{"objects", "refs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(src, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(src, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "config"), []byte("[core]\n\tworktree = ..\n\tfsmonitor = evil\n"), 0o644))
+	repos, _, err := findRepos([]string{ws}, nil)
+	require.NoError(t, err)
+	var gitdirs []string
+	for _, r := range repos {
+		gitdirs = append(gitdirs, r.GitDir)
+	}
+	assert.ElementsMatch(t, []string{filepath.Join(ws, ".git"), src}, gitdirs)
+
+	known := repoIDs(repos[:1])
+	changes, err := auditNewRepos(ws, known, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, []Change{{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.fsmonitor"}}, changes)
+}

@@ -198,6 +198,24 @@ git -C zz/x config core.fsmonitor '%[2]s; false' 2>&1`, hookPayload(r), r.payloa
 		Check: func(r *run) []string { return humanRunsGitIn(r, filepath.Join(r.w.ws, "zz", "x")) },
 	},
 	{
+		Name:  "workspace-made-into-a-gitdir",
+		Doc:   "give the workspace root and W/src a HEAD, objects and refs of their own, with core.worktree and core.fsmonitor in a config beside them, and break W/.git/HEAD: git's discovery takes such a directory for a bare repository, so the human's next status at the root or in W/src/app runs the monitor",
+		Modes: ww,
+		Setup: func(r *run) {
+			gitInit(r.t, r.w.ws)
+			must(r.t, os.WriteFile(filepath.Join(r.w.ws, "a.txt"), []byte("a\n"), 0o644))
+			r.setupGit(r.w.ws, "add", "a.txt")
+			r.setupGit(r.w.ws, "commit", "-q", "-m", "first")
+		},
+		Script: func(r *run) string {
+			return fmt.Sprintf(`mkdir -p objects/info refs info src/app && cp -r .git/refs/. refs/ && cp .git/HEAD HEAD && cp .git/index index && cp .git/config config && echo "$PWD/.git/objects" > objects/info/alternates
+git config --file config core.worktree . && git config --file config core.fsmonitor '%[1]s; false'; printf '/HEAD\n/config\n/index\n/objects/\n/refs/\n/info/\n/.git/\n' > info/exclude
+mkdir -p src/objects/info src/refs && cp -r .git/refs/. src/refs/ && cp .git/HEAD src/HEAD && cp config src/config && echo "$PWD/.git/objects" > src/objects/info/alternates && git config --file src/config core.worktree ..
+mv .git/HEAD .git/HEAD.orig 2>&1`, r.payload("bare-fsmonitor"))
+		},
+		Check: func(r *run) []string { return humanRunsGitIn(r, r.w.ws, filepath.Join(r.w.ws, "src", "app")) },
+	},
+	{
 		Name:  "nested-repo-gitfile",
 		Doc:   "rewrite a submodule checkout's .git file (gitdir: pointer) to a planted gitdir with hooks and core.fsmonitor: the human's status in the parent and commit in the submodule run them",
 		Modes: ww,
