@@ -145,7 +145,11 @@ func disarmHooks(root, dir string) ([]Change, error) {
 	if !fi.IsDir() {
 		return []Change{{Path: dir, What: "disarmed", Detail: "not a directory"}}, removeUnder(root, dir)
 	}
-	entries, err := os.ReadDir(dir)
+	var entries []fs.DirEntry
+	err = withOwnerWrite(root, dir, func() (err error) {
+		entries, err = os.ReadDir(dir)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +198,16 @@ func disarmConfig(root, file string) ([]Change, error) {
 	var changes []Change
 	var errs []error
 	for _, key := range keys {
-		if _, err := gitOnFile(gitPath, file, "--unset-all", key); err != nil {
+		// git writes the file anew beside it: its directory must be
+		// writable.
+		err := withOwnerWrite(root, filepath.Dir(file), func() error {
+			_, err := gitOnFile(gitPath, file, "--unset-all", key)
+			if err != nil && strings.Contains(err.Error(), "ermission denied") {
+				return fs.ErrPermission
+			}
+			return err
+		})
+		if err != nil {
 			errs = append(errs, fmt.Errorf("unsetting %s in %s: %w", key, file, err))
 			continue
 		}
@@ -235,6 +248,24 @@ func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
 
 // removeUnder removes p, which lies beneath root, without following any
 // symlink on the way.
+// withOwnerWrite is unlocked for dir, a directory beneath root (or root
+// itself), and the directories on the way to it.
+func withOwnerWrite(root, dir string, fn func() error) error {
+	rel := "."
+	if dir != root {
+		var ok bool
+		if rel, ok = relUnder(root, dir); !ok {
+			return fn()
+		}
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fn()
+	}
+	defer r.Close()
+	return unlocked(r, rel, false, fn)
+}
+
 func removeUnder(root, p string) error {
 	rel, ok := relUnder(root, p)
 	if !ok {
@@ -245,7 +276,8 @@ func removeUnder(root, p string) error {
 		return err
 	}
 	defer r.Close()
-	if err := r.RemoveAll(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err = unlocked(r, rel, true, func() error { return r.RemoveAll(rel) })
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

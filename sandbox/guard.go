@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -237,7 +238,11 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 	abs := func(p string) string { return filepath.Join(r.Name(), filepath.FromSlash(p)) }
 	for i := range len(parts) - 1 {
 		comp := strings.Join(parts[:i+1], "/")
-		now, err := lookNode(r, comp, false, nil)
+		var now nodeState
+		err := unlocked(r, path.Dir(comp), false, func() (err error) {
+			now, err = lookNode(r, comp, false, nil)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -247,14 +252,18 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 		}
 		switch {
 		case now.Kind == nodeSymlink && was != nodeSymlink:
-			return []Change{{Path: abs(comp), What: "redirected"}}, r.Remove(comp)
+			return []Change{{Path: abs(comp), What: "redirected"}}, unlocked(r, path.Dir(comp), false, func() error { return r.Remove(comp) })
 		case now.Kind != nodeDir:
 			return nil, nil // unreachable now: nothing to undo through it
 		case was != nodeDir && was != nodeMissing:
 			return nil, nil // the path was unreachable before, and stays git's own business
 		}
 	}
-	now, err := snapshotPath(r, rel, false, nil)
+	var now pathState
+	err := unlocked(r, rel, true, func() (err error) {
+		now, err = snapshotPath(r, rel, false, nil)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -277,12 +286,12 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 		what = "removed"
 	}
 	if len(now.Tree) > 0 {
-		if err := r.RemoveAll(rel); err != nil {
+		if err := unlocked(r, rel, true, func() error { return r.RemoveAll(rel) }); err != nil {
 			return nil, fmt.Errorf("guard: removing %s: %w", abs(rel), err)
 		}
 	}
 	for _, n := range then.Tree {
-		if err := recreate(r, n); err != nil {
+		if err := unlocked(r, path.Dir(n.Rel), false, func() error { return recreate(r, n) }); err != nil {
 			return nil, fmt.Errorf("guard: restoring %s: %w", abs(n.Rel), err)
 		}
 	}
@@ -290,6 +299,64 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 		return nil, err
 	}
 	return []Change{{Path: abs(rel), What: what}}, nil
+}
+
+// unlocked runs fn, and once more when it failed for want of permission,
+// after giving the owner write and search access to the directories from
+// the root down to rel, and with deep to those beneath rel too. Not as
+// root, a command can take write access away from directories it made or
+// owns, which are the user's and so cordon's: that must not keep what it
+// planted there.
+func unlocked(r *os.Root, rel string, deep bool, fn func() error) error {
+	err := fn()
+	if !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	grantOwnerWrite(r, rel, deep)
+	return fn()
+}
+
+// grantOwnerWrite adds u+rwx to the directories from r down to rel (and,
+// with deep, beneath it) that lack it. A directory of another owner stays
+// as it is: chmod fails.
+func grantOwnerWrite(r *os.Root, rel string, deep bool) {
+	grant := func(p string) bool {
+		fi, err := r.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		if fi.Mode().Perm()&0o700 != 0o700 {
+			r.Chmod(p, fi.Mode().Perm()|0o700)
+		}
+		return true
+	}
+	grant(".")
+	if rel != "." && rel != "" {
+		parts := strings.Split(rel, "/")
+		for i := range parts {
+			if !grant(strings.Join(parts[:i+1], "/")) {
+				return
+			}
+		}
+	}
+	if !deep {
+		return
+	}
+	var walk func(dir string)
+	walk = func(dir string) {
+		d, err := r.Open(dir)
+		if err != nil {
+			return
+		}
+		names, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, name := range names {
+			if p := path.Join(dir, name); grant(p) {
+				walk(p)
+			}
+		}
+	}
+	walk(rel)
 }
 
 // restoreTimes puts the recorded modification times back, children before

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,4 +268,45 @@ func TestGuardAuditsARepositoryMovedAway(t *testing.T) {
 	_, err = h.end()
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
+}
+
+// TestProtectedPathsUndoneThoughMadeReadOnly: not as root, a command can
+// take write access away from the directories it owns, which are also the
+// user's, and so cordon's: the guard and the audit must still undo what it
+// planted there. (Root ignores the mode bits: TestUnprivileged runs this
+// as nobody, where it matters.)
+func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
+	root := testBase(t)
+	gitOut(t, root, "init", "-q")
+	repos, _, err := findRepos([]string{root}, nil)
+	require.NoError(t, err)
+	set := guardSet{Root: root, Repos: repoIDs(repos),
+		Paths: []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config")}}
+	h, err := memStore.begin(set)
+	require.NoError(t, err)
+
+	hook := filepath.Join(root, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	x := filepath.Join(root, "x")
+	require.NoError(t, os.MkdirAll(x, 0o755))
+	gitOut(t, x, "init", "-q")
+	newHook := filepath.Join(x, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(newHook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	gitOut(t, x, "config", "core.fsmonitor", "evil")
+	for _, d := range []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git"), filepath.Join(x, ".git", "hooks"), filepath.Join(x, ".git"), x, root} {
+		require.NoError(t, os.Chmod(d, 0o555))
+	}
+	t.Cleanup(func() {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	_, err = h.end()
+	require.NoError(t, err)
+	assert.NoFileExists(t, hook)
+	assert.NoFileExists(t, newHook)
+	assert.NotContains(t, gitOut(t, x, "config", "--list", "--local"), "fsmonitor")
 }
