@@ -54,9 +54,9 @@ func TestBashReportsProtection(t *testing.T) {
 }
 
 // armedRepos runs fn for each backend with a workspace-write server, and
-// afterwards acts as the human: git status and git commit in each of dirs
-// that is a repository, unconfined, which must run nothing the model
-// planted (a payload touches canary).
+// afterwards acts as the human: git status, git commit and git fetch in
+// each of dirs, unconfined, which must run nothing the model planted (a
+// payload touches canary).
 func armedRepos(t *testing.T, setup func(w *world), fn func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) (dirs []string)) {
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
@@ -70,7 +70,7 @@ func armedRepos(t *testing.T, setup func(w *world), fn func(t *testing.T, w *wor
 				if _, err := os.Stat(dir); err != nil {
 					continue // gone
 				}
-				for _, args := range [][]string{{"status"}, {"-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "--allow-empty", "-q", "-m", "human"}} {
+				for _, args := range [][]string{{"status"}, {"-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "--allow-empty", "-q", "-m", "human"}, {"fetch", "--all"}} {
 					git := exec.Command("git", args...)
 					git.Dir = dir
 					out, err := git.CombinedOutput()
@@ -205,5 +205,25 @@ mkdir -p src/objects/info src/refs && cp -r .git/refs/. src/refs/ && cp .git/HEA
 mv .git/HEAD .git/HEAD.orig 2>&1; echo done`, canary)})
 		assert.Contains(t, text(res), "done")
 		return []string{w.ws, filepath.Join(w.ws, "src", "app")}
+	})
+}
+
+// TestRemoteThatRunsACommand: an ext:: remote runs its command on fetch
+// once protocol.ext.allow lets it, in a repository a command made, and in
+// known ones made over: the workspace's own gitdir moved aside behind a
+// .git file (Landlock lets the rename through), a nested one copied anew.
+func TestRemoteThatRunsACommand(t *testing.T) {
+	armedRepos(t, func(w *world) {
+		committedRepo(t, w.ws)
+		committedRepo(t, filepath.Join(w.ws, "lib"))
+	}, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		ext := func(dir string) string {
+			return fmt.Sprintf(`git -C %[1]s config protocol.ext.allow always 2>&1; git -C %[1]s remote add evil 'ext::sh -c touch%% %[2]s%% >&2' 2>&1`, dir, canary)
+		}
+		res := call(t, cs, "bash", map[string]any{"command": `git init -q vendor/new; ` + ext("vendor/new") + `
+mv lib lib-old && cp -a lib-old lib; ` + ext("lib") + `
+mv .git .git-old 2>&1 && echo "gitdir: .git-old" > .git; ` + ext(".") + `; echo done`})
+		assert.Contains(t, text(res), "done")
+		return []string{w.ws, filepath.Join(w.ws, "lib"), filepath.Join(w.ws, "vendor", "new")}
 	})
 }
