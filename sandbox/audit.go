@@ -208,8 +208,11 @@ func disarmConfig(root, file string) ([]Change, error) {
 			return err
 		})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("unsetting %s in %s: %w", key, file, err))
-			continue
+			// A lock file left beside it, say: the key stays unless the
+			// file goes. It is a new repository's, the command's.
+			os.Remove(file + ".lock")
+			changes = append(changes, Change{Path: file, What: "disarmed", Detail: fmt.Sprintf("%s could not be unset (%s): the file was removed", key, firstLine(err.Error()))})
+			return changes, removeUnder(root, file)
 		}
 		changes = append(changes, Change{Path: file, What: "disarmed", Detail: key})
 	}
@@ -217,8 +220,12 @@ func disarmConfig(root, file string) ([]Change, error) {
 }
 
 // gitRunsValue reports whether git would run a program (or read a file)
-// because of this key and value.
+// because of this key and value, or whether it is one the audit unsets
+// anyway (gitAuditKeys).
 func gitRunsValue(key, value string) bool {
+	if gitAuditKeys.MatchString(key) {
+		return true
+	}
 	kind, ok := gitKeyKindOf(key)
 	switch {
 	case !ok:

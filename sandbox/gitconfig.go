@@ -56,6 +56,12 @@ var gitExecKeys = []struct {
 	{regexp.MustCompile(`^protocol\.(.*\.)?allow$`), gitKeyCommand},
 }
 
+// gitAuditKeys are keys the audit also unsets in a repository a command
+// made, though they run nothing: core.worktree points git's checkouts
+// anywhere (the hooks directory, the home directory), and a cookie jar that
+// git saves to may be any file the user can write.
+var gitAuditKeys = regexp.MustCompile(`^(core\.worktree|http\.(.*\.)?(cookiefile|savecookies))$`)
+
 func gitKeyKindOf(key string) (gitKeyKind, bool) {
 	for _, k := range gitExecKeys {
 		if k.re.MatchString(key) {

@@ -121,6 +121,15 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 			if cur.depth < repoScanDepth {
 				var lerr error
 				entries, lerr = os.ReadDir(cur.dir)
+				if errors.Is(lerr, fs.ErrPermission) && !changedSince.IsZero() {
+					// The audit: a command (as the user) may have taken
+					// read access away (chmod 111) from a directory that
+					// git still passes through.
+					lerr = withOwnerWrite(root, cur.dir, func() (err error) {
+						entries, err = os.ReadDir(cur.dir)
+						return err
+					})
+				}
 				listed = lerr == nil // unreadable: looked at for its .git only
 			}
 			// A listing says whether there is a .git to look at: most
@@ -240,7 +249,8 @@ func submoduleGitDirs(gitdir string, in *PolicyInputs) []string {
 			sub := filepath.Join(dir, e.Name())
 			head := filepath.Join(sub, "HEAD")
 			in.path(head)
-			if fi, err := os.Lstat(head); err == nil && fi.Mode().IsRegular() {
+			// git also takes a HEAD that is a symlink (to refs/…).
+			if fi, err := os.Lstat(head); err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0) {
 				out = append(out, sub)
 				walk(filepath.Join(sub, "modules"), 1)
 			} else if depth < moduleScanDepth {

@@ -118,7 +118,8 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(sub, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
 	for _, kv := range [][2]string{{"core.fsmonitor", "./fsm.sh"}, {"core.hooksPath", "hooks"}, {"alias.x", "!evil"},
 		{"alias.st", "status"}, {"include.path", "/tmp/evil"}, {"remote.origin.url", "https://example.com/x.git"},
-		{"protocol.ext.allow", "always"}, {"remote.up.url", "ext::sh -c evil"}, {"tar.evil.command", "./evil"}} {
+		{"protocol.ext.allow", "always"}, {"remote.up.url", "ext::sh -c evil"}, {"tar.evil.command", "./evil"},
+		{"http.cookieFile", "/home/u/.bashrc"}, {"http.saveCookies", "true"}, {"core.worktree", ".git/hooks"}} {
 		gitOut(t, sub, "config", kv[0], kv[1])
 	}
 	// A worktree made the way git does is kept; one whose commondir leads
@@ -140,6 +141,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 		"sub/.git/hooks/pre-commit a hook made inside the sandbox",
 		"sub/.git/config core.fsmonitor", "sub/.git/config core.hookspath", "sub/.git/config alias.x", "sub/.git/config include.path",
 		"sub/.git/config protocol.ext.allow", "sub/.git/config tar.evil.command",
+		"sub/.git/config http.cookiefile", "sub/.git/config http.savecookies", "sub/.git/config core.worktree",
 		"forged/gd/commondir a commondir outside the repository",
 	}, got)
 	cfg := gitOut(t, sub, "config", "--list", "--local")
@@ -291,4 +293,68 @@ func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 	changes, err := auditNewRepos(ws, known, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.fsmonitor"}}, changes)
+}
+
+// TestAuditReadsGitFilesAsGitDoes: what cordon takes for a repository's
+// gitdir, git must too, and the other way round. A .git file may end in a
+// NUL or in many newlines (git reads up to 1 MiB and stops at a NUL); a
+// submodule gitdir's HEAD may be a symlink; a leftover config.lock keeps
+// git config from unsetting a key. None of these keeps a repository a
+// command made from being disarmed.
+func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
+	ws := t.TempDir()
+	gitOut(t, ws, "init", "-q")
+	known := func() []string {
+		repos, _, err := findRepos([]string{ws}, nil)
+		require.NoError(t, err)
+		return repoIDs(repos)
+	}()
+	plant := func(gitdir string) string {
+		hook := filepath.Join(gitdir, "hooks", "pre-commit")
+		require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+		require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+		return hook
+	}
+	var hooks []string
+	for name, tail := range map[string]string{"nul": "\x00\n", "newlines": strings.Repeat("\n", 5000)} {
+		dir := filepath.Join(ws, name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(ws, ".git", "evil-"+name), name)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: ../.git/evil-"+name+tail), 0o644))
+		hooks = append(hooks, plant(filepath.Join(ws, ".git", "evil-"+name)))
+	}
+	mod := filepath.Join(ws, ".git", "modules", "x")
+	require.NoError(t, os.MkdirAll(filepath.Join(mod, "refs", "heads"), 0o755))
+	require.NoError(t, os.Symlink("refs/heads/main", filepath.Join(mod, "HEAD")))
+	hooks = append(hooks, plant(mod))
+	locked := filepath.Join(ws, "locked")
+	require.NoError(t, os.MkdirAll(locked, 0o755))
+	gitOut(t, locked, "init", "-q")
+	gitOut(t, locked, "config", "core.fsmonitor", "evil")
+	require.NoError(t, os.WriteFile(filepath.Join(locked, ".git", "config.lock"), nil, 0o644))
+
+	_, err := auditNewRepos(ws, known, time.Now())
+	require.NoError(t, err)
+	for _, hook := range hooks {
+		assert.NoFileExists(t, hook)
+	}
+	assert.NoFileExists(t, filepath.Join(locked, ".git", "config"), "a config whose key cannot be unset goes")
+}
+
+// TestProtectedRepositoryBeneathAnUnreadableDirectory: a command (as the
+// user) may take read access away from a directory (chmod 111) that git
+// still passes through; the audit still finds the repository beneath.
+// Root reads it anyway; TestUnprivileged runs this as nobody.
+func TestProtectedRepositoryBeneathAnUnreadableDirectory(t *testing.T) {
+	ws := t.TempDir()
+	lib := filepath.Join(ws, "a", "lib")
+	require.NoError(t, os.MkdirAll(lib, 0o755))
+	gitOut(t, lib, "init", "-q")
+	hook := filepath.Join(lib, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	require.NoError(t, os.Chmod(filepath.Join(ws, "a"), 0o111))
+	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "a"), 0o755) })
+	_, err := auditNewRepos(ws, nil, time.Now())
+	require.NoError(t, err)
+	assert.NoFileExists(t, hook)
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,13 +68,16 @@ func writableBeforeWorktree(p ExecutionPolicy, dir string, in *PolicyInputs) boo
 }
 
 // gitPointer reads one of git's one-line pointer files (".git",
-// "gitdir", "commondir"), with its prefix when one is given. Git writes
-// them as small regular files; anything else (a symlink, a FIFO that
-// would block the server, over 4 KiB) is not one.
+// "gitdir", "commondir") as git reads it (read_gitfile_gently): a regular
+// file of at most maxGitPointer bytes, its trailing newlines dropped, taken
+// as a C string (a NUL ends it), with the prefix and one space after it
+// when a prefix is given. A path cordon reads differently from git would
+// let a command hide a gitdir from the audit; a symlink or a FIFO (which
+// would block the server) is not one.
 func gitPointer(path, prefix string, in *PolicyInputs) (string, bool) {
 	in.content(path)
 	before, err := os.Lstat(path)
-	if err != nil || !before.Mode().IsRegular() {
+	if err != nil || !before.Mode().IsRegular() || before.Size() > maxGitPointer {
 		return "", false
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -84,15 +88,25 @@ func gitPointer(path, prefix string, in *PolicyInputs) (string, bool) {
 	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
 		return "", false
 	}
-	buf := make([]byte, 4097)
-	n, _ := f.Read(buf)
-	if n == 0 || n > 4096 {
+	data, err := io.ReadAll(io.LimitReader(f, maxGitPointer+1))
+	if err != nil || len(data) > maxGitPointer {
 		return "", false
 	}
-	line, ok := strings.CutPrefix(strings.TrimSpace(string(buf[:n])), prefix)
-	line = strings.TrimSpace(line)
-	return line, ok && line != "" && !strings.ContainsAny(line, "\n\x00")
+	s := strings.TrimRight(string(data), "\r\n")
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	if prefix != "" {
+		var ok bool
+		if s, ok = strings.CutPrefix(s, prefix+" "); !ok {
+			return "", false
+		}
+	}
+	return s, s != ""
 }
+
+// maxGitPointer is the largest .git file git reads (setup.c).
+const maxGitPointer = 1 << 20
 
 func relativeTo(base, p string) string {
 	if filepath.IsAbs(p) {
