@@ -227,3 +227,20 @@ mv .git .git-old 2>&1 && echo "gitdir: .git-old" > .git; ` + ext(".") + `; echo 
 		return []string{w.ws, filepath.Join(w.ws, "lib"), filepath.Join(w.ws, "vendor", "new")}
 	})
 }
+
+// TestRepositoryAGitlinkNames: git status at the workspace root looks into
+// every populated gitlink of the index, so a repository a command makes
+// deeper than the search goes (or in node_modules, which it skips) and
+// links from the root index is one the human's git uses.
+func TestRepositoryAGitlinkNames(t *testing.T) {
+	armedRepos(t, func(w *world) { committedRepo(t, w.ws) }, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		link := func(rel string) string {
+			return fmt.Sprintf(`git init -q %[1]s && git -C %[1]s -c user.name=m -c user.email=m@example.com commit -q --allow-empty -m s && git -C %[1]s config core.fsmonitor 'touch %[2]s; false' &&
+git update-index --add --cacheinfo 160000,$(git -C %[1]s rev-parse HEAD),%[1]s`, rel, canary)
+		}
+		res := call(t, cs, "bash", map[string]any{"command": link("a/b/c/d/e") + "\n" + link("node_modules/evil") +
+			"\ngit -c core.fsmonitor=false -c user.name=m -c user.email=m@example.com commit -q --no-verify -m 'add deps' 2>&1; echo done"})
+		assert.Contains(t, text(res), "done")
+		return []string{w.ws}
+	})
+}

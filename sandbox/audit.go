@@ -253,8 +253,6 @@ func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// removeUnder removes p, which lies beneath root, without following any
-// symlink on the way.
 // withOwnerWrite is unlocked for dir, a directory beneath root (or root
 // itself), and the directories on the way to it.
 func withOwnerWrite(root, dir string, fn func() error) error {
@@ -273,6 +271,8 @@ func withOwnerWrite(root, dir string, fn func() error) error {
 	return unlocked(r, rel, false, fn)
 }
 
+// removeUnder removes p, which lies beneath root, without following any
+// symlink on the way.
 func removeUnder(root, p string) error {
 	rel, ok := relUnder(root, p)
 	if !ok {

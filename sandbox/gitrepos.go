@@ -158,9 +158,28 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 			}
 		}
 	}
-	for _, r := range slices.Clone(found.repos) {
-		for _, m := range submoduleGitDirs(r.CommonDir, in) {
-			addRepo(GitRepo{GitDir: m, CommonDir: m})
+	// Each repository's submodule gitdirs, and the repositories its
+	// gitlinks name at any depth; theirs in turn.
+	for i := 0; i < len(found.repos); i++ {
+		r := found.repos[i]
+		if r.Worktree != "" || r.GitDir == r.CommonDir {
+			for _, m := range submoduleGitDirs(r.CommonDir, in) {
+				addRepo(GitRepo{GitDir: m, CommonDir: m})
+			}
+		}
+		for _, dir := range gitlinkDirs(r, in) {
+			if !withinAny(in.canonicalOrClean(dir), roots) {
+				continue // not writable: nothing planted there
+			}
+			r, ok, err := repoAt(dir, in)
+			switch {
+			case errors.Is(err, errGitSymlink):
+				if p := filepath.Join(dir, ".git"); !slices.Contains(found.symlinks, p) {
+					found.symlinks = append(found.symlinks, p)
+				}
+			case ok:
+				addRepo(r)
+			}
 		}
 	}
 	return found

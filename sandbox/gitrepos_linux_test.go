@@ -292,7 +292,8 @@ func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 	known := repoIDs(repos[:1])
 	changes, err := auditNewRepos(ws, known, time.Now())
 	require.NoError(t, err)
-	assert.Equal(t, []Change{{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.fsmonitor"}}, changes)
+	assert.Equal(t, []Change{{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.worktree"},
+		{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.fsmonitor"}}, changes)
 }
 
 // TestAuditReadsGitFilesAsGitDoes: what cordon takes for a repository's
@@ -355,6 +356,36 @@ func TestProtectedRepositoryBeneathAnUnreadableDirectory(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(ws, "a"), 0o111))
 	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "a"), 0o755) })
 	_, err := auditNewRepos(ws, nil, time.Now())
+	require.NoError(t, err)
+	assert.NoFileExists(t, hook)
+}
+
+// TestRepositoriesGitlinksName: git status looks into every populated
+// gitlink of the index, at any depth and in node_modules, where the
+// search does not go: the repositories there are found too.
+func TestRepositoriesGitlinksName(t *testing.T) {
+	ws := t.TempDir()
+	gitOut(t, ws, "init", "-q")
+	var want []string
+	for _, rel := range []string{"a/b/c/d/e/deep", "node_modules/dep"} {
+		dir := filepath.Join(ws, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		gitOut(t, dir, "init", "-q")
+		gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "s")
+		head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+		gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+","+rel)
+		want = append(want, filepath.Join(dir, ".git"))
+	}
+	hook := filepath.Join(ws, "a", "b", "c", "d", "e", "deep", ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	repos, _, err := findRepos([]string{ws}, nil)
+	require.NoError(t, err)
+	var gitdirs []string
+	for _, r := range repos {
+		gitdirs = append(gitdirs, r.GitDir)
+	}
+	assert.Subset(t, gitdirs, want)
+	_, err = auditNewRepos(ws, repoIDs(repos[:1]), time.Now())
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }
