@@ -210,6 +210,10 @@ func changedAfter(dir string, since time.Time) bool {
 	return !ok || !ct.Before(since.Add(-changeTimeSlack))
 }
 
+// everything is a changedSince before any change: a search with it goes
+// through the whole root (up to auditMaxDirs).
+var everything = time.Unix(1, 0)
+
 // changeTimeSlack covers file systems whose timestamps lag the clock by
 // up to a tick, and a clock that steps back a little.
 const changeTimeSlack = 2 * time.Second

@@ -40,6 +40,11 @@ type guardSet struct {
 	// .git pointer files); a repository that is not among them after the
 	// command was made by it, and is audited (audit.go).
 	Repos []string
+	// Incomplete: the policy's search for repositories stopped at its
+	// bound, so Repos may lack some that exist (and that a command may
+	// have flooded out of reach): the baseline and the audit then search
+	// the whole root.
+	Incomplete bool
 }
 
 // Change is one undo of the guard or the audit.

@@ -27,7 +27,7 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	ids := repoIDs(p.Repos)
 	top := outermost(paths)
 	for _, root := range userRoots(p) {
-		set := guardSet{Root: root, Repos: ids}
+		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete}
 		for _, path := range top {
 			if containingRoot(path, p.WritableRoots) == root {
 				set.Paths = append(set.Paths, path)

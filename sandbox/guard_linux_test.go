@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -309,4 +311,42 @@ func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
 	assert.NoFileExists(t, hook)
 	assert.NoFileExists(t, newHook)
 	assert.NotContains(t, gitOut(t, x, "config", "--list", "--local"), "fsmonitor")
+}
+
+// TestGuardSearchesTheWholeRootPastTheBound: when the policy's search for
+// repositories stopped at its bound (a large tree, or directories an
+// earlier call's command made by the thousand), the baseline and the
+// audit search the whole root: a repository made beyond the bound is
+// disarmed, one that was there already is left alone.
+func TestGuardSearchesTheWholeRootPastTheBound(t *testing.T) {
+	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
+	repoScanMaxDirs = 20
+	root := testBase(t)
+	for i := range 30 {
+		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
+	}
+	human := filepath.Join(root, "zzz", "human")
+	require.NoError(t, os.MkdirAll(human, 0o755))
+	gitOut(t, human, "init", "-q")
+	humanHook := filepath.Join(human, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(humanHook, []byte("#!/bin/sh\nlint\n"), 0o755))
+	repos, incomplete, err := findRepos([]string{root}, nil)
+	require.NoError(t, err)
+	require.True(t, incomplete)
+	require.Empty(t, repos, "the bounded search does not reach zzz")
+
+	// All of it older than the baseline, as if made by an earlier call.
+	defer func(old func() time.Time) { baselineClock = old }(baselineClock)
+	baselineClock = func() time.Time { return time.Now().Add(changeTimeSlack + 3*time.Second) }
+	h, err := memStore.begin(guardSet{Root: root, Repos: repoIDs(repos), Incomplete: incomplete})
+	require.NoError(t, err)
+	evil := filepath.Join(root, "zzz", "evil")
+	require.NoError(t, os.MkdirAll(evil, 0o755))
+	gitOut(t, evil, "init", "-q")
+	evilHook := filepath.Join(evil, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(evilHook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	_, err = h.end()
+	require.NoError(t, err)
+	assert.NoFileExists(t, evilHook)
+	assert.FileExists(t, humanHook, "the human's repository was there before")
 }

@@ -27,6 +27,9 @@ type guardBaseline struct {
 	// Taken is when the repositories were found (Unix nanoseconds): the
 	// audit searches every directory changed since then.
 	Taken int64 `json:"taken,omitempty"`
+	// Whole: Repos came from a search of the whole root, not a bounded
+	// one, and the audit searches the whole root too.
+	Whole bool `json:"whole,omitempty"`
 }
 
 // guardStore coordinates the calls that guard one root: begin joins (the
@@ -52,12 +55,25 @@ func storeFor(stateDir string) guardStore {
 	return memStore
 }
 
+// baselineClock is when a baseline is taken; tests move it.
+var baselineClock = time.Now
+
 // takeBaseline records set's paths beneath its root.
 func takeBaseline(set guardSet) (*guardBaseline, error) {
 	// The policy's repositories were found just before (a cached policy
 	// is one its watch shows unchanged until now); the audit's slack for
 	// change times covers the gap.
-	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: time.Now().UnixNano()}
+	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: baselineClock().UnixNano()}
+	if set.Incomplete {
+		// Beyond the bound, a repository the baseline did not know would
+		// be taken for a command's: know them all.
+		base.Whole = true
+		for _, id := range repoIDs(searchRepos([]string{set.Root}, nil, everything).repos) {
+			if !slices.Contains(base.Repos, id) {
+				base.Repos = append(base.Repos, id)
+			}
+		}
+	}
 	return base, base.add(set)
 }
 
@@ -118,8 +134,8 @@ func (b *guardBaseline) restore() ([]Change, error) {
 		errs = append(errs, err)
 	}
 	since := time.Unix(0, b.Taken)
-	if b.Taken == 0 {
-		since = time.Unix(1, 0) // an older cordon's baseline: everything changed since
+	if b.Taken == 0 || b.Whole {
+		since = everything // an older cordon's baseline, or a whole search
 	}
 	c, err := auditNewRepos(b.Root, b.Repos, since)
 	changes = append(changes, c...)
