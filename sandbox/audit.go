@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -160,7 +161,10 @@ func disarmHooks(root, dir string) ([]Change, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		errs = append(errs, removeUnder(root, p))
+		if strings.HasSuffix(e.Name(), disarmedSuffix) {
+			continue // set aside already
+		}
+		errs = append(errs, setAside(root, p))
 		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a hook made inside the sandbox"})
 	}
 	return changes, errors.Join(errs...)
@@ -185,7 +189,7 @@ func disarmConfig(root, file string) ([]Change, error) {
 		// Unreadable, or too large to read in gitConfigTimeout: the
 		// human's git, given time, might still run what it names. It is a
 		// new repository's, the command's: it goes.
-		return []Change{{Path: file, What: "disarmed", Detail: "a configuration git did not list: " + firstLine(err.Error())}}, removeUnder(root, file)
+		return []Change{{Path: file, What: "disarmed", Detail: "a configuration git did not list: " + firstLine(err.Error())}}, setAside(root, file)
 	}
 	var keys []string
 	for _, kv := range strings.Split(string(list), "\x00") {
@@ -194,6 +198,14 @@ func disarmConfig(root, file string) ([]Change, error) {
 			continue
 		}
 		keys = append(keys, key)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	// What is unset is kept beside it, for a human who wants it back (a
+	// repository of theirs that a command moved is audited too).
+	if err := keepCopy(root, file); err != nil {
+		return nil, err
 	}
 	var changes []Change
 	var errs []error
@@ -211,8 +223,8 @@ func disarmConfig(root, file string) ([]Change, error) {
 			// A lock file left beside it, say: the key stays unless the
 			// file goes. It is a new repository's, the command's.
 			os.Remove(file + ".lock")
-			changes = append(changes, Change{Path: file, What: "disarmed", Detail: fmt.Sprintf("%s could not be unset (%s): the file was removed", key, firstLine(err.Error()))})
-			return changes, removeUnder(root, file)
+			changes = append(changes, Change{Path: file, What: "disarmed", Detail: fmt.Sprintf("%s could not be unset (%s): the file was set aside", key, firstLine(err.Error()))})
+			return changes, setAside(root, file)
 		}
 		changes = append(changes, Change{Path: file, What: "disarmed", Detail: key})
 	}
@@ -251,6 +263,54 @@ func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
 		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
 	}
 	return out.Bytes(), nil
+}
+
+// disarmedSuffix names what the audit set aside: git reads no hook and
+// no configuration by such a name.
+const disarmedSuffix = ".cordon-disarmed"
+
+// setAside renames p, beneath root, to p+disarmedSuffix (replacing an
+// earlier one), where git no longer runs or reads it.
+func setAside(root, p string) error {
+	rel, ok := relUnder(root, p)
+	if !ok {
+		return fmt.Errorf("%s is not beneath %s", p, root)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return unlocked(r, path.Dir(rel), false, func() error {
+		if err := r.RemoveAll(rel + disarmedSuffix); err != nil {
+			return err
+		}
+		return r.Rename(rel, rel+disarmedSuffix)
+	})
+}
+
+// keepCopy copies file to file+disarmedSuffix, unless an earlier copy is
+// there: the first is the one that held what was unset.
+func keepCopy(root, file string) error {
+	rel, ok := relUnder(root, file)
+	if !ok {
+		return fmt.Errorf("%s is not beneath %s", file, root)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := r.Lstat(rel + disarmedSuffix); err == nil {
+		return nil
+	}
+	data, err := r.ReadFile(rel)
+	if err != nil {
+		return err
+	}
+	return unlocked(r, path.Dir(rel), false, func() error {
+		return r.WriteFile(rel+disarmedSuffix, data, 0o600)
+	})
 }
 
 // withOwnerWrite is unlocked for dir, a directory beneath root (or root
