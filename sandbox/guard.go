@@ -307,46 +307,62 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 }
 
 // unlocked runs fn, and once more when it failed for want of permission,
-// after giving the owner write and search access to the directories from
-// the root down to rel, and with deep to those beneath rel too. Not as
-// root, a command can take write access away from directories it made or
-// owns, which are the user's and so cordon's: that must not keep what it
-// planted there.
+// after giving the owner rwx on the directories from the root down to
+// rel, and with deep on those beneath rel too. The modes on the way to rel
+// are put back afterwards; beneath it, what fn removed or restored has the
+// mode it should. Not as root, a command can take write access away
+// from directories it made or owns, which are the user's and so cordon's:
+// that must not keep what it planted there.
 func unlocked(r *os.Root, rel string, deep bool, fn func() error) error {
 	err := fn()
 	if !errors.Is(err, fs.ErrPermission) {
 		return err
 	}
-	grantOwnerWrite(r, rel, deep)
+	undo := grantOwnerWrite(r, rel, deep)
+	defer undo()
 	return fn()
 }
 
 // grantOwnerWrite adds u+rwx to the directories from r down to rel (and,
-// with deep, beneath it) that lack it. A directory of another owner stays
-// as it is: chmod fails.
-func grantOwnerWrite(r *os.Root, rel string, deep bool) {
+// with deep, beneath it) that lack it, and returns what puts the modes on
+// the way back. A directory of another owner stays as it is: chmod fails.
+func grantOwnerWrite(r *os.Root, rel string, deep bool) (undo func()) {
+	type changed struct {
+		path string
+		mode fs.FileMode
+	}
+	var done []changed
+	onTheWay := true
 	grant := func(p string) bool {
 		fi, err := r.Lstat(p)
 		if err != nil || !fi.IsDir() {
 			return false
 		}
-		if fi.Mode().Perm()&0o700 != 0o700 {
-			r.Chmod(p, fi.Mode().Perm()|0o700)
+		if perm := fi.Mode().Perm(); perm&0o700 != 0o700 && r.Chmod(p, perm|0o700) == nil && onTheWay {
+			done = append(done, changed{p, perm})
 		}
 		return true
+	}
+	undo = func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			if fi, err := r.Lstat(done[i].path); err == nil && fi.IsDir() {
+				r.Chmod(done[i].path, done[i].mode)
+			}
+		}
 	}
 	grant(".")
 	if rel != "." && rel != "" {
 		parts := strings.Split(rel, "/")
 		for i := range parts {
 			if !grant(strings.Join(parts[:i+1], "/")) {
-				return
+				return undo
 			}
 		}
 	}
 	if !deep {
-		return
+		return undo
 	}
+	onTheWay = false
 	var walk func(dir string)
 	walk = func(dir string) {
 		d, err := r.Open(dir)
@@ -362,6 +378,7 @@ func grantOwnerWrite(r *os.Root, rel string, deep bool) {
 		}
 	}
 	walk(rel)
+	return undo
 }
 
 // restoreTimes puts the recorded modification times back, children before
