@@ -272,6 +272,36 @@ const disarmedSuffix = ".cordon-disarmed"
 // setAside renames p, beneath root, to p+disarmedSuffix (replacing an
 // earlier one), where git no longer runs or reads it.
 func setAside(root, p string) error {
+	return inRoot(root, p, func(r *os.Root, rel string) error {
+		return unlocked(r, path.Dir(rel), false, func() error {
+			if err := r.RemoveAll(rel + disarmedSuffix); err != nil {
+				return err
+			}
+			return r.Rename(rel, rel+disarmedSuffix)
+		})
+	})
+}
+
+// keepCopy copies file to file+disarmedSuffix, unless an earlier copy is
+// there: the first is the one that held what was unset.
+func keepCopy(root, file string) error {
+	return inRoot(root, file, func(r *os.Root, rel string) error {
+		if _, err := r.Lstat(rel + disarmedSuffix); err == nil {
+			return nil
+		}
+		data, err := r.ReadFile(rel)
+		if err != nil {
+			return err
+		}
+		return unlocked(r, path.Dir(rel), false, func() error {
+			return r.WriteFile(rel+disarmedSuffix, data, 0o600)
+		})
+	})
+}
+
+// inRoot runs fn on p, which lies beneath root, through root opened as an
+// os.Root: nothing on the way is followed out of it.
+func inRoot(root, p string, fn func(r *os.Root, rel string) error) error {
 	rel, ok := relUnder(root, p)
 	if !ok {
 		return fmt.Errorf("%s is not beneath %s", p, root)
@@ -281,36 +311,7 @@ func setAside(root, p string) error {
 		return err
 	}
 	defer r.Close()
-	return unlocked(r, path.Dir(rel), false, func() error {
-		if err := r.RemoveAll(rel + disarmedSuffix); err != nil {
-			return err
-		}
-		return r.Rename(rel, rel+disarmedSuffix)
-	})
-}
-
-// keepCopy copies file to file+disarmedSuffix, unless an earlier copy is
-// there: the first is the one that held what was unset.
-func keepCopy(root, file string) error {
-	rel, ok := relUnder(root, file)
-	if !ok {
-		return fmt.Errorf("%s is not beneath %s", file, root)
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	if _, err := r.Lstat(rel + disarmedSuffix); err == nil {
-		return nil
-	}
-	data, err := r.ReadFile(rel)
-	if err != nil {
-		return err
-	}
-	return unlocked(r, path.Dir(rel), false, func() error {
-		return r.WriteFile(rel+disarmedSuffix, data, 0o600)
-	})
+	return fn(r, rel)
 }
 
 // withOwnerWrite is unlocked for dir, a directory beneath root (or root
@@ -334,20 +335,13 @@ func withOwnerWrite(root, dir string, fn func() error) error {
 // removeUnder removes p, which lies beneath root, without following any
 // symlink on the way.
 func removeUnder(root, p string) error {
-	rel, ok := relUnder(root, p)
-	if !ok {
-		return fmt.Errorf("%s is not beneath %s", p, root)
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
+	return inRoot(root, p, func(r *os.Root, rel string) error {
+		err := unlocked(r, rel, true, func() error { return r.RemoveAll(rel) })
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		return err
-	}
-	defer r.Close()
-	err = unlocked(r, rel, true, func() error { return r.RemoveAll(rel) })
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	})
 }
 
 func firstLine(s string) string {

@@ -200,11 +200,7 @@ func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
 // the symlink goes.
 func TestAuditLooksPastASymlinkedGit(t *testing.T) {
 	ws := t.TempDir()
-	x := filepath.Join(ws, "x")
-	require.NoError(t, os.MkdirAll(x, 0o755))
-	gitOut(t, x, "init", "-q")
-	hook := filepath.Join(x, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	hook := armedRepo(t, filepath.Join(ws, "x"))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(ws, "a", ".git")))
 	_, _, err := findRepos([]string{ws}, nil)
@@ -232,11 +228,7 @@ func TestAuditCannotBeOutrunByNewDirectories(t *testing.T) {
 	for i := range 30 { // sorted before "old", searched before it
 		require.NoError(t, os.Mkdir(filepath.Join(ws, fmt.Sprintf("a%02d", i)), 0o755))
 	}
-	x := filepath.Join(deep, "x")
-	require.NoError(t, os.MkdirAll(x, 0o755))
-	gitOut(t, x, "init", "-q")
-	hook := filepath.Join(x, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	hook := armedRepo(t, filepath.Join(deep, "x"))
 
 	repos, incomplete, err := findRepos([]string{ws}, nil)
 	require.NoError(t, err)
@@ -352,11 +344,7 @@ func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
 // Root reads it anyway; TestUnprivileged runs this as nobody.
 func TestProtectedRepositoryBeneathAnUnreadableDirectory(t *testing.T) {
 	ws := t.TempDir()
-	lib := filepath.Join(ws, "a", "lib")
-	require.NoError(t, os.MkdirAll(lib, 0o755))
-	gitOut(t, lib, "init", "-q")
-	hook := filepath.Join(lib, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	hook := armedRepo(t, filepath.Join(ws, "a", "lib"))
 	require.NoError(t, os.Chmod(filepath.Join(ws, "a"), 0o111))
 	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "a"), 0o755) })
 	_, err := auditNewRepos(ws, nil, time.Now())

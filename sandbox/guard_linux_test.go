@@ -230,10 +230,7 @@ func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
 
 			// The first call's command makes a repository, armed.
 			x := filepath.Join(root, "x")
-			require.NoError(t, os.MkdirAll(x, 0o755))
-			gitOut(t, x, "init", "-q")
-			hook := filepath.Join(x, ".git", "hooks", "post-checkout")
-			require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+			hook := armedRepo(t, x)
 			gitOut(t, x, "config", "core.fsmonitor", "./evil.sh")
 
 			after, _, err := findRepos([]string{root}, nil)
@@ -251,9 +248,10 @@ func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
 	}
 }
 
-// TestGuardAuditsARepositoryMovedAway: a known gitdir that a command moves
-// to another place keeps its identity; its hooks there were never guarded.
-func TestGuardAuditsARepositoryMovedAway(t *testing.T) {
+// guardedRepo is a repository whose hooks and config a call guards: its
+// root, and the call's hold (to end as the call would).
+func guardedRepo(t *testing.T) (string, guardHold) {
+	t.Helper()
 	root := testBase(t)
 	gitOut(t, root, "init", "-q")
 	repos, _, err := findRepos([]string{root}, nil)
@@ -262,12 +260,37 @@ func TestGuardAuditsARepositoryMovedAway(t *testing.T) {
 		Paths: []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config")}}
 	h, err := memStore.begin(set)
 	require.NoError(t, err)
+	return root, h
+}
+
+// plantHook writes an executable pre-commit hook in gitdir and returns its
+// path.
+func plantHook(t *testing.T, gitdir string) string {
+	t.Helper()
+	hook := filepath.Join(gitdir, "hooks", "pre-commit")
+	require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	return hook
+}
+
+// armedRepo makes dir a repository with a pre-commit hook, and returns the
+// hook's path.
+func armedRepo(t *testing.T, dir string) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	gitOut(t, dir, "init", "-q")
+	return plantHook(t, filepath.Join(dir, ".git"))
+}
+
+// TestGuardAuditsARepositoryMovedAway: a known gitdir that a command moves
+// to another place keeps its identity; its hooks there were never guarded.
+func TestGuardAuditsARepositoryMovedAway(t *testing.T) {
+	root, h := guardedRepo(t)
 	x := filepath.Join(root, "x")
 	require.NoError(t, os.MkdirAll(x, 0o755))
 	require.NoError(t, os.Rename(filepath.Join(root, ".git"), filepath.Join(x, ".git")))
-	hook := filepath.Join(x, ".git", "hooks", "post-checkout")
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
-	_, err = h.end()
+	hook := plantHook(t, filepath.Join(x, ".git"))
+	_, err := h.end()
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }
@@ -278,22 +301,11 @@ func TestGuardAuditsARepositoryMovedAway(t *testing.T) {
 // planted there. (Root ignores the mode bits: TestUnprivileged runs this
 // as nobody, where it matters.)
 func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
-	root := testBase(t)
-	gitOut(t, root, "init", "-q")
-	repos, _, err := findRepos([]string{root}, nil)
-	require.NoError(t, err)
-	set := guardSet{Root: root, Repos: repoIDs(repos),
-		Paths: []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config")}}
-	h, err := memStore.begin(set)
-	require.NoError(t, err)
+	root, h := guardedRepo(t)
 
-	hook := filepath.Join(root, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	hook := plantHook(t, filepath.Join(root, ".git"))
 	x := filepath.Join(root, "x")
-	require.NoError(t, os.MkdirAll(x, 0o755))
-	gitOut(t, x, "init", "-q")
-	newHook := filepath.Join(x, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(newHook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	newHook := armedRepo(t, x)
 	gitOut(t, x, "config", "core.fsmonitor", "evil")
 	for _, d := range []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git"), filepath.Join(x, ".git", "hooks"), filepath.Join(x, ".git"), x, root} {
 		require.NoError(t, os.Chmod(d, 0o555))
@@ -306,7 +318,7 @@ func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
 			return nil
 		})
 	})
-	_, err = h.end()
+	_, err := h.end()
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 	assert.NoFileExists(t, newHook)
@@ -325,11 +337,7 @@ func TestGuardSearchesTheWholeRootPastTheBound(t *testing.T) {
 	for i := range 30 {
 		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
 	}
-	human := filepath.Join(root, "zzz", "human")
-	require.NoError(t, os.MkdirAll(human, 0o755))
-	gitOut(t, human, "init", "-q")
-	humanHook := filepath.Join(human, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(humanHook, []byte("#!/bin/sh\nlint\n"), 0o755))
+	humanHook := armedRepo(t, filepath.Join(root, "zzz", "human"))
 	repos, incomplete, err := findRepos([]string{root}, nil)
 	require.NoError(t, err)
 	require.True(t, incomplete)
@@ -340,11 +348,7 @@ func TestGuardSearchesTheWholeRootPastTheBound(t *testing.T) {
 	baselineClock = func() time.Time { return time.Now().Add(changeTimeSlack + 3*time.Second) }
 	h, err := memStore.begin(guardSet{Root: root, Repos: repoIDs(repos), Incomplete: incomplete})
 	require.NoError(t, err)
-	evil := filepath.Join(root, "zzz", "evil")
-	require.NoError(t, os.MkdirAll(evil, 0o755))
-	gitOut(t, evil, "init", "-q")
-	evilHook := filepath.Join(evil, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(evilHook, []byte("#!/bin/sh\nevil\n"), 0o755))
+	evilHook := armedRepo(t, filepath.Join(root, "zzz", "evil"))
 	_, err = h.end()
 	require.NoError(t, err)
 	assert.NoFileExists(t, evilHook)
