@@ -244,3 +244,20 @@ git update-index --add --cacheinfo 160000,$(git -C %[1]s rev-parse HEAD),%[1]s`,
 		return []string{w.ws}
 	})
 }
+
+// TestCordonRunsNothingOfARepository: cordon reads the index of every
+// repository it finds, a command's too; git would fetch the missing trees
+// of a sparse index from a "promisor" remote through the program the
+// repository names, outside any sandbox. Nothing may run, with no human
+// action at all.
+func TestCordonRunsNothingOfARepository(t *testing.T) {
+	armedRepos(t, nil, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`git init -q -b main lib && cd lib && mkdir -p a b/c && echo 1 > a/x && echo 2 > b/c/y && git add . && git -c user.email=m@example.com -c user.name=m commit -qm i &&
+git sparse-checkout set --cone a && git config index.sparse true && git sparse-checkout reapply && T=$(git rev-parse HEAD:b) && chmod u+w .git/objects/${T:0:2}/${T:2} && mv .git/objects/${T:0:2}/${T:2} ../gone &&
+git config core.repositoryformatversion 1 && git config extensions.partialClone origin && git config remote.origin.url "$PWD" && git config remote.origin.promisor true &&
+git config remote.origin.uploadpack 'touch %[1]s; false'; echo done`, canary)})
+		assert.Contains(t, text(res), "done")
+		assert.NoFileExists(t, canary, "cordon itself ran what the repository named")
+		return nil
+	})
+}

@@ -62,27 +62,35 @@ func gitlinkDirs(r GitRepo, in *PolicyInputs) []string {
 	return dirs
 }
 
-// listGitlinks asks git for the gitlinks of r's index. The repository
-// may be a command's: git reads its configuration, so nothing it could
-// run is left on (core.fsmonitor: reading an index may query it).
+// listGitlinks asks git for the gitlinks of r's index. The repository may
+// be a command's, and git does what a repository's configuration says
+// even to list an index (a sparse index whose trees are missing makes it
+// fetch them from a "promisor" remote, through whatever program that
+// names): so git reads the index, and nothing else of the repository,
+// from a bare repository of cordon's own (gitShell), and with --sparse
+// expands nothing.
 func listGitlinks(r GitRepo) []string {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		return nil
 	}
+	shell, err := gitShell(gitPath, r)
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(shell)
 	ctx, cancel := context.WithTimeout(context.Background(), gitConfigTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gitPath, "--no-pager", "--git-dir="+r.GitDir, "--work-tree="+r.Worktree,
-		"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "safe.directory=*",
-		"ls-files", "--stage", "-z")
-	cmd.Dir = r.Worktree
+	cmd := exec.CommandContext(ctx, gitPath, "--no-pager", "--git-dir="+shell, "ls-files", "--stage", "-z", "--sparse")
+	cmd.Dir = shell
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(gitEnvDropped, name) {
+		if !slices.Contains(gitEnvDropped, name) && !strings.HasPrefix(name, "GIT_CONFIG") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+filepath.Join(r.GitDir, "index"), "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var stdout bytes.Buffer
 	cmd.Stdout = &limitedWriter{w: &stdout, n: 64 << 20}
 	if cmd.Run() != nil {
@@ -95,4 +103,38 @@ func listGitlinks(r GitRepo) []string {
 		}
 	}
 	return links
+}
+
+// gitShell makes an empty bare repository whose configuration is
+// cordon's, with r's object format (the one setting that changes how an
+// index reads) and links to r's shared index files (a split index names
+// one), for git to read r's index in.
+func gitShell(gitPath string, r GitRepo) (string, error) {
+	shell, err := os.MkdirTemp("", "cordon-index-")
+	if err != nil {
+		return "", err
+	}
+	config := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+	if f, _ := gitOnFile(gitPath, filepath.Join(r.CommonDir, "config"), "--get", "extensions.objectformat"); strings.TrimSpace(string(f)) == "sha256" {
+		config = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n"
+	}
+	for _, d := range []string{"objects", "refs"} {
+		if err := os.Mkdir(filepath.Join(shell, d), 0o700); err != nil {
+			os.RemoveAll(shell)
+			return "", err
+		}
+	}
+	for name, data := range map[string]string{"HEAD": "ref: refs/heads/main\n", "config": config} {
+		if err := os.WriteFile(filepath.Join(shell, name), []byte(data), 0o600); err != nil {
+			os.RemoveAll(shell)
+			return "", err
+		}
+	}
+	shared, _ := filepath.Glob(filepath.Join(r.GitDir, "sharedindex.*"))
+	for _, p := range shared {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			os.Symlink(p, filepath.Join(shell, filepath.Base(p)))
+		}
+	}
+	return shell, nil
 }
