@@ -261,3 +261,14 @@ git config remote.origin.uploadpack 'touch %[1]s; false'; echo done`, canary)})
 		return nil
 	})
 }
+
+// TestGitdirAtTheDepthLimit: a bare-made gitdir on the search's last level
+// (4 down), given a work tree beneath it, is found like a .git there.
+func TestGitdirAtTheDepthLimit(t *testing.T) {
+	armedRepos(t, nil, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		res := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`git init -q --bare -b main pkg/api/internal/handlers && cd pkg/api/internal/handlers &&
+git config core.bare false && git config core.worktree . && git config core.fsmonitor 'touch %[1]s; false' && mkdir -p src && echo done`, canary)})
+		assert.Contains(t, text(res), "done")
+		return []string{filepath.Join(w.ws, "pkg", "api", "internal", "handlers", "src")}
+	})
+}

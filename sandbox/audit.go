@@ -39,7 +39,7 @@ func auditNewRepos(root string, known []string, since time.Time) ([]Change, erro
 	// is a command's, and the human's git would follow it wherever it
 	// points.
 	for _, p := range found.symlinks {
-		errs = append(errs, removeUnder(root, p))
+		errs = append(errs, setAside(root, p))
 		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git that is a symlink"})
 	}
 	for _, r := range found.repos {
@@ -50,10 +50,11 @@ func auditNewRepos(root string, known []string, since time.Time) ([]Change, erro
 			// A .git file the command made that names a gitdir elsewhere:
 			// in the session tmp (as writable as the root, and not
 			// audited) or in another repository. The human's git would
-			// follow it; it goes.
+			// follow it; it is set aside (a human's linked worktree that
+			// a gitlink led here to can be put back).
 			if r.DotGitFile {
 				p := filepath.Join(r.Worktree, ".git")
-				errs = append(errs, removeUnder(root, p))
+				errs = append(errs, setAside(root, p))
 				changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git file naming a gitdir outside " + root})
 			}
 			continue

@@ -137,7 +137,7 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 			// A directory that holds what a gitdir holds is one: git takes
 			// it for a bare repository when it finds no .git on its way up
 			// (and core.worktree gives it a work tree anywhere).
-			if listed && looksLikeGitDir(entries) {
+			if listed && looksLikeGitDir(entries) || !listed && holdsGitDir(cur.dir) {
 				g := in.canonicalOrClean(cur.dir)
 				addRepo(GitRepo{GitDir: g, CommonDir: commonDirOf(g, in)})
 			}
@@ -186,6 +186,13 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 }
 
 func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }
+
+// holdsGitDir is looksLikeGitDir for a directory that is not listed (at
+// the depth limit, or unreadable): by name.
+func holdsGitDir(dir string) bool {
+	has := func(name string) bool { _, err := os.Lstat(filepath.Join(dir, name)); return err == nil }
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
+}
 
 // looksLikeGitDir reports whether a directory's entries make it a gitdir
 // to git's discovery (is_git_directory): a HEAD, and objects and refs of

@@ -381,3 +381,17 @@ func TestRepositoriesGitlinksName(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }
+
+// TestRepositoriesGitFindsAtTheDepthLimit: the search looks at the
+// directories on its last level for a .git without listing them, and for
+// what makes a directory a gitdir too.
+func TestRepositoriesGitFindsAtTheDepthLimit(t *testing.T) {
+	ws := t.TempDir()
+	handlers := filepath.Join(ws, "pkg", "api", "internal", "handlers") // depth 4
+	require.NoError(t, os.MkdirAll(handlers, 0o755))
+	gitOut(t, handlers, "init", "-q", "--bare")
+	repos, _, err := findRepos([]string{ws}, nil)
+	require.NoError(t, err)
+	require.Len(t, repos, 1)
+	assert.Equal(t, handlers, repos[0].GitDir)
+}
