@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -283,19 +284,24 @@ func setAside(root, p string) error {
 	})
 }
 
-// keepCopy copies file to file+disarmedSuffix, unless an earlier copy is
-// there: the first is the one that held what was unset.
+// keepCopy copies file to file+disarmedSuffix+"-"+the time, a name of its
+// own: an earlier copy stays as it was, and one a command planted under a
+// plainer name is not taken for the human's.
 func keepCopy(root, file string) error {
 	return inRoot(root, file, func(r *os.Root, rel string) error {
-		if _, err := r.Lstat(rel + disarmedSuffix); err == nil {
-			return nil
-		}
-		data, err := r.ReadFile(rel)
+		src, err := r.OpenFile(rel, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 		if err != nil {
 			return err
 		}
+		defer src.Close()
+		name := rel + disarmedSuffix + "-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 		return unlocked(r, path.Dir(rel), false, func() error {
-			return r.WriteFile(rel+disarmedSuffix, data, 0o600)
+			f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, src) // streamed: a configuration may be large
+			return errors.Join(err, f.Close())
 		})
 	})
 }

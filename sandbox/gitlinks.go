@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Git's status in a repository also looks into every populated gitlink
@@ -83,6 +84,7 @@ func listGitlinks(r GitRepo) []string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gitPath, "--no-pager", "--git-dir="+shell, "ls-files", "--stage", "-z", "--sparse")
 	cmd.Dir = shell
+	cmd.WaitDelay = time.Second // a child of git's that holds its output does not hold cordon
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if !slices.Contains(gitEnvDropped, name) && !strings.HasPrefix(name, "GIT_CONFIG") {
