@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -8,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -18,49 +18,26 @@ import (
 // repository a gitlink names is one the human's git uses, however deep it
 // lies, and inside node_modules, where the search does not go.
 
-// gitlinkCache keeps each index's gitlinks while the index looks the same
-// (git replaces it whole, so a new stamp follows every change).
-var gitlinkCache = struct {
-	sync.Mutex
-	m map[string]gitlinkReading
-}{m: map[string]gitlinkReading{}}
-
-type gitlinkReading struct {
-	stamp string
-	links []string
-}
-
 // gitlinkDirs returns the directories r's index names as gitlinks (mode
-// 160000), beneath r's work tree.
-func gitlinkDirs(r GitRepo, in *PolicyInputs) []string {
+// 160000), beneath r's work tree. known is false when git could not say
+// (it failed, or took too long) or could not say all (a sparse index holds
+// directories it did not expand): the caller must then look everywhere.
+func gitlinkDirs(r GitRepo, in *PolicyInputs) (dirs []string, known bool) {
 	if r.Worktree == "" || r.GitDir == "" {
-		return nil
+		return nil, true
 	}
 	index := filepath.Join(r.GitDir, "index")
 	in.content(index)
-	if _, err := os.Lstat(index); err != nil {
-		return nil
+	if _, err := os.Stat(index); err != nil {
+		return nil, true // no index: no gitlinks
 	}
-	key := r.Worktree + "\x00" + index
-	stamp := stampOf([]string{index})
-	gitlinkCache.Lock()
-	cached, ok := gitlinkCache.m[key]
-	gitlinkCache.Unlock()
-	links := cached.links
-	if !ok || cached.stamp != stamp {
-		links = listGitlinks(r)
-		gitlinkCache.Lock()
-		if len(gitlinkCache.m) >= 1024 {
-			gitlinkCache.m = map[string]gitlinkReading{}
-		}
-		gitlinkCache.m[key] = gitlinkReading{stamp: stamp, links: links}
-		gitlinkCache.Unlock()
-	}
-	dirs := make([]string, 0, len(links))
+	// Not cached: an index may be a symlink, or split into a shared
+	// file that changes in place, and stamps of it would mislead.
+	links, known := listGitlinks(r)
 	for _, l := range links {
 		dirs = append(dirs, filepath.Join(r.Worktree, filepath.FromSlash(l)))
 	}
-	return dirs
+	return dirs, known
 }
 
 // listGitlinks asks git for the gitlinks of r's index. The repository may
@@ -70,14 +47,14 @@ func gitlinkDirs(r GitRepo, in *PolicyInputs) []string {
 // names): so git reads the index, and nothing else of the repository,
 // from a bare repository of cordon's own (gitShell), and with --sparse
 // expands nothing.
-func listGitlinks(r GitRepo) []string {
+func listGitlinks(r GitRepo) (links []string, known bool) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
-		return nil
+		return nil, true // without git, no git of the human's reads it either
 	}
 	shell, err := gitShell(gitPath, r)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer os.RemoveAll(shell)
 	ctx, cancel := context.WithTimeout(context.Background(), gitConfigTimeout)
@@ -93,18 +70,40 @@ func listGitlinks(r GitRepo) []string {
 	}
 	cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+filepath.Join(r.GitDir, "index"), "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	var stdout bytes.Buffer
-	cmd.Stdout = &limitedWriter{w: &stdout, n: 64 << 20}
-	if cmd.Run() != nil {
-		return nil
+	// git says on stderr what it could not read: the trees of a sparse
+	// index's directories, which the empty shell does not have (and it
+	// then lists the rest, exiting 0).
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, false
 	}
-	var links []string
-	for rec := range bytes.SplitSeq(stdout.Bytes(), []byte{0}) {
-		if meta, path, ok := bytes.Cut(rec, []byte{'\t'}); ok && bytes.HasPrefix(meta, []byte("160000 ")) {
-			links = append(links, string(path))
+	if err := cmd.Start(); err != nil {
+		return nil, false
+	}
+	// Read as it comes, keeping only gitlinks: the listing of a large
+	// index has no bound, and a gitlink may come last.
+	sparse := false
+	br := bufio.NewReaderSize(out, 64<<10)
+	for {
+		rec, err := br.ReadBytes(0)
+		if meta, path, ok := bytes.Cut(bytes.TrimSuffix(rec, []byte{0}), []byte{'\t'}); ok {
+			switch {
+			case bytes.HasPrefix(meta, []byte("160000 ")):
+				links = append(links, string(path))
+			case bytes.HasPrefix(meta, []byte("040000 ")):
+				sparse = true // a directory the sparse index did not expand
+			}
+		}
+		if err != nil {
+			break
 		}
 	}
-	return links
+	if cmd.Wait() != nil || stderr.Len() > 0 {
+		return links, false
+	}
+	return links, !sparse
 }
 
 // gitShell makes an empty bare repository whose configuration is

@@ -159,7 +159,20 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 		}
 	}
 	// Each repository's submodule gitdirs, and the repositories its
-	// gitlinks name at any depth; theirs in turn.
+	// gitlinks name at any depth; theirs in turn. Where git could not
+	// list a repository's gitlinks, every .git at any depth may be one.
+	addAt := func(dir string) {
+		r, ok, err := repoAt(dir, in)
+		switch {
+		case errors.Is(err, errGitSymlink):
+			if p := filepath.Join(dir, ".git"); !slices.Contains(found.symlinks, p) {
+				found.symlinks = append(found.symlinks, p)
+			}
+		case ok:
+			addRepo(r)
+		}
+	}
+	everywhere := false
 	for i := 0; i < len(found.repos); i++ {
 		r := found.repos[i]
 		if r.Worktree != "" || r.GitDir == r.CommonDir {
@@ -167,22 +180,53 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 				addRepo(GitRepo{GitDir: m, CommonDir: m})
 			}
 		}
-		for _, dir := range gitlinkDirs(r, in) {
-			if !withinAny(in.canonicalOrClean(dir), roots) {
-				continue // not writable: nothing planted there
+		if everywhere {
+			continue
+		}
+		dirs, known := gitlinkDirs(r, in)
+		for _, dir := range dirs {
+			if withinAny(in.canonicalOrClean(dir), roots) { // else not writable: nothing planted there
+				addAt(dir)
 			}
-			r, ok, err := repoAt(dir, in)
-			switch {
-			case errors.Is(err, errGitSymlink):
-				if p := filepath.Join(dir, ".git"); !slices.Contains(found.symlinks, p) {
-					found.symlinks = append(found.symlinks, p)
-				}
-			case ok:
-				addRepo(r)
+		}
+		if !known {
+			everywhere = true
+			if !walkEveryDotGit(roots, addAt) {
+				found.incomplete = true
 			}
 		}
 	}
 	return found
+}
+
+// walkEveryDotGit calls fn for every directory beneath roots, at any depth
+// and in node_modules too, that holds a .git; it reports false when it
+// stopped at auditMaxDirs.
+func walkEveryDotGit(roots []string, fn func(dir string)) bool {
+	seen := 0
+	for _, root := range roots {
+		queue := []string{root}
+		for len(queue) > 0 {
+			dir := queue[0]
+			queue = queue[1:]
+			if seen++; seen > auditMaxDirs {
+				return false
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				switch {
+				case e.Name() == ".git":
+					fn(dir)
+				case e.IsDir(): // not a symlink: never followed
+					queue = append(queue, filepath.Join(dir, e.Name()))
+				}
+			}
+		}
+	}
+	return true
 }
 
 func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }

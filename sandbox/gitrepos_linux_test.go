@@ -398,3 +398,80 @@ func TestRepositoriesGitFindsAtTheDepthLimit(t *testing.T) {
 	require.Len(t, repos, 1)
 	assert.Equal(t, handlers, repos[0].GitDir)
 }
+
+// linkedRepo makes a repository with one commit at rel beneath ws and
+// returns its HEAD, for a gitlink to name.
+func linkedRepo(t *testing.T, ws, rel string) string {
+	t.Helper()
+	dir := filepath.Join(ws, filepath.FromSlash(rel))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	gitOut(t, dir, "init", "-q")
+	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "s")
+	return strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+}
+
+func gitdirsOf(t *testing.T, ws string) []string {
+	t.Helper()
+	repos, _, err := findRepos([]string{ws}, nil)
+	require.NoError(t, err)
+	var out []string
+	for _, r := range repos {
+		out = append(out, r.GitDir)
+	}
+	return out
+}
+
+// TestRepositoriesGitlinksNameHoweverTheIndexIsKept: the index git status
+// reads may be a symlink to another file, or split into a shared file; a
+// gitlink there is found all the same, at every search (nothing of an
+// earlier listing is kept).
+func TestRepositoriesGitlinksNameHoweverTheIndexIsKept(t *testing.T) {
+	t.Run("symlinked", func(t *testing.T) {
+		ws := t.TempDir()
+		gitOut(t, ws, "init", "-q")
+		deep := filepath.Join(ws, "node_modules", "evil", ".git")
+		head := linkedRepo(t, ws, "node_modules/evil")
+		assert.NotContains(t, gitdirsOf(t, ws), deep)
+		gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+",other") // an index file to copy
+		data, err := os.ReadFile(filepath.Join(ws, ".git", "index"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(ws, ".git", "idx2"), data, 0o644))
+		require.NoError(t, os.Remove(filepath.Join(ws, ".git", "index")))
+		require.NoError(t, os.Symlink("idx2", filepath.Join(ws, ".git", "index")))
+		assert.NotContains(t, gitdirsOf(t, ws), deep)
+		cmd := exec.Command("git", "update-index", "--add", "--cacheinfo", "160000,"+head+",node_modules/evil")
+		cmd.Dir, cmd.Env = ws, append(os.Environ(), "GIT_INDEX_FILE=.git/idx2")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, gitdirsOf(t, ws), deep)
+	})
+	t.Run("split", func(t *testing.T) {
+		ws := t.TempDir()
+		gitOut(t, ws, "init", "-q")
+		head := linkedRepo(t, ws, "a/b/c/d/e/deep")
+		gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+",a/b/c/d/e/deep")
+		gitOut(t, ws, "update-index", "--split-index")
+		shared, _ := filepath.Glob(filepath.Join(ws, ".git", "sharedindex.*"))
+		require.NotEmpty(t, shared, "the gitlink now lies in the shared index")
+		assert.Contains(t, gitdirsOf(t, ws), filepath.Join(ws, "a", "b", "c", "d", "e", "deep", ".git"))
+	})
+}
+
+// TestRepositoriesEverywhereWhenGitlinksAreUnknown: a sparse index holds
+// directories that git does not expand to list (and the command's git
+// could fail or take too long): every .git at any depth is then searched.
+func TestRepositoriesEverywhereWhenGitlinksAreUnknown(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "b", "c"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "x"), []byte("1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "b", "c", "y"), []byte("2\n"), 0o644))
+	gitOut(t, ws, "init", "-q")
+	gitOut(t, ws, "add", ".")
+	gitOut(t, ws, "commit", "-q", "-m", "i")
+	gitOut(t, ws, "sparse-checkout", "set", "--cone", "a")
+	gitOut(t, ws, "config", "index.sparse", "true")
+	gitOut(t, ws, "sparse-checkout", "reapply")
+	linkedRepo(t, ws, "x/y/z/w/v/deep") // 6 down, linked from nowhere
+	assert.Contains(t, gitdirsOf(t, ws), filepath.Join(ws, "x", "y", "z", "w", "v", "deep", ".git"))
+}
