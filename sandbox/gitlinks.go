@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,13 +33,75 @@ func gitlinkDirs(r GitRepo, in *PolicyInputs) (dirs []string, known bool) {
 	if _, err := os.Stat(index); err != nil {
 		return nil, true // no index: no gitlinks
 	}
-	// Not cached: an index may be a symlink, or split into a shared
-	// file that changes in place, and stamps of it would mislead.
-	links, known := listGitlinks(r)
+	key := r.Worktree + "\x00" + r.GitDir
+	stamp, trusted := indexStamp(r)
+	gitlinkCache.Lock()
+	cached, ok := gitlinkCache.m[key]
+	gitlinkCache.Unlock()
+	links, known := cached.links, true
+	if !ok || !trusted || cached.stamp != stamp {
+		links, known = listGitlinks(r)
+		if known && trusted {
+			gitlinkCache.Lock()
+			if len(gitlinkCache.m) >= 1024 {
+				gitlinkCache.m = map[string]gitlinkReading{}
+			}
+			gitlinkCache.m[key] = gitlinkReading{stamp: stamp, links: links}
+			gitlinkCache.Unlock()
+		}
+	}
 	for _, l := range links {
 		dirs = append(dirs, filepath.Join(r.Worktree, filepath.FromSlash(l)))
 	}
 	return dirs, known
+}
+
+// gitlinkCache keeps each index's gitlinks while indexStamp holds: a
+// monorepo's index of 100,000 entries takes git 0.1 s to list, at every
+// call's audit.
+var gitlinkCache = struct {
+	sync.Mutex
+	m map[string]gitlinkReading
+}{m: map[string]gitlinkReading{}}
+
+// gitlinkListings counts the times git was asked (tests watch the cache
+// with it).
+var gitlinkListings atomic.Int64
+
+type gitlinkReading struct {
+	stamp string
+	links []string
+}
+
+// indexStamp identifies what git reads r's index from: the index, both
+// as a name (a symlink retargeted) and as the file it leads to (changed
+// in place), and every shared index file of a split index. trusted is
+// false while one of them changed too recently for its change time to
+// tell a later change apart (git's "racily clean" rule), and where change
+// times are not known: the listing is then not kept.
+func indexStamp(r GitRepo) (stamp string, trusted bool) {
+	paths := []string{filepath.Join(r.GitDir, "index")}
+	shared, _ := filepath.Glob(filepath.Join(r.GitDir, "sharedindex.*"))
+	paths = append(paths, shared...)
+	now := time.Now()
+	trusted = true
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(p)
+		for _, stat := range []func(string) (os.FileInfo, error){os.Lstat, os.Stat} {
+			b.WriteByte(0)
+			fi, err := stat(p)
+			if err != nil {
+				continue
+			}
+			b.WriteString(fileStamp(fi))
+			if ct, ok := changeTime(fi); !ok || now.Sub(ct) < changeTimeSlack {
+				trusted = false
+			}
+		}
+		b.WriteByte(1)
+	}
+	return b.String(), trusted
 }
 
 // listGitlinks asks git for the gitlinks of r's index. The repository may
@@ -48,6 +112,7 @@ func gitlinkDirs(r GitRepo, in *PolicyInputs) (dirs []string, known bool) {
 // from a bare repository of cordon's own (gitShell), and with --sparse
 // expands nothing.
 func listGitlinks(r GitRepo) (links []string, known bool) {
+	gitlinkListings.Add(1)
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		return nil, true // without git, no git of the human's reads it either

@@ -475,3 +475,42 @@ func TestRepositoriesEverywhereWhenGitlinksAreUnknown(t *testing.T) {
 	linkedRepo(t, ws, "x/y/z/w/v/deep") // 6 down, linked from nowhere
 	assert.Contains(t, gitdirsOf(t, ws), filepath.Join(ws, "x", "y", "z", "w", "v", "deep", ".git"))
 }
+
+// TestGitlinkListingIsKeptOnlyWhileTheIndexHolds: an index that has not
+// changed for a while is not listed again; a change of the index in place,
+// of the file a symlinked index leads to, or of a shared index file is
+// seen at the next search.
+func TestGitlinkListingIsKeptOnlyWhileTheIndexHolds(t *testing.T) {
+	ws := t.TempDir()
+	gitOut(t, ws, "init", "-q")
+	head := linkedRepo(t, ws, "node_modules/evil")
+	deep := filepath.Join(ws, "node_modules", "evil", ".git")
+	gitdir := filepath.Join(ws, ".git")
+	gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+",other")
+	data, err := os.ReadFile(filepath.Join(gitdir, "index"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "idx2"), data, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(gitdir, "index")))
+	require.NoError(t, os.Symlink("idx2", filepath.Join(gitdir, "index")))
+	time.Sleep(changeTimeSlack + 200*time.Millisecond) // let the index settle, as an unchanged one has
+
+	before := gitlinkListings.Load()
+	assert.NotContains(t, gitdirsOf(t, ws), deep)
+	assert.NotContains(t, gitdirsOf(t, ws), deep)
+	assert.Equal(t, int64(1), gitlinkListings.Load()-before, "a settled index is listed once")
+
+	// The file the symlink leads to, rewritten in place.
+	cmd := exec.Command("git", "update-index", "--add", "--cacheinfo", "160000,"+head+",node_modules/evil")
+	cmd.Dir, cmd.Env = ws, append(os.Environ(), "GIT_INDEX_FILE=.git/idx3")
+	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "idx3"), data, 0o644))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	linked, err := os.ReadFile(filepath.Join(gitdir, "idx3"))
+	require.NoError(t, err)
+	f, err := os.OpenFile(filepath.Join(gitdir, "idx2"), os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	_, err = f.Write(linked)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.Contains(t, gitdirsOf(t, ws), deep)
+}
