@@ -42,8 +42,19 @@ func startBackground(t *testing.T, cs *mcp.ClientSession, args map[string]any) (
 	return id, res
 }
 
+// sendInput writes to a process, and keeps what the answer brought for
+// outputUntil: a quick process answers within the call itself.
+func sendInput(t *testing.T, cs *mcp.ClientSession, id, in string, waitMs int) {
+	t.Helper()
+	res := call(t, cs, "process_input", map[string]any{"process_id": id, "input": in, "wait_ms": waitMs})
+	require.False(t, res.IsError, text(res))
+	out, _ := structured(t, res)["output"].(string)
+	started[fmt.Sprintf("%p/%s", cs, id)] += out
+}
+
 // outputUntil reads a process's output, waiting, until want appears: what
-// its start returned first, then what process_output brings.
+// its start (and any input's answer) returned first, then what
+// process_output brings.
 func outputUntil(t *testing.T, cs *mcp.ClientSession, id, want string) string {
 	t.Helper()
 	var all strings.Builder
@@ -135,7 +146,7 @@ func TestBackgroundProcesses(t *testing.T) {
 
 				id, _ = startBackground(t, cs, map[string]any{"command": `read -p "name? " n; echo "hi $n"`, "tty": true})
 				outputUntil(t, cs, id, "name? ")
-				call(t, cs, "process_input", map[string]any{"process_id": id, "input": "bob\n", "wait_ms": 0})
+				sendInput(t, cs, id, "bob\n", 0)
 				outputUntil(t, cs, id, "hi bob")
 			})
 
