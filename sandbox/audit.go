@@ -22,10 +22,13 @@ import (
 // would run them the first time anyone types `git status` there — a
 // shell prompt does. Such a repository is not refused (making one is
 // ordinary work), but once the command is over cordon disarms it: hook
-// files other than git's *.sample ones are removed, configuration keys
-// that make git run a program or read another file are unset, and a
-// commondir that leads anywhere but the repository it belongs to is
-// removed. From the next call on it is protected like any other.
+// files other than git's *.sample ones are set aside (renamed, see
+// setAside), configuration keys that make git run a program or read
+// another file are unset (the file as it was kept beside it), and a
+// commondir that leads anywhere but the repository it belongs to is set
+// aside. Nothing is deleted: a human's repository that a command merely
+// moved is audited too. From the next call on it is protected like any
+// other.
 
 // auditNewRepos disarms the repositories beneath root whose gitdir is not
 // among known (repoIDs): by identity and place, so that a gitdir replaced
@@ -115,7 +118,7 @@ func disarm(r GitRepo, root string, known []string) ([]Change, error) {
 	// a commondir pointing anywhere else borrows another repository's
 	// hooks and configuration.
 	if cd := filepath.Join(r.GitDir, "commondir"); existsNoFollow(cd) && filepath.Dir(r.GitDir) != filepath.Join(r.CommonDir, "worktrees") {
-		errs = append(errs, removeUnder(root, cd))
+		errs = append(errs, setAside(root, cd))
 		changes = append(changes, Change{Path: cd, What: "disarmed", Detail: "a commondir outside the repository"})
 		newCommon = false
 	}
@@ -146,7 +149,7 @@ func disarmHooks(root, dir string) ([]Change, error) {
 		return nil, nil
 	}
 	if !fi.IsDir() {
-		return []Change{{Path: dir, What: "disarmed", Detail: "not a directory"}}, removeUnder(root, dir)
+		return []Change{{Path: dir, What: "disarmed", Detail: "not a directory"}}, setAside(root, dir)
 	}
 	var entries []fs.DirEntry
 	err = withOwnerWrite(root, dir, func() (err error) {
@@ -173,14 +176,14 @@ func disarmHooks(root, dir string) ([]Change, error) {
 }
 
 // disarmConfig unsets the keys of one configuration file that run a
-// program or pull in another file. A symlink in its place is removed.
+// program or pull in another file. A symlink in its place is set aside.
 func disarmConfig(root, file string) ([]Change, error) {
 	fi, err := os.Lstat(file)
 	switch {
 	case err != nil:
 		return nil, nil
 	case !fi.Mode().IsRegular():
-		return []Change{{Path: file, What: "disarmed", Detail: "not a regular file"}}, removeUnder(root, file)
+		return []Change{{Path: file, What: "disarmed", Detail: "not a regular file"}}, setAside(root, file)
 	}
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
@@ -337,18 +340,6 @@ func withOwnerWrite(root, dir string, fn func() error) error {
 	}
 	defer r.Close()
 	return unlocked(r, rel, false, fn)
-}
-
-// removeUnder removes p, which lies beneath root, without following any
-// symlink on the way.
-func removeUnder(root, p string) error {
-	return inRoot(root, p, func(r *os.Root, rel string) error {
-		err := unlocked(r, rel, true, func() error { return r.RemoveAll(rel) })
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	})
 }
 
 func firstLine(s string) string {
