@@ -115,5 +115,10 @@ func AppendTo(dir, id, typ string, data any) (Event, error) {
 	}
 	defer f.Close()
 	ev, _, _, err := writeEvent(f, newChain(id), typ, raw, true)
+	if err == nil {
+		// The server that created the log may not have synced its
+		// directory entry yet (Create leaves it to the first durable event).
+		err = syncDir(dir)
+	}
 	return ev, err
 }

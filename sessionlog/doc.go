@@ -39,7 +39,9 @@
 //
 // sandbox/mode and approval/outcome events are fsynced before Append returns,
 // whichever of Append or AppendSync is called: the spec makes their
-// durability a precondition of the tool call proceeding.
+// durability a precondition of the tool call proceeding. The first of them
+// also makes the log's directory entry durable; session/start alone is not
+// synced, so that starting a session waits on no disk.
 //
 // # What the chain can and cannot detect
 //

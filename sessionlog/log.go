@@ -35,14 +35,21 @@ type Log struct {
 	history []Event  // the events Create wrote or Open read
 	torn    int64
 	closed  bool
+	// dirSynced is whether the log's directory entry is durable. Create
+	// leaves it to the first durable event, so that a session's start
+	// costs no fsync that nothing asks for.
+	dirSynced bool
 }
 
 // Create starts the log of a new session id in dir, creating dir (0700) if
 // needed, and takes the session's liveness lock. It writes session/start
 // with start and, for a delegated session (start.ParentSession set), a
-// sandbox/mode event of source delegation carrying start.Mode. Both are
-// durable, with the directory entry, before Create returns. The log file is
-// created 0600 and never over an existing one (ErrSessionExists).
+// sandbox/mode event of source delegation carrying start.Mode, which is
+// durable, with the directory entry, before Create returns. session/start
+// alone is not synced (SPEC §6 asks durability of mode changes and
+// approval outcomes): it reaches the disk, with the directory entry, at the
+// first durable event or at Close. The log file is created 0600 and never
+// over an existing one (ErrSessionExists).
 func Create(dir, id string, start StartInfo) (*Log, error) {
 	if err := ValidateSessionID(id); err != nil {
 		return nil, fmt.Errorf("sessionlog: %w", err)
@@ -87,7 +94,7 @@ func Create(dir, id string, start StartInfo) (*Log, error) {
 		return nil, err
 	}
 
-	ev, _, c, err := writeEvent(f, l.c, EventSessionStart, startData, modeData == nil)
+	ev, _, c, err := writeEvent(f, l.c, EventSessionStart, startData, false)
 	l.c = c
 	if err != nil {
 		return fail(err)
@@ -101,8 +108,10 @@ func Create(dir, id string, start StartInfo) (*Log, error) {
 		}
 		l.history = append(l.history, ev)
 	}
-	if err := syncDir(dir); err != nil {
-		return fail(err)
+	if modeData != nil {
+		if err := l.syncDir(); err != nil {
+			return fail(err)
+		}
 	}
 	return l, nil
 }
@@ -211,7 +220,23 @@ func (l *Log) append(typ string, data any, sync bool) (Event, error) {
 	ev, others, c, err := writeEvent(l.f, l.c, typ, raw, sync)
 	l.c = c
 	l.others = append(l.others, others...)
+	if err == nil && sync {
+		err = l.syncDir()
+	}
 	return ev, err
+}
+
+// syncDir makes the log's directory entry durable once: a synced event is
+// only durable if the file that holds it is found after a crash.
+func (l *Log) syncDir() error {
+	if l.dirSynced {
+		return nil
+	}
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	l.dirSynced = true
+	return nil
 }
 
 // Refresh returns the events other writers (another process running
@@ -248,7 +273,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	return errors.Join(l.f.Sync(), l.f.Close(), l.live.Close())
+	return errors.Join(l.f.Sync(), l.syncDir(), l.f.Close(), l.live.Close())
 }
 
 // lockLiveness opens <id>.lock in dir and takes its exclusive lock for the

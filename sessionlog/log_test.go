@@ -162,6 +162,28 @@ func TestCreateDelegated(t *testing.T) {
 	assert.Equal(t, SourceDelegation, source)
 }
 
+// Create syncs nothing that no one asked to be durable; the first event
+// that must be durable makes the directory entry durable too, once.
+func TestDirectoryEntryIsSyncedWithTheFirstDurableEvent(t *testing.T) {
+	_, l := newSession(t, "lazy")
+	assert.False(t, l.dirSynced, "session/start alone is not synced")
+	_, err := l.Append(EventToolCall, nil)
+	require.NoError(t, err)
+	assert.False(t, l.dirSynced, "a tool/call is not synced")
+	_, err = l.SetMode("read-only", SourceUser)
+	require.NoError(t, err)
+	assert.True(t, l.dirSynced, "a sandbox/mode event is durable, and so is the file that holds it")
+
+	_, quiet := newSession(t, "quiet")
+	require.NoError(t, quiet.Close())
+	assert.True(t, quiet.dirSynced, "Close makes the log durable")
+
+	child, err := Create(t.TempDir(), "child", StartInfo{ParentSession: "parent", Mode: "read-only"})
+	require.NoError(t, err)
+	defer child.Close()
+	assert.True(t, child.dirSynced, "a delegated session's sandbox/mode is durable when Create returns")
+}
+
 func TestOpenResumes(t *testing.T) {
 	dir, l := newSession(t, "resume")
 	_, err := l.SetMode("read-only", SourceUser)
