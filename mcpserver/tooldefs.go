@@ -34,9 +34,9 @@ func toolSchemas(t tools.Tool) (in, out json.RawMessage) {
 }
 
 func renderSchemas(t tools.Tool) (in, out json.RawMessage) {
-	in = rawSchema(t.Name, t.InputSchema)
-	if t.OutputSchema != nil {
-		out = rawSchema(t.Name, t.OutputSchema)
+	in = rawSchema(t.Name, t.InputSchema())
+	if t.OutputSchema() != nil {
+		out = rawSchema(t.Name, t.OutputSchema())
 	}
 	return in, out
 }

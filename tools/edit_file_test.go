@@ -145,7 +145,7 @@ func TestEditFileExpectedReplacements(t *testing.T) {
 	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
 	assert.Equal(t, `edit_file: argument "expected_replacements" must be an integer, not string`, terr.Message)
 	assert.Equal(t, before, snapshotTree(t, w.base))
-	schema := toolNamed(t, "edit_file").InputSchema.Properties["expected_replacements"]
+	schema := toolNamed(t, "edit_file").InputSchema().Properties["expected_replacements"]
 	assert.Equal(t, "integer", schema.Type)
 	assert.Equal(t, float64(1), *schema.Minimum)
 

@@ -123,7 +123,7 @@ func TestGrepLiteral(t *testing.T) {
 	res, terr := toolNamed(t, "grep").Run(bg, w.tb, w.call, map[string]any{"pattern": "f(a.b)", "literal": true})
 	require.Nil(t, terr, "literal is an argument of the grep tool")
 	assert.Equal(t, "calc.go:1:x := f(a.b)\n", res.Text)
-	assert.Equal(t, "boolean", toolNamed(t, "grep").InputSchema.Properties["literal"].Type)
+	assert.Equal(t, "boolean", toolNamed(t, "grep").InputSchema().Properties["literal"].Type)
 }
 
 // TestGrepContext: context shows the lines around each match as grep -C
@@ -249,7 +249,7 @@ func TestGrepBadArguments(t *testing.T) {
 	res, terr := grep.Run(bg, w.tb, w.call, map[string]any{"pattern": "hit", "output": "count"})
 	require.Nil(t, terr)
 	assert.Equal(t, "a.txt:1\n", res.Text)
-	assert.Equal(t, []any{"content", "files", "count"}, grep.InputSchema.Properties["output"].Enum)
+	assert.Equal(t, []any{"content", "files", "count"}, grep.InputSchema().Properties["output"].Enum)
 }
 
 func TestGrepMaxResults(t *testing.T) {

@@ -146,7 +146,7 @@ func TestReadFileTail(t *testing.T) {
 	res, terr := toolNamed(t, "read_file").Run(bg, w.tb, w.call, map[string]any{"path": "five.txt", "offset": -1})
 	require.Nil(t, terr)
 	assert.Equal(t, "["+ws+"/five.txt: lines 5-5 of 5]\n"+numbered(5, 5), res.Text)
-	assert.Less(t, *toolNamed(t, "read_file").InputSchema.Properties["offset"].Minimum, float64(0))
+	assert.Less(t, *toolNamed(t, "read_file").InputSchema().Properties["offset"].Minimum, float64(0))
 }
 
 // TestReadFileTailAcrossBlocks: the tail is found across the blocks it is

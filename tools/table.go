@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -25,14 +26,22 @@ type Tool struct {
 	// Destructive, Idempotent and OpenWorld are MCP's destructiveHint,
 	// idempotentHint and openWorldHint.
 	Destructive, Idempotent, OpenWorld bool
-	// InputSchema is the schema of the arguments.
-	InputSchema *jsonschema.Schema
-	// OutputSchema is the schema of the structuredContent, or nil for a
-	// tool whose result is text only (read_file: SPEC §5).
-	OutputSchema *jsonschema.Schema
 
-	run func(ctx context.Context, tb *Toolbox, call Call, args map[string]any) (*Result, *ToolError)
+	// schemas are worked out on first use: reflecting over every tool's
+	// types took a tenth of the server's start-up, and the server lists
+	// the tools from schemas rendered ahead of time (mcpserver/tooldefs).
+	schemas func() toolSchemas
+	run     func(ctx context.Context, tb *Toolbox, call Call, args map[string]any) (*Result, *ToolError)
 }
+
+type toolSchemas struct{ in, out *jsonschema.Schema }
+
+// InputSchema is the schema of the arguments.
+func (t Tool) InputSchema() *jsonschema.Schema { return t.schemas().in }
+
+// OutputSchema is the schema of the structuredContent, or nil for a tool
+// whose result is text only (read_file: SPEC §5).
+func (t Tool) OutputSchema() *jsonschema.Schema { return t.schemas().out }
 
 // table is every tool, in the order clients list them.
 var table = []Tool{
@@ -110,21 +119,26 @@ type textOnly struct{}
 // define completes a tool's declaration from its handler, whose argument
 // type In gives the input schema and the decoding, and from Out, the type
 // of its structuredContent. A bad declaration (a schema tag that does not
-// parse) stops the program as it starts: every test finds it.
+// parse) panics when the schemas are first used: TestToolTable uses every
+// tool's.
 func define[Out, In any](t Tool, handler func(*Toolbox, context.Context, Call, In) (*Result, *ToolError)) Tool {
-	var err error
-	if t.InputSchema, err = inputSchema(reflect.TypeFor[In]()); err != nil {
-		panic(fmt.Sprintf("tools: the arguments of %s: %v", t.Name, err))
-	}
-	if out := reflect.TypeFor[Out](); out != reflect.TypeFor[textOnly]() {
-		if t.OutputSchema, err = outputSchema(out); err != nil {
-			panic(fmt.Sprintf("tools: the result of %s: %v", t.Name, err))
+	t.schemas = sync.OnceValue(func() toolSchemas {
+		in, err := inputSchema(reflect.TypeFor[In]())
+		if err != nil {
+			panic(fmt.Sprintf("tools: the arguments of %s: %v", t.Name, err))
 		}
-	}
-	required := t.InputSchema.Required
+		var out *jsonschema.Schema
+		if ot := reflect.TypeFor[Out](); ot != reflect.TypeFor[textOnly]() {
+			if out, err = outputSchema(ot); err != nil {
+				panic(fmt.Sprintf("tools: the result of %s: %v", t.Name, err))
+			}
+		}
+		return toolSchemas{in, out}
+	})
+	schemas := t.schemas
 	t.run = func(ctx context.Context, tb *Toolbox, call Call, args map[string]any) (*Result, *ToolError) {
 		var in In
-		if err := decodeArgs(args, &in, required); err != nil {
+		if err := decodeArgs(args, &in, schemas().in.Required); err != nil {
 			return nil, invalid("%s: %v", t.Name, err)
 		}
 		return handler(tb, ctx, call, in)

@@ -57,23 +57,23 @@ func TestToolTable(t *testing.T) {
 			assert.Equal(t, w.name, tool.Name)
 			assert.NotEmpty(t, tool.Title)
 			assert.NotEmpty(t, tool.Description)
-			assert.Equal(t, w.required, tool.InputSchema.Required)
+			assert.Equal(t, w.required, tool.InputSchema().Required)
 			assert.Equal(t, w.readOnly, tool.ReadOnly)
 			assert.False(t, tool.ReadOnly && tool.Destructive, "a tool that never writes destroys nothing")
-			assert.Equal(t, w.output, tool.OutputSchema != nil)
+			assert.Equal(t, w.output, tool.OutputSchema() != nil)
 
-			in, err := json.Marshal(tool.InputSchema)
+			in, err := json.Marshal(tool.InputSchema())
 			require.NoError(t, err)
 			var schema map[string]any
 			require.NoError(t, json.Unmarshal(in, &schema))
 			assert.Equal(t, "object", schema["type"])
 			assert.Equal(t, false, schema["additionalProperties"], "unknown arguments are refused, and the schema says so")
 			assert.NotNil(t, schema["properties"], "an object without arguments still lists its (no) properties")
-			for name, p := range tool.InputSchema.Properties {
+			for name, p := range tool.InputSchema().Properties {
 				assert.NotEmpty(t, p.Description, "%s.%s: the model reads the description", w.name, name)
 				assert.NotEmpty(t, p.Type, "%s.%s", w.name, name)
 			}
-			_, hasEscalation := tool.InputSchema.Properties["sandbox_permissions"]
+			_, hasEscalation := tool.InputSchema().Properties["sandbox_permissions"]
 			assert.Equal(t, w.escalates, hasEscalation, "the tools that write files or start commands, and only they, can ask for wider access")
 			if w.escalates {
 				assert.False(t, w.readOnly)
@@ -86,7 +86,7 @@ func TestToolTable(t *testing.T) {
 // the tools enforce.
 func TestSchemaBoundsAreTheLimits(t *testing.T) {
 	bound := func(tool, arg string) (float64, float64) {
-		p := toolNamed(t, tool).InputSchema.Properties[arg]
+		p := toolNamed(t, tool).InputSchema().Properties[arg]
 		require.NotNil(t, p, "%s.%s", tool, arg)
 		require.NotNil(t, p.Minimum, "%s.%s", tool, arg)
 		require.NotNil(t, p.Maximum, "%s.%s", tool, arg)
@@ -104,9 +104,9 @@ func TestSchemaBoundsAreTheLimits(t *testing.T) {
 	assert.Equal(t, float64(1), lo)
 	for _, name := range []string{"bash", "write_file", "edit_file"} {
 		assert.Equal(t, []any{string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)},
-			toolNamed(t, name).InputSchema.Properties["sandbox_permissions"].Enum, name)
+			toolNamed(t, name).InputSchema().Properties["sandbox_permissions"].Enum, name)
 	}
-	entry := toolNamed(t, "list_directory").OutputSchema.Properties["entries"].Items
+	entry := toolNamed(t, "list_directory").OutputSchema().Properties["entries"].Items
 	assert.Equal(t, []any{"file", "dir", "symlink", "other"}, entry.Properties["type"].Enum)
 }
 
@@ -176,9 +176,9 @@ func TestResultsMatchTheirSchema(t *testing.T) {
 			}
 			require.NotNil(t, res.Structured)
 			for k := range res.Structured {
-				assert.Contains(t, tool.OutputSchema.Properties, k, "%s's result has %s, which its output schema does not declare", c.tool, k)
+				assert.Contains(t, tool.OutputSchema().Properties, k, "%s's result has %s, which its output schema does not declare", c.tool, k)
 			}
-			resolved, err := tool.OutputSchema.Resolve(nil)
+			resolved, err := tool.OutputSchema().Resolve(nil)
 			require.NoError(t, err)
 			assert.NoError(t, resolved.Validate(asJSON(t, res.Structured)), res.Text)
 		})
@@ -187,7 +187,7 @@ func TestResultsMatchTheirSchema(t *testing.T) {
 		res, terr := toolNamed(t, "read_file").Run(bg, w.tb, w.call, map[string]any{"path": "src/a.go"})
 		require.Nil(t, terr)
 		assert.Nil(t, res.Structured)
-		assert.Nil(t, toolNamed(t, "read_file").OutputSchema)
+		assert.Nil(t, toolNamed(t, "read_file").OutputSchema())
 	})
 }
 

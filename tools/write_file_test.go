@@ -101,7 +101,7 @@ func TestWriteFileAppend(t *testing.T) {
 	got, err = os.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, "one\ntwo\nthree\n", string(got))
-	assert.Equal(t, "boolean", toolNamed(t, "write_file").InputSchema.Properties["append"].Type)
+	assert.Equal(t, "boolean", toolNamed(t, "write_file").InputSchema().Properties["append"].Type)
 	assert.False(t, toolNamed(t, "write_file").Idempotent, "the same append, called twice, adds twice")
 	_, terr = toolNamed(t, "write_file").Run(bg, w.tb, w.call, map[string]any{"path": "log.txt", "content": "x", "append": "yes"})
 	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
