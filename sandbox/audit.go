@@ -240,7 +240,7 @@ func disarmConfig(root, file string) ([]Change, error) {
 // because of this key and value, or whether it is one the audit unsets
 // anyway (gitAuditKeys).
 func gitRunsValue(key, value string) bool {
-	if gitAuditKeys.MatchString(key) {
+	if gitAuditKeys().MatchString(key) {
 		return true
 	}
 	kind, ok := gitKeyKindOf(key)

@@ -36,34 +36,41 @@ const (
 
 // gitExecKeys are the keys whose values git executes or reads code from,
 // as `git config --list` prints them (section and key lower-cased,
-// subsections as written).
-var gitExecKeys = []struct {
+// subsections as written). They are compiled on first use, off the
+// server's start-up path.
+var gitExecKeys = sync.OnceValue(func() []gitExecKey {
+	return []gitExecKey{
+		{regexp.MustCompile(`^core\.hookspath$`), gitKeyHooks},
+		{regexp.MustCompile(`^(include|includeif\..*)\.path$`), gitKeyInclude},
+		{regexp.MustCompile(`^core\.(fsmonitor|sshcommand|editor|pager|askpass|gitproxy|alternaterefscommand)$`), gitKeyCommand},
+		{regexp.MustCompile(`^(sequence\.editor|diff\.external|interactive\.difffilter|uploadpack\.packobjectshook|gpg\.program|gpg\.ssh\.defaultkeycommand|credential\.helper)$`), gitKeyCommand},
+		{regexp.MustCompile(`^(diff\..*\.(command|textconv)|difftool\..*\.(cmd|path)|mergetool\..*\.(cmd|path)|merge\..*\.driver)$`), gitKeyCommand},
+		{regexp.MustCompile(`^(filter\..*\.(clean|smudge|process)|credential\..*\.helper|gpg\..*\.program|hook\..*\.command)$`), gitKeyCommand},
+		{regexp.MustCompile(`^(alias\..*|pager\..*|submodule\..*\.update|trailer\..*\.(command|cmd)|browser\..*\.(cmd|path)|man\..*\.(cmd|path)|remote\..*\.(uploadpack|receivepack))$`), gitKeyCommand},
+		// git archive's tar filters, git gui's tools, git send-email and
+		// imap-send, Git LFS's transfer agents and extensions.
+		{regexp.MustCompile(`^(tar\..*\.command|guitool\..*\.cmd|sendemail\.(.*\.)?(smtpserver|tocmd|cccmd|headercmd|sendmailcmd)|imap\.tunnel|lfs\.customtransfer\..*\.path|lfs\.extension\..*\.(clean|smudge))$`), gitKeyCommand},
+		// A protocol allowed that git refuses by default: ext:: runs the
+		// command the remote URL names on fetch, pull and push.
+		{regexp.MustCompile(`^protocol\.(.*\.)?allow$`), gitKeyCommand},
+	}
+})
+
+type gitExecKey struct {
 	re   *regexp.Regexp
 	kind gitKeyKind
-}{
-	{regexp.MustCompile(`^core\.hookspath$`), gitKeyHooks},
-	{regexp.MustCompile(`^(include|includeif\..*)\.path$`), gitKeyInclude},
-	{regexp.MustCompile(`^core\.(fsmonitor|sshcommand|editor|pager|askpass|gitproxy|alternaterefscommand)$`), gitKeyCommand},
-	{regexp.MustCompile(`^(sequence\.editor|diff\.external|interactive\.difffilter|uploadpack\.packobjectshook|gpg\.program|gpg\.ssh\.defaultkeycommand|credential\.helper)$`), gitKeyCommand},
-	{regexp.MustCompile(`^(diff\..*\.(command|textconv)|difftool\..*\.(cmd|path)|mergetool\..*\.(cmd|path)|merge\..*\.driver)$`), gitKeyCommand},
-	{regexp.MustCompile(`^(filter\..*\.(clean|smudge|process)|credential\..*\.helper|gpg\..*\.program|hook\..*\.command)$`), gitKeyCommand},
-	{regexp.MustCompile(`^(alias\..*|pager\..*|submodule\..*\.update|trailer\..*\.(command|cmd)|browser\..*\.(cmd|path)|man\..*\.(cmd|path)|remote\..*\.(uploadpack|receivepack))$`), gitKeyCommand},
-	// git archive's tar filters, git gui's tools, git send-email and
-	// imap-send, Git LFS's transfer agents and extensions.
-	{regexp.MustCompile(`^(tar\..*\.command|guitool\..*\.cmd|sendemail\.(.*\.)?(smtpserver|tocmd|cccmd|headercmd|sendmailcmd)|imap\.tunnel|lfs\.customtransfer\..*\.path|lfs\.extension\..*\.(clean|smudge))$`), gitKeyCommand},
-	// A protocol allowed that git refuses by default: ext:: runs the
-	// command the remote URL names on fetch, pull and push.
-	{regexp.MustCompile(`^protocol\.(.*\.)?allow$`), gitKeyCommand},
 }
 
 // gitAuditKeys are keys the audit also unsets in a repository a command
 // made, though they run nothing: core.worktree points git's checkouts
 // anywhere (the hooks directory, the home directory), and a cookie jar that
 // git saves to may be any file the user can write.
-var gitAuditKeys = regexp.MustCompile(`^(core\.worktree|http\.(.*\.)?(cookiefile|savecookies))$`)
+var gitAuditKeys = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(core\.worktree|http\.(.*\.)?(cookiefile|savecookies))$`)
+})
 
 func gitKeyKindOf(key string) (gitKeyKind, bool) {
-	for _, k := range gitExecKeys {
+	for _, k := range gitExecKeys() {
 		if k.re.MatchString(key) {
 			return k.kind, true
 		}
