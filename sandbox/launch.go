@@ -170,6 +170,7 @@ const killGrace = 2 * time.Second
 // Wait waits for the command and tells a runner failure from the
 // command's own exit.
 func (l *launch) Wait() (Outcome, error) {
+	awaitExit(l.Cmd.Process, 0) // holding no P meanwhile (await_linux.go)
 	err := l.Cmd.Wait()
 	if l.exited != nil {
 		close(l.exited)

@@ -226,6 +226,7 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 	}
 	z := &zygoteProc{key: key, cmd: cmd, ctl: ctl, reap: reap, exited: make(chan struct{})}
 	go func() {
+		awaitExit(cmd.Process, 0) // holding no P meanwhile
 		cmd.Wait()
 		close(z.exited)
 	}()
