@@ -264,7 +264,7 @@ func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
+	if err := runAwaited(cmd); err != nil {
 		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
 	}
 	return out.Bytes(), nil

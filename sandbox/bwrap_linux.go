@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"github.com/cordonhq/cordon/internal/helper"
 
 	"fmt"
@@ -38,14 +39,16 @@ func (b *bwrapProvider) detect() {
 			b.err = fmt.Errorf("bwrap not found on PATH (install bubblewrap: apt-get install bubblewrap)")
 			return
 		}
-		out, err := exec.Command(b.path, "--version").Output()
-		if err != nil {
+		var out bytes.Buffer
+		cmd := exec.Command(b.path, "--version")
+		cmd.Stdout = &out
+		if err := runAwaited(cmd); err != nil {
 			b.err = fmt.Errorf("%s --version failed: %v", b.path, err)
 			return
 		}
-		v, ok := parseBwrapVersion(string(out))
+		v, ok := parseBwrapVersion(out.String())
 		if !ok {
-			b.err = fmt.Errorf("cannot read bwrap's version from %q", strings.TrimSpace(string(out)))
+			b.err = fmt.Errorf("cannot read bwrap's version from %q", strings.TrimSpace(out.String()))
 			return
 		}
 		b.version = v

@@ -289,7 +289,7 @@ func runGitConfig(r GitRepo) []gitConfigEntry {
 	cmd.Env = append(cmd.Env, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var stdout bytes.Buffer
 	cmd.Stdout = &limitedWriter{w: &stdout, n: 4 << 20}
-	if cmd.Run() != nil {
+	if runAwaited(cmd) != nil {
 		return nil
 	}
 	return parseGitConfigList(stdout.Bytes(), dir)

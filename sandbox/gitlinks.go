@@ -165,6 +165,7 @@ func listGitlinks(r GitRepo) (links []string, known bool) {
 			break
 		}
 	}
+	awaitExit(cmd.Process, 0)
 	if cmd.Wait() != nil || stderr.Len() > 0 {
 		return links, false
 	}

@@ -237,3 +237,13 @@ func (c *ConfinedArgv) Cleanup() {
 
 // BlockedHosts are the hosts the egress proxy refused so far.
 func (c *ConfinedArgv) BlockedHosts() []string { return c.egress.blocked() }
+
+// runAwaited is exec.Cmd.Run, waiting for the exit in the poller
+// (awaitExit): a helper git or bwrap run holds no P meanwhile.
+func runAwaited(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	awaitExit(cmd.Process, 0)
+	return cmd.Wait()
+}
