@@ -31,8 +31,9 @@ func awaitExit(p *os.Process, d time.Duration) bool {
 	if err != nil {
 		return awaitExitBlocking(p, d)
 	}
-	if d > 0 {
-		f.SetReadDeadline(time.Now().Add(d))
+	start := time.Now()
+	if d > 0 && f.SetReadDeadline(start.Add(d)) != nil {
+		return awaitExitBlocking(p, d) // the poller does not take the pidfd
 	}
 	err = rc.Read(func(fd uintptr) bool {
 		var info unix.Siginfo
@@ -40,7 +41,18 @@ func awaitExit(p *os.Process, d time.Duration) bool {
 		// An error (the process is reaped already) ends the wait too.
 		return err != nil || info.Signo != 0
 	})
-	return !errors.Is(err, os.ErrDeadlineExceeded)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return false
+	case d <= 0:
+		return awaitExitBlocking(p, 0)
+	}
+	// The poller could not wait on the pidfd: wait as before, for what is
+	// left of d. Never report an exit that has not been seen.
+	left := d - time.Since(start)
+	return left > 0 && awaitExitBlocking(p, left)
 }
 
 func awaitExitBlocking(p *os.Process, d time.Duration) bool {
