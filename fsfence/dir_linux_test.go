@@ -165,19 +165,13 @@ func TestDirBindMount(t *testing.T) {
 	require.NoError(t, os.Mkdir(tr.p("ws/bound-ssh"), 0o755))
 	require.NoError(t, os.WriteFile(tr.p("ws/bound-netrc"), nil, 0o644))
 	require.NoError(t, os.MkdirAll(tr.p("ws/deep/er"), 0o755))
-	cmd := helperCmd(t, "dirbind", tr.base)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	out, err := cmd.Output()
-	if err != nil && len(out) == 0 {
-		t.Skipf("cannot run a child in a new mount namespace: %v", err)
-	}
-	require.NoError(t, err, "child output:\n%s", out)
+	out := inMountNamespace(t, "dirbind", tr.base)
 	assert.Equal(t, "listed bound-netrc bound-ssh\n"+
 		"opendir bound-ssh denied: on the read-deny list\n"+
 		"open bound-netrc denied: on the read-deny list\n"+
 		"lstat bound-ssh denied: on the read-deny list\n"+
 		"opendir er denied: on the read-deny list\n"+
-		"walk read no secret\n", string(out))
+		"walk read no secret\n", out)
 }
 
 func init() {

@@ -2,8 +2,10 @@ package fsfence_test
 
 import (
 	"os"
+	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,4 +22,23 @@ func fastTempDir(t *testing.T) string {
 		}
 	}
 	return t.TempDir()
+}
+
+// inMountNamespace runs the re-executed child mode with args in a mount
+// namespace of its own and returns what it printed. Only root may make
+// one, so elsewhere the test is skipped; as root, or under CI (.ci/run
+// runs as root and sets CORDON_CI), a child that cannot start fails it.
+func inMountNamespace(t *testing.T, mode string, args ...string) string {
+	t.Helper()
+	cmd := helperCmd(t, mode, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.Output()
+	if err != nil && len(out) == 0 {
+		if os.Geteuid() == 0 || os.Getenv("CORDON_CI") != "" {
+			t.Fatalf("a child in a new mount namespace failed: %v", err)
+		}
+		t.Skipf("not root: cannot run a child in a new mount namespace: %v", err)
+	}
+	require.NoError(t, err, "child output:\n%s", out)
+	return string(out)
 }
