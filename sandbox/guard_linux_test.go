@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,7 +181,45 @@ func TestGuardStoreOverlappingCalls(t *testing.T) {
 			assert.Equal(t, []Change{{Path: filepath.Join(root, ".git", "hooks"), What: "changed"}}, got)
 			assert.NoFileExists(t, hook, "the plant was undone by the last call, from the first one's baseline")
 			if fs, ok := s.(*fileGuardStore); ok {
-				assert.NoDirExists(t, fs.dir, "nothing of the guard stays on disk between calls")
+				assertGuardDirEmpty(t, fs.dir)
+			}
+		})
+	}
+}
+
+// TestGuardStoreFirstEndsLast: a call that joined with more protected
+// paths rewrote the baseline; the first call, ending last, restores those
+// paths too, not only the ones it recorded (and keeps in memory).
+func TestGuardStoreFirstEndsLast(t *testing.T) {
+	for name, store := range map[string]func(t *testing.T) guardStore{
+		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
+		"mem":  func(*testing.T) guardStore { return memStore },
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, set := guardWorld(t)
+			s := store(t)
+			first, err := s.begin(set)
+			require.NoError(t, err)
+			more := set
+			vscode := filepath.Join(root, ".vscode")
+			more.Paths = append(slices.Clone(set.Paths), vscode)
+			second, err := s.begin(more)
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll(vscode, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(vscode, "tasks.json"), []byte("evil"), 0o644))
+			envrc := filepath.Join(root, ".envrc")
+			require.NoError(t, os.WriteFile(envrc, []byte("evil"), 0o644))
+
+			got, err := second.end()
+			require.NoError(t, err)
+			assert.Empty(t, got, "a call that is not the last restores nothing")
+			got, err = first.end()
+			require.NoError(t, err)
+			assert.ElementsMatch(t, []Change{{Path: envrc, What: "created"}, {Path: vscode, What: "created"}}, got)
+			assert.NoFileExists(t, envrc)
+			assert.NoDirExists(t, vscode, "the path only the joining call protected")
+			if fs, ok := s.(*fileGuardStore); ok {
+				assertGuardDirEmpty(t, fs.dir)
 			}
 		})
 	}
@@ -198,7 +238,18 @@ func TestRecoverGuards(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(root, ".envrc"), What: "created"}}, got)
 	assert.NoFileExists(t, filepath.Join(root, ".envrc"))
-	assert.NoDirExists(t, guardDir(state), "nothing of the guard stays on disk between calls")
+	assertGuardDirEmpty(t, guardDir(state))
+}
+
+// assertGuardDirEmpty: nothing of the guard stays on disk between calls
+// but its directory, which the next call would make again.
+func assertGuardDirEmpty(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if !errors.Is(err, fs.ErrNotExist) {
+		require.NoError(t, err)
+	}
+	assert.Empty(t, entries, "no baseline or live file stays in %s between calls", dir)
 }
 
 // TestGuardStoreAuditsRepositoriesMadeBeforeAJoin: a repository that an

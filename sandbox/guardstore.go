@@ -202,11 +202,8 @@ func guardKey(root string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func readBaseline(path string) (*guardBaseline, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// decodeBaseline reads a baseline as stored at path.
+func decodeBaseline(path string, data []byte) (*guardBaseline, error) {
 	var b guardBaseline
 	if err := json.Unmarshal(data, &b); err != nil {
 		return nil, fmt.Errorf("guard: %s: %w", path, err)
@@ -215,19 +212,6 @@ func readBaseline(path string) (*guardBaseline, error) {
 		b.Paths = map[string]*pathState{}
 	}
 	return &b, nil
-}
-
-// writeBaseline replaces the file whole, so that a reader never sees half.
-func writeBaseline(path string, b *guardBaseline) error {
-	data, err := json.Marshal(b)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func guardDir(stateDir string) string { return filepath.Join(stateDir, "guard") }

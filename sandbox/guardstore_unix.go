@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,10 +20,16 @@ import (
 // joining and leaving (for every root: both are quick); every live call on
 // a root holds a shared lock on guard/KEY.live, so "am I the last?" is a
 // non-blocking exclusive lock; guard/KEY.json is the root's baseline. The
-// last call removes both, and the directory when it is empty, so that
-// between calls nothing of the guard is on disk. flock locks belong to open
-// file descriptions, so two calls of one process exclude each other just
-// as two processes do, and a killed process's locks go with it.
+// last call removes both, so that between calls the guard directory holds
+// nothing. flock locks belong to open file descriptions, so two calls of
+// one process exclude each other just as two processes do, and a killed
+// process's locks go with it.
+//
+// The directory itself stays: making and removing it cost a call more
+// than all of its other file operations together (BenchmarkGuard). Its
+// files are plain descriptors, not *os.File: they are locked, read and
+// written at once and never polled, and os.OpenFile would register each
+// with the runtime's poller, four system calls more per open.
 type fileGuardStore struct{ state, dir string }
 
 func fileStoreFor(stateDir string) guardStore {
@@ -31,15 +39,33 @@ func fileStoreFor(stateDir string) guardStore {
 	return &fileGuardStore{state: stateDir, dir: guardDir(stateDir)}
 }
 
+// storeFile is an open descriptor of one of the store's files.
+type storeFile int
+
+func (f storeFile) Close() error { return unix.Close(int(f)) }
+
+func openStoreFile(path string, flags int, perm uint32) (storeFile, error) {
+	for {
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, perm)
+		switch err {
+		case nil:
+			return storeFile(fd), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+}
+
 // lock takes the store's mutex: an exclusive lock on the state directory.
-func (s *fileGuardStore) lock() (*os.File, error) {
-	f, err := os.Open(s.state)
+func (s *fileGuardStore) lock() (storeFile, error) {
+	f, err := openStoreFile(s.state, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
 	if err := flock(f, unix.LOCK_EX); err != nil {
 		f.Close()
-		return nil, err
+		return -1, err
 	}
 	return f, nil
 }
@@ -49,18 +75,17 @@ func (s *fileGuardStore) files(root string) (live, base string) {
 	return k + ".live", k + ".json"
 }
 
-// forget removes a root's files, and the guard directory once it is empty
-// (the caller holds the mutex, and nobody touches these files without it).
+// forget removes a root's files (the caller holds the mutex, and nobody
+// touches these files without it).
 func (s *fileGuardStore) forget(root string) {
 	live, base := s.files(root)
-	os.Remove(base)
-	os.Remove(live)
-	os.Remove(s.dir) // fails, as it should, while another root is guarded
+	unix.Unlink(base)
+	unix.Unlink(live)
 }
 
-func flock(f *os.File, how int) error {
+func flock(f storeFile, how int) error {
 	for {
-		err := unix.Flock(int(f.Fd()), how)
+		err := unix.Flock(int(f), how)
 		if err != unix.EINTR {
 			return err
 		}
@@ -69,10 +94,10 @@ func flock(f *os.File, how int) error {
 
 // alone reports whether no call holds path's live lock, and if so leaves
 // the caller holding it exclusively (until it closes the file).
-func alone(path string) (*os.File, bool, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+func alone(path string) (storeFile, bool, error) {
+	f, err := openStoreFile(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return nil, false, err
+		return -1, false, err
 	}
 	switch err := flock(f, unix.LOCK_EX|unix.LOCK_NB); {
 	case err == nil:
@@ -81,9 +106,80 @@ func alone(path string) (*os.File, bool, error) {
 		return f, false, nil
 	default:
 		f.Close()
-		return nil, false, err
+		return -1, false, err
 	}
 }
+
+// readStored returns the bytes of a baseline file.
+func readStored(path string) ([]byte, error) {
+	f, err := openStoreFile(path, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f), &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	data := make([]byte, 0, st.Size+1) // +1: EOF is seen without growing
+	for {
+		n, err := unix.Read(int(f), data[len(data):cap(data)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return data, nil
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+func readBaseline(path string) (*guardBaseline, error) {
+	data, err := readStored(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBaseline(path, data)
+}
+
+// writeBaseline replaces the file whole, so that a reader never sees
+// half, and returns what it wrote.
+func writeBaseline(path string, b *guardBaseline) ([]byte, error) {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	tmp := path + ".tmp"
+	f, err := openStoreFile(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for rest := data; len(rest) > 0; {
+		n, err := unix.Write(int(f), rest)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			f.Close()
+			return nil, &fs.PathError{Op: "write", Path: tmp, Err: err}
+		}
+		rest = rest[n:]
+	}
+	if err := f.Close(); err != nil {
+		return nil, &fs.PathError{Op: "close", Path: tmp, Err: err}
+	}
+	return data, os.Rename(tmp, path)
+}
+
+// maxKeptBaseline bounds the baseline a call keeps in memory while its
+// command runs, so that the last call to end need not decode it again; a
+// larger one (big protected files) is read back from the store.
+const maxKeptBaseline = 64 << 10
 
 func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 	liveName, baseName := s.files(set.Root)
@@ -92,8 +188,8 @@ func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 		return nil, fmt.Errorf("guard: %w", err)
 	}
 	defer mu.Close() // closing drops the lock
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("guard: %w", err)
+	if err := unix.Mkdir(s.dir, 0o700); err != nil && err != unix.EEXIST {
+		return nil, fmt.Errorf("guard: %w", &fs.PathError{Op: "mkdir", Path: s.dir, Err: err})
 	}
 	live, first, err := alone(liveName)
 	if err != nil {
@@ -113,8 +209,9 @@ func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 	} else if err == nil {
 		err = base.add(set)
 	}
+	var wrote []byte
 	if err == nil {
-		err = writeBaseline(baseName, base)
+		wrote, err = writeBaseline(baseName, base)
 	}
 	if err == nil {
 		err = flock(live, unix.LOCK_SH) // from exclusive (first) or none
@@ -126,18 +223,28 @@ func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 		}
 		return nil, err
 	}
-	return &fileHold{s: s, root: set.Root, live: live, recovered: recovered}, nil
+	h := &fileHold{s: s, root: set.Root, live: live, recovered: recovered}
+	if len(wrote) <= maxKeptBaseline {
+		h.base, h.wrote = base, wrote
+	}
+	return h, nil
 }
 
 type fileHold struct {
 	s         *fileGuardStore
 	root      string
-	live      *os.File
+	live      storeFile // -1 once the call has left
 	recovered []Change
+	// base is the baseline as this call wrote it (wrote); the last call
+	// to end restores it without decoding when the store still holds
+	// exactly those bytes, which a later call that joined would have
+	// rewritten.
+	base  *guardBaseline
+	wrote []byte
 }
 
 func (h *fileHold) end() ([]Change, error) {
-	if h.live == nil {
+	if h.live < 0 {
 		return nil, nil
 	}
 	liveName, baseName := h.s.files(h.root)
@@ -147,7 +254,7 @@ func (h *fileHold) end() ([]Change, error) {
 	}
 	defer mu.Close()
 	h.live.Close()
-	h.live = nil
+	h.live = -1
 	probe, last, err := alone(liveName)
 	if err != nil {
 		return h.recovered, fmt.Errorf("guard: %w", err)
@@ -159,9 +266,15 @@ func (h *fileHold) end() ([]Change, error) {
 	// Nobody opens the live file without holding the mutex: removing it
 	// here cannot strand another call's lock on an unlinked file.
 	defer h.s.forget(h.root)
-	base, err := readBaseline(baseName)
+	data, err := readStored(baseName)
 	if err != nil {
 		return h.recovered, err
+	}
+	base := h.base
+	if base == nil || !bytes.Equal(data, h.wrote) {
+		if base, err = decodeBaseline(baseName, data); err != nil {
+			return h.recovered, err
+		}
 	}
 	changes, err := base.restore()
 	return append(h.recovered, changes...), err
