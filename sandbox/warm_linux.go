@@ -170,7 +170,7 @@ func warmRequest(c *ConfinedArgv, spec RunSpec) ([]byte, error) {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	return json.Marshal(helper.ZygoteRequest{Argv: spec.Argv, Env: runnerEnv(spec.Env, c.Env), Dir: dir})
+	return json.Marshal(helper.ZygoteRequest{Argv: spec.Argv, Env: runnerEnv(spec.Env, c.Env), Dir: dir, Await: c.guard != nil})
 }
 
 // startZygote starts a warm sandbox for c, whose command argv is argv.
@@ -261,7 +261,7 @@ func (z *zygoteProc) read() (helper.ZygoteReply, error) {
 	return r, nil
 }
 
-// send sends a request with its descriptors.
+// send sends a message, with descriptors for a request.
 func (z *zygoteProc) send(req []byte, files []*os.File) error {
 	fds := make([]int, len(files))
 	for i, f := range files {
@@ -273,13 +273,27 @@ func (z *zygoteProc) send(req []byte, files []*os.File) error {
 	}
 	var sendErr error
 	err = sc.Write(func(fd uintptr) bool {
-		sendErr = unix.Sendmsg(int(fd), req, unix.UnixRights(fds...), nil, 0)
+		var rights []byte
+		if len(fds) > 0 {
+			rights = unix.UnixRights(fds...)
+		}
+		// MSG_NOSIGNAL: a zygote that ended is an error, not a SIGPIPE.
+		sendErr = unix.Sendmsg(int(fd), req, rights, nil, unix.MSG_NOSIGNAL)
 		return sendErr != unix.EAGAIN
 	})
 	if err != nil {
 		return err
 	}
 	return sendErr
+}
+
+// sendGo tells a zygote whether to start the request it awaits.
+func (z *zygoteProc) sendGo(start bool) error {
+	msg, err := json.Marshal(helper.ZygoteGo{Go: start})
+	if err != nil {
+		return err
+	}
+	return z.send(msg, nil)
 }
 
 // warmCall is one command in a warm sandbox; it stands where a launch
@@ -432,13 +446,6 @@ func (w *warmCall) start(req []byte, spec RunSpec, tail *tailWriter) warmStart {
 	childEnds = append(childEnds, killR)
 	w.killW = killW
 
-	if w.c.guard != nil {
-		if err := w.c.guard.begin(); err != nil {
-			killW.Close()
-			return fail()
-		}
-		w.guarded = true
-	}
 	err = w.z.send(req, []*os.File{stdin, stdout, stderr, killR})
 	closeAll(childEnds) // the zygote holds its own copies now
 	w.feed, w.unfed = feedStdin, func() { closeAll(parentEnds) }
@@ -453,8 +460,21 @@ func (w *warmCall) start(req []byte, spec RunSpec, tail *tailWriter) warmStart {
 		// sandbox may take the call — once this one is gone.
 		notStarted()
 		w.z.end()
-		w.endGuard()
 		return warmBroken
+	}
+	if w.c.guard != nil {
+		// The request awaits a go (warmRequest): the zygote gets the
+		// command ready while the guard records the protected paths, and
+		// starts it only once they are.
+		if err := w.c.guard.begin(); err != nil {
+			w.callOff(notStarted)
+			return warmRefused
+		}
+		w.guarded = true
+		// A zygote that ended instead of reading the go is judged by its
+		// answers below, as one that ended after the request was: a stale
+		// one said so first, any other may have started the command.
+		w.z.sendGo(true)
 	}
 	w.z.ctl.SetReadDeadline(time.Now().Add(warmStartedWait))
 	r, err := w.z.read()
@@ -496,6 +516,25 @@ func (w *warmCall) start(req []byte, spec RunSpec, tail *tailWriter) warmStart {
 	}
 	go w.wait()
 	return warmStarted
+}
+
+// callOff tells the zygote not to start the command it is getting ready
+// (the guard could not begin), and takes its answer: the sandbox serves
+// on once it has said the command did not start, and is killed whole
+// otherwise, so that no command ever runs unguarded.
+func (w *warmCall) callOff(notStarted func()) {
+	if w.z.sendGo(false) == nil {
+		w.z.ctl.SetReadDeadline(time.Now().Add(warmStartedWait))
+		r, err := w.z.read()
+		w.z.ctl.SetReadDeadline(time.Time{})
+		if err == nil && r.Error != "" && !r.Started && !r.Ending {
+			notStarted()
+			w.pool.put(w.z)
+			return
+		}
+	}
+	w.z.kill()
+	notStarted()
 }
 
 // warmStartedWait is how long a call waits for its zygote to say whether

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/helper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -414,4 +415,99 @@ func (w *warmFixture) assertZygoteSurvives(t *testing.T, p ExecutionPolicy, scri
 	after := w.idle()
 	require.Len(t, after, 1)
 	assert.Same(t, zygote, after[0], "the zygote outlived every signal")
+}
+
+// TestWarmAwaitedCommandStartsOnlyOnGo: a guarded call's request awaits
+// the go that follows the guard's begin; the zygote starts nothing before
+// it, starts nothing on a "no", and serves on after either.
+func TestWarmAwaitedCommandStartsOnlyOnGo(t *testing.T) {
+	eachWarmBackend(t, testWarmAwaitedCommandStartsOnlyOnGo)
+}
+
+func testWarmAwaitedCommandStartsOnlyOnGo(t *testing.T, w *warmFixture) {
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	canary := filepath.Join(w.ws, "started")
+	argv := []string{"bash", "-c", "echo started > started"}
+	c, err := w.ex.prepare(argv, p, EgressHooks{})
+	require.NoError(t, err)
+	require.NotNil(t, c.guard, "workspace-write guards its protected paths")
+	spec := RunSpec{Argv: argv, Dir: w.ws, Env: Environ(os.Environ(), nil)}
+	req, err := warmRequest(c, spec)
+	require.NoError(t, err)
+	z, err := startZygote(c, argv, warmKey(c, argv))
+	require.NoError(t, err)
+	t.Cleanup(z.kill)
+
+	request := func() {
+		t.Helper()
+		var files []*os.File
+		for range helper.ZygoteFiles {
+			r, wr, err := os.Pipe()
+			require.NoError(t, err)
+			files = append(files, r)
+			t.Cleanup(func() { r.Close(); wr.Close() })
+		}
+		require.NoError(t, z.send(req, files))
+		for _, f := range files {
+			f.Close() // the zygote holds its own copies
+		}
+	}
+	reply := func(within time.Duration) (helper.ZygoteReply, error) {
+		z.ctl.SetReadDeadline(time.Now().Add(within))
+		defer z.ctl.SetReadDeadline(time.Time{})
+		return z.read()
+	}
+
+	request()
+	_, err = reply(300 * time.Millisecond)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "the zygote answered before the go")
+	assert.NoFileExists(t, canary, "the command started before the go")
+	require.NoError(t, z.sendGo(false))
+	r, err := reply(10 * time.Second)
+	require.NoError(t, err)
+	assert.False(t, r.Started, "a command called off started")
+	assert.Contains(t, r.Error, "called the command off")
+	assert.False(t, r.Ending, "the zygote serves on")
+	assert.NoFileExists(t, canary, "a command called off ran")
+
+	request()
+	require.NoError(t, z.sendGo(true))
+	r, err = reply(10 * time.Second)
+	require.NoError(t, err)
+	assert.True(t, r.Started, r.Error)
+	r, err = reply(10 * time.Second)
+	require.NoError(t, err)
+	assert.True(t, r.Exited)
+	assert.Equal(t, 0, r.Code)
+	assert.FileExists(t, canary, "the command started on the go")
+}
+
+// TestWarmGuardThatCannotBeginStartsNothing: when the guard cannot record
+// the protected paths (here its store is a file, not a directory), the
+// command that awaited it never runs — warm, or in the cold start that
+// follows, which fails closed — and the warm sandbox serves the next call.
+func TestWarmGuardThatCannotBeginStartsNothing(t *testing.T) {
+	eachWarmBackend(t, testWarmGuardThatCannotBeginStartsNothing)
+}
+
+func testWarmGuardThatCannotBeginStartsNothing(t *testing.T, w *warmFixture) {
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	w.run(t.Context(), p, "true")
+	before := w.idle()
+	require.Len(t, before, 1)
+
+	store := guardDir(p.StateDir)
+	require.NoError(t, os.Remove(store)) // empty between calls
+	require.NoError(t, os.WriteFile(store, nil, 0o600))
+	canary := filepath.Join(w.ws, "ran")
+	_, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{"bash", "-c", "echo ran > ran"}, Dir: w.ws, Env: Environ(os.Environ(), nil)})
+	var ue *UnavailableError
+	require.ErrorAs(t, err, &ue, "a guard that cannot begin refuses the call")
+	assert.NoFileExists(t, canary, "the command ran unguarded")
+	assert.Equal(t, before, w.idle(), "the sandbox that was called off serves on")
+
+	require.NoError(t, os.Remove(store))
+	res, out := w.run(t.Context(), p, "echo ran > ran")
+	assert.Equal(t, Exited, res.Ending, out)
+	assert.FileExists(t, canary, "control: the same command runs once the guard can begin")
 }

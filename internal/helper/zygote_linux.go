@@ -35,8 +35,8 @@ import (
 //
 // It serves one call at a time, on the control socket it was given as its
 // status descriptor (a SOCK_SEQPACKET socketpair): a request with the
-// command's stdin, stdout, stderr and a kill pipe as SCM_RIGHTS, then
-// replies. It refuses a request once the sandbox is not what a cold call
+// command's stdin, stdout, stderr and a kill pipe as SCM_RIGHTS, for a
+// request that awaits it a go (ZygoteGo), then replies. It refuses a request once the sandbox is not what a cold call
 // would get (zygote.stale): cordon then ends this sandbox and starts the
 // call in a fresh one.
 
@@ -45,7 +45,21 @@ type ZygoteRequest struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+	// Await: start the command only once cordon sends ZygoteGo. cordon
+	// records the guarded paths meanwhile, and the zygote gets the
+	// command ready (checks the sandbox, finds the command, nests its
+	// thread) instead of waiting for the guard to send the request.
+	Await bool `json:"await,omitempty"`
 }
+
+// ZygoteGo follows a request that awaits it: whether to start the
+// command. A request that is not to start is answered with an Error.
+type ZygoteGo struct {
+	Go bool `json:"go"`
+}
+
+// errNotToStart is why a command cordon called off did not start.
+var errNotToStart = errors.New("cordon called the command off before it started")
 
 // ZygoteReply is what a zygote answers: Ready once at start, then for each
 // request Started and, when everything the command started is gone,
@@ -239,8 +253,13 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 	unix.SetNonblock(files[3], true)
 	kill := os.NewFile(uintptr(files[3]), "kill")
 	defer kill.Close()
+	proceed := func() bool { return !req.Await || z.awaitGo() }
 	path, err := lookPath(req.Argv[0], req.Env, req.Dir)
 	if err != nil {
+		if !proceed() {
+			closeAll(stdio)
+			return ZygoteReply{Error: errNotToStart.Error()}
+		}
 		// As a cold helper does: the command "ran" and failed.
 		writeFD(stdio[2], fmt.Sprintf("cordon: %s: %v\n", req.Argv[0], err))
 		closeAll(stdio)
@@ -251,7 +270,7 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 		Dir: req.Dir, Env: req.Env,
 		Files: []uintptr{uintptr(stdio[0]), uintptr(stdio[1]), uintptr(stdio[2])},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
+	}, proceed)
 	if err != nil {
 		// Not started (a cwd that went away, an exec the kernel refused):
 		// cordon starts the call cold, which reports it as a cold start
@@ -286,7 +305,31 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 	return reply
 }
 
-// forkExec starts one command. Under bwrap the zygote is init, out of any
+// awaitGo reads cordon's word on a request that awaits it. A closed
+// socket means cordon is gone: nothing started, and the zygote exits.
+func (z *zygote) awaitGo() bool {
+	buf := make([]byte, 64)
+	oob := make([]byte, unix.CmsgSpace(ZygoteFiles*4))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(z.ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			os.Exit(0)
+		}
+		var g ZygoteGo
+		if oobn > 0 || flags&unix.MSG_TRUNC != 0 || json.Unmarshal(buf[:n], &g) != nil {
+			if fds, err := receivedFiles(oob[:oobn]); err == nil {
+				closeAll(fds)
+			}
+			zygoteFail(z.ctl, fmt.Errorf("a malformed go: %q", buf[:n]))
+		}
+		return g.Go
+	}
+}
+
+// forkExec starts one command once proceed says so. Under bwrap the zygote is init, out of any
 // command's reach. Under Landlock it shares its domain with nothing but
 // the commands it forks, so each command goes into a domain of its own
 // beneath the zygote's, as a cold command goes beneath the warden's
@@ -300,8 +343,14 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 // (LockOSThread without an unlock): no other goroutine ever runs in the
 // command's domain, and the Go runtime creates no thread from a locked
 // one.
-func (z *zygote) forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+//
+// proceed may wait (awaitGo): under Landlock the thread nests itself
+// first, so that the wait hides that too.
+func (z *zygote) forkExec(path string, argv []string, attr *syscall.ProcAttr, proceed func() bool) (int, error) {
 	if z.asInit {
+		if !proceed() {
+			return 0, errNotToStart
+		}
 		return syscall.ForkExec(path, argv, attr)
 	}
 	type started struct {
@@ -312,7 +361,12 @@ func (z *zygote) forkExec(path string, argv []string, attr *syscall.ProcAttr) (i
 	go func() {
 		runtime.LockOSThread() // for good: see above
 		if err := nestScope(); err != nil {
+			proceed() // cordon's word is read all the same
 			done <- started{err: err}
+			return
+		}
+		if !proceed() {
+			done <- started{err: errNotToStart}
 			return
 		}
 		pid, err := syscall.ForkExec(path, argv, attr)
