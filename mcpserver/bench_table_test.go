@@ -14,7 +14,8 @@ import (
 )
 
 // BenchmarkTable measures every row of the README's performance table
-// with its floor or peer, side by side in one run, and prints the table
+// with its floor or peer, side by side in one run — each of cordon's calls
+// alternates with one of its floor's — and prints the table
 // (bench/table.sh keeps the table lines). Each row is a ratio, since
 // absolutes depend on the machine; the goal column is the target.
 //
@@ -35,8 +36,34 @@ func BenchmarkTable(b *testing.B) {
 
 	var rows []tableRow
 	p50 := map[string]time.Duration{}
-	measure := func(name string, fn func() error) {
-		b.Run(name, func(b *testing.B) { p50[name] = p50Of(b, fn) })
+	// side measures cordon's call and its floor's alternately, b.N times
+	// each, first one then the other, so that both see the same machine:
+	// on this shared VM a plain `bash -c true` drifts by a third within
+	// minutes, and two phases measured one after the other drifted apart
+	// by as much as the goals' margins.
+	side := func(name string, cordon, floor func() error) {
+		b.Run(name, func(b *testing.B) {
+			var ours, theirs []time.Duration
+			timed := func(fn func() error, into *[]time.Duration) {
+				start := time.Now()
+				if err := fn(); err != nil {
+					b.Fatal(err)
+				}
+				*into = append(*into, time.Since(start))
+			}
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					timed(cordon, &ours)
+					timed(floor, &theirs)
+				} else {
+					timed(floor, &theirs)
+					timed(cordon, &ours)
+				}
+			}
+			p50[name], p50[name+"-floor"] = median(ours), median(theirs)
+			b.ReportMetric(float64(p50[name].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(p50[name+"-floor"].Microseconds())/1000, "floor-p50-ms")
+		})
 	}
 	run := func(argv ...string) func() error {
 		return func() error {
@@ -49,64 +76,66 @@ func BenchmarkTable(b *testing.B) {
 	}
 
 	// bash `true` over stdio, against the same command without cordon.
-	for _, backend := range []string{"bwrap", "landlock"} {
-		c := startRaw(b, serve(backend))
-		measure("bash-"+backend, func() error { return c.tool("bash", map[string]any{"command": "true"}) })
-	}
-	measure("bare-bwrap-bash", run(append(slices.Clone(bareBwrap), bashTrue...)...))
-	measure("plain-bash", run(bashTrue...))
+	bwrapServer := startRaw(b, serve("bwrap"))
+	side("bash-bwrap", func() error { return bwrapServer.tool("bash", map[string]any{"command": "true"}) },
+		run(append(slices.Clone(bareBwrap), bashTrue...)...))
+	landlockServer := startRaw(b, serve("landlock"))
+	side("bash-landlock", func() error { return landlockServer.tool("bash", map[string]any{"command": "true"}) },
+		run(bashTrue...))
 	rows = append(rows,
 		ratioRow("`bash` tool, `true`, over stdio, p50 — bwrap backend", "bare `bwrap`, same namespaces, `bash -c true`",
-			p50["bash-bwrap"], p50["bare-bwrap-bash"], 1.15),
+			p50["bash-bwrap"], p50["bash-bwrap-floor"], 1.15),
 		ratioRow("same — Landlock backend", "plain `bash -c true`",
-			p50["bash-landlock"], p50["plain-bash"], 1.5))
+			p50["bash-landlock"], p50["bash-landlock-floor"], 1.5))
 
 	// The helper alone, against the command it execs.
-	measure("helper-alone", run(helperBin, "__sandbox-helper", "--", truePath))
-	measure("true", run(truePath))
+	side("helper-alone", run(helperBin, "__sandbox-helper", "--", truePath), run(truePath))
 	rows = append(rows, ratioRow("`cordon-helper` alone (privilege drop, seccomp, exec `true`)", "`true`",
-		p50["helper-alone"], p50["true"], 0))
+		p50["helper-alone"], p50["helper-alone-floor"], 0))
 
 	// read_file of 4 KiB against the official filesystem server, through
-	// the same minimal client.
+	// the same minimal client, one call to each in turn.
 	type peer struct {
-		cpu, p50  time.Duration
-		rss       int
-		startup   time.Duration
-		name      string
-		cmd       func() *exec.Cmd
-		tool, arg string
+		cpu  time.Duration
+		rss  int
+		c    *rawClient
+		tool string
+		args map[string]any
 	}
-	peers := []*peer{
-		{name: "cordon", cmd: func() *exec.Cmd { return serve("bwrap") }, tool: "read_file", arg: "f.txt"},
-		{name: "server-filesystem", cmd: func() *exec.Cmd { return exec.Command(fsServer, w.ws) }, tool: "read_text_file", arg: filepath.Join(w.ws, "f.txt")},
-	}
-	for _, p := range peers {
-		b.Run("read-"+p.name, func(b *testing.B) {
-			start := time.Now()
-			c := startRaw(b, p.cmd())
-			p.startup = time.Since(start)
-			args := map[string]any{"path": p.arg}
-			p.p50 = p50Of(b, func() error { return c.tool(p.tool, args) })
-			p.cpu = c.cpuPerCall(b, p.tool, args, 32)
-			p.rss = peakRSSKB(b, c.cmd.Process.Pid)
-		})
-	}
-	cordon, official := peers[0], peers[1]
+	cordon := &peer{c: startRaw(b, serve("bwrap")), tool: "read_file", args: map[string]any{"path": "f.txt"}}
+	official := &peer{c: startRaw(b, exec.Command(fsServer, w.ws)), tool: "read_text_file", args: map[string]any{"path": filepath.Join(w.ws, "f.txt")}}
+	call := func(p *peer) func() error { return func() error { return p.c.tool(p.tool, p.args) } }
+	side("read", call(cordon), call(official))
+	b.Run("read-cpu", func(b *testing.B) {
+		// In turns of 100 calls each, 32 in flight, for the same reason.
+		n := max(b.N, 500)
+		for done := 0; done < n; done += 100 {
+			for _, p := range []*peer{cordon, official} {
+				cpu0 := cpuTime(b, p.c.cmd.Process.Pid)
+				p.c.inFlight(b, 100, p.tool, p.args, 32)
+				p.cpu += cpuTime(b, p.c.cmd.Process.Pid) - cpu0
+			}
+		}
+		for _, p := range []*peer{cordon, official} {
+			p.cpu /= time.Duration((n + 99) / 100 * 100)
+			p.rss = peakRSSKB(b, p.c.cmd.Process.Pid)
+		}
+	})
 	rows = append(rows,
 		ratioRow("server CPU per 4 KiB `read_file`, 32 in flight", "official filesystem server", cordon.cpu, official.cpu, 1.0/3),
-		ratioRow("`read_file` 4 KiB p50, one at a time", "official filesystem server", cordon.p50, official.p50, 1/1.6),
+		ratioRow("`read_file` 4 KiB p50, one at a time", "official filesystem server", p50["read"], p50["read-floor"], 1/1.6),
 		tableRow{what: "peak RSS", floor: "official filesystem server",
 			cordon: fmt.Sprintf("%.1f MB", float64(cordon.rss)/1024), base: fmt.Sprintf("%.1f MB", float64(official.rss)/1024),
 			ratio: float64(cordon.rss) / float64(official.rss), goal: 1.0 / 5})
 
 	// Start-up to the first initialize answer, probe included, against
-	// one bare bwrap run of `true`.
-	// The probe runs beside the handshake: the first call that needs the
-	// sandbox (sandbox_status) waits for it, and is the second row.
+	// one bare bwrap run of `true`. The probe runs beside the handshake:
+	// the first call that needs the sandbox (sandbox_status) waits for it,
+	// and is the second row.
+	bareTrue := run(append(slices.Clone(bareBwrap), truePath)...)
 	b.Run("startup", func(b *testing.B) {
-		var toInit, toStatus []time.Duration
-		for b.Loop() {
+		var toInit, toStatus, floor []time.Duration
+		serverStart := func() {
 			start := time.Now()
 			c := startRaw(b, serve("auto"))
 			toInit = append(toInit, time.Since(start))
@@ -117,17 +146,31 @@ func BenchmarkTable(b *testing.B) {
 			c.in.Close()
 			c.cmd.Wait()
 		}
-		slices.Sort(toInit)
-		slices.Sort(toStatus)
-		p50["startup"], p50["startup-status"] = toInit[len(toInit)/2], toStatus[len(toStatus)/2]
-		b.ReportMetric(float64(p50["startup"].Microseconds())/1000, "p50-ms")
+		bwrapStart := func() {
+			start := time.Now()
+			if err := bareTrue(); err != nil {
+				b.Fatal(err)
+			}
+			floor = append(floor, time.Since(start))
+		}
+		for i := 0; b.Loop(); i++ {
+			if i%2 == 0 {
+				serverStart()
+				bwrapStart()
+			} else {
+				bwrapStart()
+				serverStart()
+			}
+		}
+		p50["startup-init"], p50["startup-status"], p50["startup-floor"] = median(toInit), median(toStatus), median(floor)
+		b.ReportMetric(float64(p50["startup-init"].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(p50["startup-status"].Microseconds())/1000, "status-p50-ms")
+		b.ReportMetric(float64(p50["startup-floor"].Microseconds())/1000, "floor-p50-ms")
 	})
-	measure("bare-bwrap-true", run(append(slices.Clone(bareBwrap), truePath)...))
 	rows = append(rows, ratioRow("start-up to the first `initialize` answer (the probe runs beside it)", "one bare `bwrap` run of `true`",
-		p50["startup"], p50["bare-bwrap-true"], 3),
+		p50["startup-init"], p50["startup-floor"], 3),
 		ratioRow("start-up to the first `sandbox_status` answer (the probe's verdict)", "one bare `bwrap` run of `true`",
-			p50["startup-status"], p50["bare-bwrap-true"], 0))
+			p50["startup-status"], p50["startup-floor"], 0))
 
 	printTable(rows)
 }
@@ -162,22 +205,13 @@ func printTable(rows []tableRow) {
 	}
 }
 
-// p50Of runs fn b.N times, reports the median and returns it.
-func p50Of(b *testing.B, fn func() error) time.Duration {
-	ds := timings(b, fn)
-	m := ds[len(ds)/2]
-	b.ReportMetric(float64(m.Microseconds())/1000, "p50-ms")
-	return m
-}
-
-// cpuPerCall is the server's CPU time per call with window calls in
-// flight, over at least 500 calls (the kernel counts CPU time in 10 ms
-// ticks).
-func (c *rawClient) cpuPerCall(b *testing.B, name string, args map[string]any, window int) time.Duration {
-	n := max(b.N, 500)
-	cpu0 := cpuTime(b, c.cmd.Process.Pid)
-	c.inFlight(b, n, name, args, window)
-	return (cpuTime(b, c.cmd.Process.Pid) - cpu0) / time.Duration(n)
+// median is the middle of ds, which it sorts.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 // bareBwrapArgv is the bwrap argv cordon builds for this workspace, cut
