@@ -154,75 +154,74 @@ func TestGuardTooLarge(t *testing.T) {
 	assert.ErrorIs(t, err, errGuardTooLarge)
 }
 
+// eachGuardStore runs test on the store of a state directory and on the
+// in-memory one.
+func eachGuardStore(t *testing.T, test func(t *testing.T, s guardStore)) {
+	for name, store := range map[string]func(t *testing.T) guardStore{
+		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
+		"mem":  func(*testing.T) guardStore { return memStore },
+	} {
+		t.Run(name, func(t *testing.T) { test(t, store(t)) })
+	}
+}
+
 // TestGuardStoreOverlappingCalls: the state to go back to is what the
 // first of overlapping calls saw, and only the last to end restores it —
 // a call that starts while another's command has planted something must
 // not take the plant for the baseline.
 func TestGuardStoreOverlappingCalls(t *testing.T) {
-	for name, store := range map[string]func(t *testing.T) guardStore{
-		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
-		"mem":  func(*testing.T) guardStore { return memStore },
-	} {
-		t.Run(name, func(t *testing.T) {
-			root, set := guardWorld(t)
-			s := store(t)
-			first, err := s.begin(set)
-			require.NoError(t, err)
-			hook := filepath.Join(root, ".git", "hooks", "pre-commit")
-			require.NoError(t, os.WriteFile(hook, []byte("evil"), 0o755)) // the first call's command
-			second, err := s.begin(set)
-			require.NoError(t, err)
-			got, err := first.end()
-			require.NoError(t, err)
-			assert.Empty(t, got, "a call that is not the last restores nothing")
-			assert.FileExists(t, hook, "the second call still runs")
-			got, err = second.end()
-			require.NoError(t, err)
-			assert.Equal(t, []Change{{Path: filepath.Join(root, ".git", "hooks"), What: "changed"}}, got)
-			assert.NoFileExists(t, hook, "the plant was undone by the last call, from the first one's baseline")
-			if fs, ok := s.(*fileGuardStore); ok {
-				assertGuardDirEmpty(t, fs.dir)
-			}
-		})
-	}
+	eachGuardStore(t, func(t *testing.T, s guardStore) {
+		root, set := guardWorld(t)
+		first, err := s.begin(set)
+		require.NoError(t, err)
+		hook := filepath.Join(root, ".git", "hooks", "pre-commit")
+		require.NoError(t, os.WriteFile(hook, []byte("evil"), 0o755)) // the first call's command
+		second, err := s.begin(set)
+		require.NoError(t, err)
+		got, err := first.end()
+		require.NoError(t, err)
+		assert.Empty(t, got, "a call that is not the last restores nothing")
+		assert.FileExists(t, hook, "the second call still runs")
+		got, err = second.end()
+		require.NoError(t, err)
+		assert.Equal(t, []Change{{Path: filepath.Join(root, ".git", "hooks"), What: "changed"}}, got)
+		assert.NoFileExists(t, hook, "the plant was undone by the last call, from the first one's baseline")
+		if fs, ok := s.(*fileGuardStore); ok {
+			assertGuardDirEmpty(t, fs.dir)
+		}
+	})
 }
 
 // TestGuardStoreFirstEndsLast: a call that joined with more protected
 // paths rewrote the baseline; the first call, ending last, restores those
 // paths too, not only the ones it recorded (and keeps in memory).
 func TestGuardStoreFirstEndsLast(t *testing.T) {
-	for name, store := range map[string]func(t *testing.T) guardStore{
-		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
-		"mem":  func(*testing.T) guardStore { return memStore },
-	} {
-		t.Run(name, func(t *testing.T) {
-			root, set := guardWorld(t)
-			s := store(t)
-			first, err := s.begin(set)
-			require.NoError(t, err)
-			more := set
-			vscode := filepath.Join(root, ".vscode")
-			more.Paths = append(slices.Clone(set.Paths), vscode)
-			second, err := s.begin(more)
-			require.NoError(t, err)
-			require.NoError(t, os.MkdirAll(vscode, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(vscode, "tasks.json"), []byte("evil"), 0o644))
-			envrc := filepath.Join(root, ".envrc")
-			require.NoError(t, os.WriteFile(envrc, []byte("evil"), 0o644))
+	eachGuardStore(t, func(t *testing.T, s guardStore) {
+		root, set := guardWorld(t)
+		first, err := s.begin(set)
+		require.NoError(t, err)
+		more := set
+		vscode := filepath.Join(root, ".vscode")
+		more.Paths = append(slices.Clone(set.Paths), vscode)
+		second, err := s.begin(more)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(vscode, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(vscode, "tasks.json"), []byte("evil"), 0o644))
+		envrc := filepath.Join(root, ".envrc")
+		require.NoError(t, os.WriteFile(envrc, []byte("evil"), 0o644))
 
-			got, err := second.end()
-			require.NoError(t, err)
-			assert.Empty(t, got, "a call that is not the last restores nothing")
-			got, err = first.end()
-			require.NoError(t, err)
-			assert.ElementsMatch(t, []Change{{Path: envrc, What: "created"}, {Path: vscode, What: "created"}}, got)
-			assert.NoFileExists(t, envrc)
-			assert.NoDirExists(t, vscode, "the path only the joining call protected")
-			if fs, ok := s.(*fileGuardStore); ok {
-				assertGuardDirEmpty(t, fs.dir)
-			}
-		})
-	}
+		got, err := second.end()
+		require.NoError(t, err)
+		assert.Empty(t, got, "a call that is not the last restores nothing")
+		got, err = first.end()
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []Change{{Path: envrc, What: "created"}, {Path: vscode, What: "created"}}, got)
+		assert.NoFileExists(t, envrc)
+		assert.NoDirExists(t, vscode, "the path only the joining call protected")
+		if fs, ok := s.(*fileGuardStore); ok {
+			assertGuardDirEmpty(t, fs.dir)
+		}
+	})
 }
 
 // TestRecoverGuards: a cordon killed mid-call leaves its baseline; the
@@ -259,44 +258,38 @@ func assertGuardDirEmpty(t *testing.T, dir string) {
 // background process that holds the root, make such overlaps an ordinary
 // thing for a model to arrange.
 func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
-	for name, store := range map[string]func(t *testing.T) guardStore{
-		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
-		"mem":  func(*testing.T) guardStore { return memStore },
-	} {
-		t.Run(name, func(t *testing.T) {
-			root := testBase(t)
-			gitOut(t, root, "init", "-q")
-			before, _, err := findRepos([]string{root}, nil)
-			require.NoError(t, err)
-			set := func(repos []GitRepo) guardSet {
-				s := guardSet{Root: root, Repos: repoIDs(repos)}
-				for _, r := range repos {
-					s.Paths = append(s.Paths, filepath.Join(r.GitDir, "hooks"), filepath.Join(r.GitDir, "config"))
-				}
-				return s
+	eachGuardStore(t, func(t *testing.T, s guardStore) {
+		root := testBase(t)
+		gitOut(t, root, "init", "-q")
+		before, _, err := findRepos([]string{root}, nil)
+		require.NoError(t, err)
+		set := func(repos []GitRepo) guardSet {
+			s := guardSet{Root: root, Repos: repoIDs(repos)}
+			for _, r := range repos {
+				s.Paths = append(s.Paths, filepath.Join(r.GitDir, "hooks"), filepath.Join(r.GitDir, "config"))
 			}
-			s := store(t)
-			first, err := s.begin(set(before))
-			require.NoError(t, err)
+			return s
+		}
+		first, err := s.begin(set(before))
+		require.NoError(t, err)
 
-			// The first call's command makes a repository, armed.
-			x := filepath.Join(root, "x")
-			hook := armedRepo(t, x)
-			gitOut(t, x, "config", "core.fsmonitor", "./evil.sh")
+		// The first call's command makes a repository, armed.
+		x := filepath.Join(root, "x")
+		hook := armedRepo(t, x)
+		gitOut(t, x, "config", "core.fsmonitor", "./evil.sh")
 
-			after, _, err := findRepos([]string{root}, nil)
-			require.NoError(t, err)
-			require.Len(t, after, 2)
-			second, err := s.begin(set(after))
-			require.NoError(t, err)
-			_, err = first.end()
-			require.NoError(t, err)
-			_, err = second.end()
-			require.NoError(t, err)
-			assert.NoFileExists(t, hook, "the hook a command planted in a repository it made")
-			assert.NotContains(t, gitOut(t, x, "config", "--list", "--local"), "fsmonitor")
-		})
-	}
+		after, _, err := findRepos([]string{root}, nil)
+		require.NoError(t, err)
+		require.Len(t, after, 2)
+		second, err := s.begin(set(after))
+		require.NoError(t, err)
+		_, err = first.end()
+		require.NoError(t, err)
+		_, err = second.end()
+		require.NoError(t, err)
+		assert.NoFileExists(t, hook, "the hook a command planted in a repository it made")
+		assert.NotContains(t, gitOut(t, x, "config", "--list", "--local"), "fsmonitor")
+	})
 }
 
 // guardedRepo is a repository whose hooks and config a call guards: its

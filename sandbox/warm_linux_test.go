@@ -79,6 +79,16 @@ func (w *warmFixture) keeps(call func()) bool {
 	return false
 }
 
+// warmUp runs a call under p so that one sandbox is warm and idle, and
+// returns the idle sandboxes.
+func (w *warmFixture) warmUp(p ExecutionPolicy) []*zygoteProc {
+	w.t.Helper()
+	w.run(w.t.Context(), p, "true")
+	idle := w.idle()
+	require.Len(w.t, idle, 1)
+	return idle
+}
+
 // idle is the executor's idle warm sandboxes.
 func (w *warmFixture) idle() []*zygoteProc {
 	w.ex.warm.mu.Lock()
@@ -307,9 +317,7 @@ func TestWarmSandboxThatEndsIsNotReused(t *testing.T) {
 
 func testWarmSandboxThatEndsIsNotReused(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
-	w.run(t.Context(), p, "true")
-	idle := w.idle()
-	require.Len(t, idle, 1)
+	idle := w.warmUp(p)
 	idle[0].kill()
 	res, out := w.run(t.Context(), p, "echo between")
 	assert.Equal(t, "between\n", out)
@@ -358,9 +366,7 @@ func TestWarmCallThatCannotStartRunsCold(t *testing.T) {
 
 func testWarmCallThatCannotStartRunsCold(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
-	w.run(t.Context(), p, "true")
-	before := w.idle()
-	require.Len(t, before, 1)
+	w.warmUp(p)
 	_, err := w.ex.Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: filepath.Join(w.ws, "gone"), Env: Environ(os.Environ(), nil)})
 	require.Error(t, err, "a command that cannot start is an error, warm as cold")
 	_, coldErr := w.cold().Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: filepath.Join(w.ws, "gone"), Env: Environ(os.Environ(), nil)})
@@ -492,9 +498,7 @@ func TestWarmGuardThatCannotBeginStartsNothing(t *testing.T) {
 
 func testWarmGuardThatCannotBeginStartsNothing(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
-	w.run(t.Context(), p, "true")
-	before := w.idle()
-	require.Len(t, before, 1)
+	before := w.warmUp(p)
 
 	store := guardDir(p.StateDir)
 	require.NoError(t, os.Remove(store)) // empty between calls

@@ -180,13 +180,7 @@ func (z *zygote) serve() {
 	buf := make([]byte, zygoteMaxMessage)
 	oob := make([]byte, unix.CmsgSpace(ZygoteFiles*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(z.ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n == 0 {
-			os.Exit(0) // cordon is done with this sandbox
-		}
+		n, oobn, _ := z.receive(buf, oob)
 		files, err := receivedFiles(oob[:oobn])
 		if err != nil || len(files) != ZygoteFiles {
 			closeAll(files)
@@ -310,6 +304,20 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 func (z *zygote) awaitGo() bool {
 	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(ZygoteFiles*4))
+	n, oobn, flags := z.receive(buf, oob)
+	var g ZygoteGo
+	if oobn > 0 || flags&unix.MSG_TRUNC != 0 || json.Unmarshal(buf[:n], &g) != nil {
+		if fds, err := receivedFiles(oob[:oobn]); err == nil {
+			closeAll(fds)
+		}
+		zygoteFail(z.ctl, fmt.Errorf("a malformed go: %q", buf[:n]))
+	}
+	return g.Go
+}
+
+// receive takes cordon's next message. A closed socket means cordon is
+// done with this sandbox: the zygote exits.
+func (z *zygote) receive(buf, oob []byte) (n, oobn, flags int) {
 	for {
 		n, oobn, flags, _, err := unix.Recvmsg(z.ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err == unix.EINTR {
@@ -318,14 +326,7 @@ func (z *zygote) awaitGo() bool {
 		if err != nil || n == 0 {
 			os.Exit(0)
 		}
-		var g ZygoteGo
-		if oobn > 0 || flags&unix.MSG_TRUNC != 0 || json.Unmarshal(buf[:n], &g) != nil {
-			if fds, err := receivedFiles(oob[:oobn]); err == nil {
-				closeAll(fds)
-			}
-			zygoteFail(z.ctl, fmt.Errorf("a malformed go: %q", buf[:n]))
-		}
-		return g.Go
+		return n, oobn, flags
 	}
 }
 
