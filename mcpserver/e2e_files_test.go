@@ -303,6 +303,12 @@ func snapshotTree(t *testing.T, dir string) map[string]string {
 			}
 			return nil
 		}
+		if fi.IsDir() && filepath.Base(p) == "guard" && filepath.Base(filepath.Dir(p)) == "cordon" {
+			// The guard's store (~/.local/state/cordon/guard), made by the
+			// first guarded call and kept, empty, between calls: what is
+			// in it is still compared.
+			return nil
+		}
 		desc := fmt.Sprintf("%v %d", fi.Mode(), fi.Size())
 		if fi.Mode().IsRegular() {
 			b, _ := os.ReadFile(p)

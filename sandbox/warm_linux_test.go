@@ -488,6 +488,47 @@ func testWarmAwaitedCommandStartsOnlyOnGo(t *testing.T, w *warmFixture) {
 	assert.FileExists(t, canary, "the command started on the go")
 }
 
+// TestWarmStaleZygoteAnswersAnAwaitedRequest: a Landlock zygote whose
+// rules went stale refuses the request and exits, and the go that cordon
+// sends meanwhile must not cost cordon that answer: a message left unread
+// when the zygote exits resets the socket, and cordon, reading the reset,
+// took the call for one whose command may have started (killed, exit
+// 137), where a fresh sandbox should run it.
+func TestWarmStaleZygoteAnswersAnAwaitedRequest(t *testing.T) {
+	w := newWarmFixture(t, "landlock")
+	p := w.policy(WorkspaceWrite, NetworkAllow)
+	argv := []string{"true"}
+	c, err := w.ex.prepare(argv, p, EgressHooks{})
+	require.NoError(t, err)
+	req, err := warmRequest(c, RunSpec{Argv: argv, Dir: w.ws, Env: Environ(os.Environ(), nil)})
+	require.NoError(t, err)
+	for try := range 5 {
+		z, err := startZygote(c, argv, warmKey(c, argv))
+		require.NoError(t, err)
+		// The home directory lies on the way to a read-deny entry: a new
+		// entry there is one the zygote's rules do not know.
+		require.NoError(t, os.WriteFile(filepath.Join(w.home, fmt.Sprintf("new-%d", try)), nil, 0o644))
+		var files []*os.File
+		for range helper.ZygoteFiles {
+			r, wr, err := os.Pipe()
+			require.NoError(t, err)
+			files = append(files, r)
+			defer wr.Close()
+		}
+		require.NoError(t, z.send(req, files))
+		for _, f := range files {
+			f.Close()
+		}
+		z.sendGo(true) // at once, before the zygote has looked
+		z.ctl.SetReadDeadline(time.Now().Add(10 * time.Second))
+		r, err := z.read()
+		require.NoError(t, err, "the stale zygote's answer was lost")
+		assert.True(t, r.Ending, "a stale zygote ends")
+		assert.Contains(t, r.Error, "changed")
+		z.kill()
+	}
+}
+
 // TestWarmGuardThatCannotBeginStartsNothing: when the guard cannot record
 // the protected paths (here its store is a file, not a directory), the
 // command that awaited it never runs — warm, or in the cold start that

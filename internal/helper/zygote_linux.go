@@ -194,6 +194,12 @@ func (z *zygote) serve() {
 		if why := z.stale(); why != "" {
 			closeAll(files)
 			zygoteSend(z.ctl, ZygoteReply{Error: why, Ending: true})
+			if req.Await {
+				// Take cordon's go before leaving: a message left unread
+				// resets the socket, and cordon would read the reset
+				// instead of the answer above.
+				z.awaitGo()
+			}
 			os.Exit(0)
 		}
 		zygoteSend(z.ctl, z.runOne(req, files)) // the end of the call, or why it did not start
