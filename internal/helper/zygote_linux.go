@@ -36,9 +36,10 @@ import (
 // It serves one call at a time, on the control socket it was given as its
 // status descriptor (a SOCK_SEQPACKET socketpair): a request with the
 // command's stdin, stdout, stderr and a kill pipe as SCM_RIGHTS, for a
-// request that awaits it a go (ZygoteGo), then replies. It refuses a request once the sandbox is not what a cold call
-// would get (zygote.stale): cordon then ends this sandbox and starts the
-// call in a fresh one.
+// request that awaits it a go (ZygoteGo), then replies. It refuses a
+// request once the sandbox is not what a cold call would get
+// (zygote.stale): cordon then ends this sandbox and starts the call in a
+// fresh one.
 
 // ZygoteRequest is one command for a zygote.
 type ZygoteRequest struct {
@@ -336,8 +337,8 @@ func (z *zygote) receive(buf, oob []byte) (n, oobn, flags int) {
 	}
 }
 
-// forkExec starts one command once proceed says so. Under bwrap the zygote is init, out of any
-// command's reach. Under Landlock it shares its domain with nothing but
+// forkExec starts one command once proceed says so. Under bwrap the
+// zygote is init, out of any command's reach. Under Landlock it shares its domain with nothing but
 // the commands it forks, so each command goes into a domain of its own
 // beneath the zygote's, as a cold command goes beneath the warden's
 // (nestScope): its kill(-1), or a kill aimed at the zygote, then reaches
