@@ -7,13 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/peer"
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -45,11 +45,11 @@ func (l *lockedBuffer) String() string {
 func TestRefuseSandboxedWiring(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		skipUnlessCI(t, "no curl")
+		testenv.SkipUnlessCI(t, "no curl")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		skipUnlessCI(t, "no setpriv")
+		testenv.SkipUnlessCI(t, "no setpriv")
 	}
 	peers, err := peer.New(peer.Options{HelperArg: sandbox.HelperArg, SelfExe: "/proc/self/exe"})
 	require.NoError(t, err)
@@ -93,15 +93,4 @@ func TestRefuseSandboxedWiring(t *testing.T) {
 	assert.Contains(t, log.String(), `"level":"warn"`)
 	assert.Contains(t, log.String(), `"command":"`+curl+` …"`)
 	assert.Contains(t, log.String(), `"message":"HTTP client allowed"`)
-}
-
-// skipUnlessCI skips a test this machine lacks a tool for; in CI
-// (CORDON_CI, set by .ci/run, which installs it) it fails instead: a
-// security test skipped there would prove nothing and look green.
-func skipUnlessCI(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CORDON_CI") != "" {
-		t.Fatalf("%s: CI must run this test (.ci/run installs what it needs)", why)
-	}
-	t.Skip(why)
 }

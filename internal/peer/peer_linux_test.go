@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -577,10 +578,7 @@ func TestAsNobody(t *testing.T) {
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		if os.Getenv("CORDON_CI") != "" {
-			t.Fatal("no setpriv: CI must run this test (.ci/run installs util-linux)")
-		}
-		t.Skip("no setpriv")
+		testenv.SkipUnlessCI(t, "no setpriv")
 	}
 	dir, err := os.MkdirTemp("/var/tmp", "peer-nobody-")
 	require.NoError(t, err)

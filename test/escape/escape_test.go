@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/testenv"
 )
 
 var modes = []string{"read-only", "workspace-write"}
@@ -46,7 +48,7 @@ func TestEscapes(t *testing.T) {
 		for _, mode := range modes {
 			t.Run(b.name+"/"+mode, func(t *testing.T) {
 				if b.why != "" {
-					skipUnlessCI(t, b.why)
+					testenv.SkipUnlessCI(t, b.why)
 				}
 				t.Parallel()
 				g := &group{backend: b.name, mode: mode, w: newWorld(t, b.name+"-"+mode), servers: map[serverKey]*server{}}
@@ -57,7 +59,7 @@ func TestEscapes(t *testing.T) {
 					}
 					t.Run(c.Name, func(t *testing.T) {
 						if why := c.missing(); why != "" {
-							skipUnlessCI(t, why)
+							testenv.SkipUnlessCI(t, why)
 						}
 						for _, ch := range []string{"exec", "bash"} {
 							if ch == "exec" && c.BashOnly {
@@ -159,7 +161,7 @@ func TestPositiveControls(t *testing.T) {
 		}
 	}
 	if backend == "" {
-		skipUnlessCI(t, "no backend works here (needed for the HTTP server of one case)")
+		testenv.SkipUnlessCI(t, "no backend works here (needed for the HTTP server of one case)")
 	}
 	g := &group{backend: backend, mode: "workspace-write", w: newWorld(t, "control"), servers: map[serverKey]*server{}}
 	defer g.close()
@@ -171,7 +173,7 @@ func TestPositiveControls(t *testing.T) {
 			case c.BashOnly:
 				t.Skip("no positive control: the case attacks the MCP tool interface")
 			case c.missing() != "":
-				skipUnlessCI(t, c.missing())
+				testenv.SkipUnlessCI(t, c.missing())
 			case c.Unprovable != nil && c.Unprovable() != "":
 				t.Skipf("no positive control on this machine: %s", c.Unprovable())
 			}
@@ -368,15 +370,3 @@ const readmeTail = "\n## Adding a case\n\n" +
 	"`r.probe()` is a small program for raw system calls), an optional `Check` for effects\n" +
 	"outside the file system, `Expect` for documented gaps only, and `Fence` for the\n" +
 	"equivalent file-tool calls. Then regenerate this file.\n"
-
-// skipUnlessCI skips a case this machine cannot run, for why; in CI
-// (CORDON_CI, set by .ci/run, which installs every tool the cases need)
-// it fails instead: a security case skipped there would prove nothing and
-// look green.
-func skipUnlessCI(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CORDON_CI") != "" {
-		t.Fatalf("%s: CI must run this case (.ci/run installs what it needs)", why)
-	}
-	t.Skip("skipped: " + why)
-}
