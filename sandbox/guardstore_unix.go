@@ -27,9 +27,9 @@ import (
 //
 // The directory itself stays: making and removing it cost a call more
 // than all of its other file operations together (BenchmarkGuard). Its
-// files are plain descriptors, not *os.File: they are locked, read and
-// written at once and never polled, and os.OpenFile would register each
-// with the runtime's poller, four system calls more per open.
+// files are locked, read and written at once and never polled:
+// os.OpenFile would register each with the runtime's poller, four system
+// calls more per open (openStoreFile).
 type fileGuardStore struct{ state, dir string }
 
 func fileStoreFor(stateDir string) guardStore {
@@ -39,33 +39,30 @@ func fileStoreFor(stateDir string) guardStore {
 	return &fileGuardStore{state: stateDir, dir: guardDir(stateDir)}
 }
 
-// storeFile is an open descriptor of one of the store's files.
-type storeFile int
-
-func (f storeFile) Close() error { return unix.Close(int(f)) }
-
-func openStoreFile(path string, flags int, perm uint32) (storeFile, error) {
+// openStoreFile opens one of the store's files as a plain descriptor
+// wrapped by os.NewFile, which leaves it out of the poller.
+func openStoreFile(path string, flags int, perm uint32) (*os.File, error) {
 	for {
 		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, perm)
 		switch err {
 		case nil:
-			return storeFile(fd), nil
+			return os.NewFile(uintptr(fd), path), nil
 		case unix.EINTR:
 			continue
 		}
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 }
 
 // lock takes the store's mutex: an exclusive lock on the state directory.
-func (s *fileGuardStore) lock() (storeFile, error) {
+func (s *fileGuardStore) lock() (*os.File, error) {
 	f, err := openStoreFile(s.state, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
 	if err := flock(f, unix.LOCK_EX); err != nil {
 		f.Close()
-		return -1, err
+		return nil, err
 	}
 	return f, nil
 }
@@ -83,9 +80,9 @@ func (s *fileGuardStore) forget(root string) {
 	unix.Unlink(live)
 }
 
-func flock(f storeFile, how int) error {
+func flock(f *os.File, how int) error {
 	for {
-		err := unix.Flock(int(f), how)
+		err := unix.Flock(int(f.Fd()), how)
 		if err != unix.EINTR {
 			return err
 		}
@@ -94,10 +91,10 @@ func flock(f storeFile, how int) error {
 
 // alone reports whether no call holds path's live lock, and if so leaves
 // the caller holding it exclusively (until it closes the file).
-func alone(path string) (storeFile, bool, error) {
+func alone(path string) (*os.File, bool, error) {
 	f, err := openStoreFile(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return -1, false, err
+		return nil, false, err
 	}
 	switch err := flock(f, unix.LOCK_EX|unix.LOCK_NB); {
 	case err == nil:
@@ -106,7 +103,7 @@ func alone(path string) (storeFile, bool, error) {
 		return f, false, nil
 	default:
 		f.Close()
-		return -1, false, err
+		return nil, false, err
 	}
 }
 
@@ -117,26 +114,14 @@ func readStored(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f), &st); err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	data := make([]byte, 0, st.Size+1) // +1: EOF is seen without growing
-	for {
-		n, err := unix.Read(int(f), data[len(data):cap(data)])
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-		case n == 0:
-			return data, nil
-		}
-		data = data[:len(data)+n]
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-	}
+	var data bytes.Buffer
+	data.Grow(int(fi.Size()) + bytes.MinRead) // EOF is seen without growing
+	_, err = data.ReadFrom(f)
+	return data.Bytes(), err
 }
 
 func readBaseline(path string) (*guardBaseline, error) {
@@ -159,19 +144,12 @@ func writeBaseline(path string, b *guardBaseline) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for rest := data; len(rest) > 0; {
-		n, err := unix.Write(int(f), rest)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			f.Close()
-			return nil, &fs.PathError{Op: "write", Path: tmp, Err: err}
-		}
-		rest = rest[n:]
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
 	}
 	if err := f.Close(); err != nil {
-		return nil, &fs.PathError{Op: "close", Path: tmp, Err: err}
+		return nil, err
 	}
 	return data, os.Rename(tmp, path)
 }
@@ -233,7 +211,7 @@ func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 type fileHold struct {
 	s         *fileGuardStore
 	root      string
-	live      storeFile // -1 once the call has left
+	live      *os.File // nil once the call has left
 	recovered []Change
 	// base is the baseline as this call wrote it (wrote); the last call
 	// to end restores it without decoding when the store still holds
@@ -244,7 +222,7 @@ type fileHold struct {
 }
 
 func (h *fileHold) end() ([]Change, error) {
-	if h.live < 0 {
+	if h.live == nil {
 		return nil, nil
 	}
 	liveName, baseName := h.s.files(h.root)
@@ -254,7 +232,7 @@ func (h *fileHold) end() ([]Change, error) {
 	}
 	defer mu.Close()
 	h.live.Close()
-	h.live = -1
+	h.live = nil
 	probe, last, err := alone(liveName)
 	if err != nil {
 		return h.recovered, fmt.Errorf("guard: %w", err)
