@@ -63,10 +63,10 @@ func readMessage(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if !json.Valid(body) {
 			writeRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR,
-				"parse error: the request body is not valid JSON; send one JSON-RPC 2.0 message, a JSON object, per POST")
+				notJSON(overHTTP))
 			return
 		}
-		m, id, problem := parseMessage(body)
+		m, id, problem := parseMessage(body, overHTTP)
 		if problem != "" {
 			writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_REQUEST, "invalid request: "+problem)
 			return
@@ -76,17 +76,25 @@ func readMessage(next http.Handler) http.Handler {
 	})
 }
 
+// framing names what carries one message, for the errors that say so.
+type framing struct{ carrier, unit string }
+
+var (
+	overHTTP  = framing{"request body", "POST"}
+	overStdio = framing{"line", "line"}
+)
+
 // parseMessage checks that body (valid JSON) is one JSON-RPC message: a
 // request or notification (a method, a string), or a response (result or
 // error, and the id it answers). Otherwise it says what is wrong, and
 // returns the id when there is one to answer to.
-func parseMessage(body []byte) (m *rpcMessage, id json.RawMessage, problem string) {
+func parseMessage(body []byte, in framing) (m *rpcMessage, id json.RawMessage, problem string) {
 	switch bytes.TrimLeft(body, " \t\r\n")[0] {
 	case '[':
-		return nil, nil, "the body is a JSON array, a JSON-RPC batch, and MCP does not support batches (since protocol version 2025-06-18): send each message in a POST of its own"
+		return nil, nil, fmt.Sprintf("the %s is a JSON array, a JSON-RPC batch, and MCP does not support batches (since protocol version 2025-06-18): send each message as a %s of its own", in.carrier, in.unit)
 	case '{':
 	default:
-		return nil, nil, "the body is not a JSON object: send one JSON-RPC 2.0 message, a JSON object, per POST"
+		return nil, nil, fmt.Sprintf("the %s is not a JSON object: send one JSON-RPC 2.0 message, a JSON object, per %s", in.carrier, in.unit)
 	}
 	var env struct {
 		ID     json.RawMessage `json:"id"`
@@ -135,6 +143,11 @@ func parseMessage(body []byte) (m *rpcMessage, id json.RawMessage, problem strin
 		m.Modern = mcp.IsModernProtocol(params.Meta.ProtocolVersion())
 	}
 	return m, m.ID, ""
+}
+
+// notJSON is the −32700 message for what is not JSON at all.
+func notJSON(in framing) string {
+	return fmt.Sprintf("parse error: the %s is not valid JSON; send one JSON-RPC 2.0 message, a JSON object, per %s", in.carrier, in.unit)
 }
 
 func isNull(raw json.RawMessage) bool { return raw != nil && string(bytes.TrimSpace(raw)) == "null" }
