@@ -142,9 +142,21 @@ func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) func(flo
 	}
 	token := req.Params.Meta.ProgressToken
 	return func(progress float64, message string) {
-		s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+		s.notify(ctx, string(mcp.MethodNotificationProgress), map[string]any{
 			"progressToken": token, "progress": progress, "message": message})
 	}
+}
+
+// notify sends the client of ctx's request a notification. On stdio it is
+// written at once, by the request's own goroutine, so that it cannot
+// arrive after the request's answer, as one queued for mcp-go's
+// notification channel could.
+func (s *Server) notify(ctx context.Context, method string, params map[string]any) {
+	if ss, ok := server.ClientSessionFromContext(ctx).(*stdioSession); ok {
+		ss.notify(method, params)
+		return
+	}
+	s.mcp.SendNotificationToClient(ctx, method, params)
 }
 
 // sessionFor finds the tools session of a request: the process session on

@@ -5,101 +5,230 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
-	"log"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
-// ServeStdio speaks MCP on in/out until in closes or ctx ends. Nothing but
-// protocol is written to out; logs go to the logger (stderr).
+// ServeStdio speaks MCP on in/out until in closes or ctx ends: one JSON-RPC
+// message per line each way. Nothing but protocol is written to out; logs
+// go to the logger (stderr).
+//
+// cordon frames stdio itself and hands each message to mcp-go's
+// HandleMessage, rather than run mcp-go's StdioServer, which parsed every
+// message five times before handing it on, passed it through three
+// goroutines, and encoded a tool's result as a map that encoding/json then
+// scanned again: together a third of the server's CPU for a small
+// read_file.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	std := server.NewStdioServer(s.mcp)
-	std.SetErrorLogger(log.New(s.log, "", 0))
-	w := &lockedWriter{w: out}
-	screened := s.screenStdio(in, w)
-	defer screened.Close() // the screen stops with the server
-	return std.Listen(ctx, screened, w)
+	t := &stdioTransport{srv: s, out: &stdioWriter{w: out}, idle: make(chan request)}
+	t.session = newStdioSession(t.out)
+	if err := s.mcp.RegisterSession(ctx, t.session); err != nil {
+		return fmt.Errorf("register the stdio session: %w", err)
+	}
+	defer s.mcp.UnregisterSession(context.WithoutCancel(ctx), stdioSessionID)
+	ctx, cancel := context.WithCancel(s.mcp.WithContext(ctx, t.session))
+	defer cancel()
+	go t.session.forwardNotifications(ctx, t.logSendError)
+
+	// The reader may stay blocked in in.Read after ctx ends; it starts
+	// nothing more once the transport has stopped.
+	read := make(chan error, 1)
+	go func() { read <- t.read(ctx, in) }()
+	var err error
+	select {
+	case err = <-read:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	t.stop(cancel)
+	return err
 }
 
-// screenStdio passes in's messages on to mcp-go, one line each, except
-// those cordon answers itself, as over HTTP (http_cursor.go): a tools/list
-// with a cursor no answer handed out.
-func (s *Server) screenStdio(in io.Reader, out io.Writer) io.ReadCloser {
-	pr, pw := io.Pipe()
-	sc := &screen{PipeReader: pr}
-	go func() {
-		r := bufio.NewReaderSize(in, 64<<10)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				if reply := s.stdioRefusal(line); reply == nil {
-					_, err = pw.Write(line)
-				} else if sc.stopped.Load() {
-					err = io.ErrClosedPipe
-				} else {
-					out.Write(reply)
-				}
+// stdioTransport is one stdio connection: the client's session, the
+// requests in flight, and the one writer they share.
+type stdioTransport struct {
+	srv     *Server
+	session *stdioSession
+	out     *stdioWriter
+
+	mu       sync.Mutex
+	stopped  bool
+	inFlight sync.WaitGroup
+	idle     chan request // an idle worker receives
+}
+
+// read hands each line of in to receive until in ends.
+func (t *stdioTransport) read(ctx context.Context, in io.Reader) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r, maxRequestBody)
+		switch {
+		case tooLong:
+			t.reply(nil, mcp.INVALID_REQUEST, fmt.Sprintf("request too large: cordon accepts at most %d MiB in one message; the line was dropped", maxRequestBody>>20))
+		case len(bytes.TrimSpace(line)) > 0:
+			t.receive(ctx, line)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read the client's messages: %w", err)
+		}
+	}
+}
+
+// readLine reads up to and including the next newline. A line longer than
+// max is read to its end but not kept: tooLong says so.
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(frag) > max {
+				line, tooLong = nil, true
+			} else {
+				line = append(line, frag...) // the handler keeps it: a copy
 			}
-			if err != nil {
-				pw.CloseWithError(err) // io.EOF reads as a plain end
-				return
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, tooLong, err
+		}
+	}
+}
+
+// receive dispatches one message. A request runs on a goroutine of its
+// own, so that a handler waiting on the client (an elicitation) does not
+// stop the reading of the answer it waits for; a notification is handled
+// in turn; a response goes to the request of cordon's that waits for it.
+func (t *stdioTransport) receive(ctx context.Context, line []byte) {
+	m, id, problem := parseMessage(line, overStdio)
+	if problem != "" {
+		if !json.Valid(line) {
+			t.reply(nil, mcp.PARSE_ERROR, notJSON(overStdio))
+		} else {
+			t.reply(id, mcp.INVALID_REQUEST, "invalid request: "+problem)
+		}
+		return
+	}
+	if m.Method == "" {
+		if !t.session.deliver(m.ID, line) {
+			t.srv.log.Debug().RawJSON("id", m.ID).Msg("dropped a response to no request of cordon's")
+		}
+		return
+	}
+	if m.ID == nil {
+		t.handle(ctx, nil, line)
+		return
+	}
+	if why := t.srv.badCursor(m); why != "" {
+		t.reply(m.ID, mcp.INVALID_PARAMS, why)
+		return
+	}
+	if !t.start() {
+		return
+	}
+	r := request{ctx, m.ID, line}
+	select {
+	case t.idle <- r:
+	default:
+		go t.work(r)
+	}
+}
+
+// request is a request on its way to a worker.
+type request struct {
+	ctx  context.Context
+	id   json.RawMessage
+	line []byte
+}
+
+// work handles r, then waits for the next request while others may come.
+// Workers stay for the connection: a fresh goroutine per request spent a
+// sixth of a read_file's CPU growing its stack to a handler's depth.
+func (t *stdioTransport) work(r request) {
+	for {
+		t.handle(r.ctx, r.id, r.line)
+		t.inFlight.Done()
+		select {
+		case r = <-t.idle:
+		case <-r.ctx.Done():
+			return
+		}
+	}
+}
+
+// handle runs one message through mcp-go and writes its answer, if any.
+// A panic outside a tool handler (those recover on their own) answers
+// the request with an internal error rather than end the server.
+func (t *stdioTransport) handle(ctx context.Context, id json.RawMessage, line []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.srv.log.Error().Interface("panic", r).Msg("recovered a panic while handling a message")
+			if id != nil {
+				t.reply(id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", r))
 			}
 		}
 	}()
-	return sc
-}
-
-// screen is what mcp-go reads; closing it stops the screening too (it
-// answers nothing more once the server has stopped).
-type screen struct {
-	*io.PipeReader
-	stopped atomic.Bool
-}
-
-func (sc *screen) Close() error {
-	sc.stopped.Store(true)
-	return sc.PipeReader.Close()
-}
-
-var toolsListMethod = []byte(`"` + mcp.MethodToolsList + `"`)
-
-// maxEscapedCheck is the largest line parsed for an escaped method name.
-const maxEscapedCheck = 4 << 10
-
-// stdioRefusal is the error line that answers line, or nil to pass it on.
-// A message is parsed only where it names tools/list, or might in JSON
-// escapes ("tools\/list"): a small one with a backslash. A large one
-// (file content) is never a tools/list.
-func (s *Server) stdioRefusal(line []byte) []byte {
-	mayName := bytes.Contains(line, toolsListMethod) || (len(line) <= maxEscapedCheck && bytes.IndexByte(line, '\\') >= 0)
-	if !mayName || !json.Valid(line) {
-		return nil
+	if answer := t.srv.mcp.HandleMessage(ctx, line); answer != nil {
+		if err := t.out.send(answer); err != nil {
+			t.logSendError(err)
+		}
 	}
-	m, _, problem := parseMessage(line)
-	if problem != "" || m.ID == nil {
-		return nil // mcp-go answers what is not a request
-	}
-	why := s.badCursor(m)
-	if why == "" {
-		return nil
-	}
-	b, _ := json.Marshal(rpcError{JSONRPC: "2.0", ID: m.ID, Error: rpcErrorDetail{mcp.INVALID_PARAMS, why}})
-	return append(b, '\n')
 }
 
-// lockedWriter keeps whole writes apart: mcp-go's answers and cordon's
-// own refusals share stdout, and each is one Write of one line.
-type lockedWriter struct {
+// start counts a request in, unless the transport has stopped.
+func (t *stdioTransport) start() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return false
+	}
+	t.inFlight.Add(1)
+	return true
+}
+
+// stop starts no more requests, cancels those in flight and waits for
+// them: none outlives the connection.
+func (t *stdioTransport) stop(cancel context.CancelFunc) {
+	t.mu.Lock()
+	t.stopped = true
+	t.mu.Unlock()
+	cancel()
+	t.inFlight.Wait()
+}
+
+// reply answers id (nil: null) with a JSON-RPC error.
+func (t *stdioTransport) reply(id json.RawMessage, code int, message string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	if err := t.out.send(rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: rpcErrorDetail{code, message}}); err != nil {
+		t.logSendError(err)
+	}
+}
+
+func (t *stdioTransport) logSendError(err error) {
+	t.srv.log.Warn().Err(err).Msg("could not write a message to the client")
+}
+
+// stdioWriter writes whole messages, one line each, one at a time.
+type stdioWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// send encodes msg outside the lock and writes it in one Write.
+func (w *stdioWriter) send(msg any) error {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer putEncodeBuffer(buf)
+	if err := encodeMessage(buf, msg); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(buf.Bytes())
+	return err
 }
