@@ -85,10 +85,6 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 		return nil, fenceError("read_file", pol, path, err)
 	}
 	defer file.Close()
-	var size int64
-	if fi, err := file.Stat(); err == nil {
-		size = fi.Size()
-	}
 	bufs := readBuffers.Get().(*readBuffer)
 	defer readBuffers.Put(bufs)
 	head := bufs.head[:]
@@ -97,8 +93,19 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 		return nil, fenceError("read_file", pol, path, err)
 	}
 	head = head[:n]
+	// A file that ended within head is all there: its size is n, and
+	// there is nothing more to read (a stat and a read fewer for most
+	// files a model reads).
+	size, rest := int64(n), io.Reader(file)
+	if n == len(bufs.head) {
+		if fi, err := file.Stat(); err == nil {
+			size = fi.Size()
+		}
+	} else {
+		rest = eof{}
+	}
 	if mime := imageType(head); mime != "" {
-		return readImage(pol, path, mime, size, io.MultiReader(bytes.NewReader(head), file))
+		return readImage(pol, path, mime, size, io.MultiReader(bytes.NewReader(head), rest))
 	}
 	if why := binaryReason(head, n == sniffSize); why != "" {
 		return nil, errorf(sandbox.CodeBinaryFile,
@@ -113,7 +120,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 		}
 		res, err = readTail(ctx, path, file, bufs, size, fromEnd, limit)
 	} else {
-		bufs.r.Reset(io.MultiReader(bytes.NewReader(head), file))
+		bufs.r.Reset(io.MultiReader(bytes.NewReader(head), rest))
 		defer bufs.r.Reset(nil) // the pool keeps no file
 		res, err = readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, size, offset, limit)
 	}
@@ -134,6 +141,11 @@ type readBuffer struct {
 	chunk [readChunk]byte
 	r     *bufio.Reader
 }
+
+// eof is a reader at its end.
+type eof struct{}
+
+func (eof) Read([]byte) (int, error) { return 0, io.EOF }
 
 var readBuffers = sync.Pool{New: func() any {
 	return &readBuffer{r: bufio.NewReaderSize(nil, readChunk)}

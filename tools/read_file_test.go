@@ -509,3 +509,36 @@ func TestReadFileTextCap(t *testing.T) {
 	assert.LessOrEqual(t, len(res.Text), tools.MaxReadText+len(line)+400)
 	assert.Contains(t, res.Text, fmt.Sprintf("call read_file with offset=%d to continue", end+1))
 }
+
+// TestReadFileAroundTheSniff: a file that ends within the first read
+// (8 KiB) is read from it alone; one a byte longer, or exactly that long,
+// is read on from the file. Each is whole, forwards and from the end.
+func TestReadFileAroundTheSniff(t *testing.T) {
+	const sniff = 8 << 10
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	for _, size := range []int{sniff - 1, sniff, sniff + 1, 3*sniff + 5} {
+		body := plainLines(size / 10)
+		body += strings.Repeat("z", size-len(body)-1) + "\n"
+		require.Len(t, body, size)
+		name := fmt.Sprintf("f%d.txt", size)
+		w.file(t, name, body)
+		lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+
+		res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: name, Limit: 5000})
+		require.Nil(t, terr, size)
+		var want strings.Builder
+		fmt.Fprintf(&want, "[%s: lines 1-%d of %d]\n", filepath.Join(w.ws, name), len(lines), len(lines))
+		for i, l := range lines {
+			fmt.Fprintf(&want, "%6d\t%s\n", i+1, l)
+		}
+		assert.Equal(t, want.String(), res.Text, "size %d", size)
+
+		res, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: name, Offset: -1})
+		require.Nil(t, terr, size)
+		assert.Contains(t, res.Text, fmt.Sprintf("%6d\t%s\n", len(lines), lines[len(lines)-1]), "size %d: the last line", size)
+	}
+	w.file(t, "small.bin", "abc\x00def")
+	_, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "small.bin"})
+	requireFileCode(t, terr, sandbox.CodeBinaryFile)
+	assert.Contains(t, terr.Message, "(7 bytes;", "the size of a file read whole is its length")
+}
