@@ -24,8 +24,9 @@ import (
 // scanned again: together a third of the server's CPU for a small
 // read_file.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &stdioTransport{srv: s, out: &stdioWriter{w: out}, idle: make(chan request)}
+	t := &stdioTransport{srv: s, out: &stdioWriter{w: out}}
 	t.session = newStdioSession(t.out)
+	t.workers = newWorkers(func(r request) { t.handle(r.ctx, r.id, r.line) })
 	if err := s.mcp.RegisterSession(ctx, t.session); err != nil {
 		return fmt.Errorf("register the stdio session: %w", err)
 	}
@@ -44,21 +45,17 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	t.stop(cancel)
+	t.workers.stop(cancel) // none outlives the connection
 	return err
 }
 
 // stdioTransport is one stdio connection: the client's session, the
-// requests in flight, and the one writer they share.
+// workers that serve its requests, and the one writer they share.
 type stdioTransport struct {
 	srv     *Server
 	session *stdioSession
 	out     *stdioWriter
-
-	mu       sync.Mutex
-	stopped  bool
-	inFlight sync.WaitGroup
-	idle     chan request // an idle worker receives
+	workers *workers
 }
 
 // read hands each line of in to receive until in ends.
@@ -99,10 +96,10 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	}
 }
 
-// receive dispatches one message. A request runs on a goroutine of its
-// own, so that a handler waiting on the client (an elicitation) does not
-// stop the reading of the answer it waits for; a notification is handled
-// in turn; a response goes to the request of cordon's that waits for it.
+// receive dispatches one message. A request goes to a worker, so that a
+// handler waiting on the client (an elicitation) does not stop the
+// reading of the answer it waits for; a notification is handled in turn;
+// a response goes to the request of cordon's that waits for it.
 func (t *stdioTransport) receive(ctx context.Context, line []byte) {
 	m, id, problem := parseMessage(line, overStdio)
 	if problem != "" {
@@ -127,37 +124,7 @@ func (t *stdioTransport) receive(ctx context.Context, line []byte) {
 		t.reply(m.ID, mcp.INVALID_PARAMS, why)
 		return
 	}
-	if !t.start() {
-		return
-	}
-	r := request{ctx, m.ID, line}
-	select {
-	case t.idle <- r:
-	default:
-		go t.work(r)
-	}
-}
-
-// request is a request on its way to a worker.
-type request struct {
-	ctx  context.Context
-	id   json.RawMessage
-	line []byte
-}
-
-// work handles r, then waits for the next request while others may come.
-// Workers stay for the connection: a fresh goroutine per request spent a
-// sixth of a read_file's CPU growing its stack to a handler's depth.
-func (t *stdioTransport) work(r request) {
-	for {
-		t.handle(r.ctx, r.id, r.line)
-		t.inFlight.Done()
-		select {
-		case r = <-t.idle:
-		case <-r.ctx.Done():
-			return
-		}
-	}
+	t.workers.add(request{ctx, m.ID, line})
 }
 
 // handle runs one message through mcp-go and writes its answer, if any.
@@ -177,27 +144,6 @@ func (t *stdioTransport) handle(ctx context.Context, id json.RawMessage, line []
 			t.logSendError(err)
 		}
 	}
-}
-
-// start counts a request in, unless the transport has stopped.
-func (t *stdioTransport) start() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stopped {
-		return false
-	}
-	t.inFlight.Add(1)
-	return true
-}
-
-// stop starts no more requests, cancels those in flight and waits for
-// them: none outlives the connection.
-func (t *stdioTransport) stop(cancel context.CancelFunc) {
-	t.mu.Lock()
-	t.stopped = true
-	t.mu.Unlock()
-	cancel()
-	t.inFlight.Wait()
 }
 
 // reply answers id (nil: null) with a JSON-RPC error.
