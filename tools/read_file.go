@@ -86,7 +86,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	}
 	defer file.Close()
 	bufs := readBuffers.Get().(*readBuffer)
-	defer readBuffers.Put(bufs)
+	defer bufs.release()
 	head := bufs.head[:]
 	n, err := io.ReadFull(file, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -122,7 +122,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	} else {
 		bufs.r.Reset(io.MultiReader(bytes.NewReader(head), rest))
 		defer bufs.r.Reset(nil) // the pool keeps no file
-		res, err = readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, size, offset, limit)
+		res, err = readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, &bufs.lines, size, offset, limit)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -140,6 +140,20 @@ type readBuffer struct {
 	head  [sniffSize]byte
 	chunk [readChunk]byte
 	r     *bufio.Reader
+	lines bytes.Buffer // the numbered lines, before the header goes on
+}
+
+// maxKeptLines is the largest lines buffer kept for the next call: one
+// that grew for a big read is left to the collector.
+const maxKeptLines = 256 << 10
+
+// release returns b to the pool.
+func (b *readBuffer) release() {
+	if b.lines.Cap() > maxKeptLines {
+		b.lines = bytes.Buffer{}
+	}
+	b.lines.Reset()
+	readBuffers.Put(b)
 }
 
 // eof is a reader at its end.
@@ -152,8 +166,8 @@ var readBuffers = sync.Pool{New: func() any {
 }}
 
 // readLines formats the requested range and counts the file's lines.
-func readLines(ctx context.Context, path string, lr *lineReader, size int64, offset, limit int) (*Result, error) {
-	var b bytes.Buffer
+// b, empty, holds the numbered lines until the result is made.
+func readLines(ctx context.Context, path string, lr *lineReader, b *bytes.Buffer, size int64, offset, limit int) (*Result, error) {
 	// Room for the whole of a small file with its line numbers, so that
 	// the buffer is not regrown and copied line by line (most of a 4 KiB
 	// read's allocations); past that, growing costs little in proportion.
@@ -172,7 +186,7 @@ func readLines(ctx context.Context, path string, lr *lineReader, size int64, off
 	if last < offset-1 {
 		last = math.MaxInt // offset+limit overflowed: no limit
 	}
-	cut, err := numberLines(ctx, lr, last, &b)
+	cut, err := numberLines(ctx, lr, last, b)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +216,7 @@ func readLines(ctx context.Context, path string, lr *lineReader, size int64, off
 		}
 		notes = append(notes, fmt.Sprintf("[showing lines %d-%d %s; call read_file with offset=%d to continue]", start, end, of, end+1))
 	}
-	return numberedResult(r.header(), &b, notes), nil
+	return numberedResult(r.header(), b, notes), nil
 }
 
 // numberLines appends the lines that follow to b, numbered, up to the

@@ -61,8 +61,8 @@ func readTail(ctx context.Context, path string, file io.ReaderAt, bufs *readBuff
 	if last < first-1 {
 		last = math.MaxInt
 	}
-	var b bytes.Buffer
-	cut, err := numberLines(ctx, lr, last, &b)
+	b := &bufs.lines
+	cut, err := numberLines(ctx, lr, last, b)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func readTail(ctx context.Context, path string, file io.ReaderAt, bufs *readBuff
 			notes = append(notes, fmt.Sprintf("[showing lines %d-%d of %d; call read_file with offset=%d to continue]", first, end, before+lines, end+1))
 		}
 		r := readRange{path: path, start: first, end: end, total: before + lines, counted: true, truncated: more || cut > 0}
-		return numberedResult(r.header(), &b, notes), nil
+		return numberedResult(r.header(), b, notes), nil
 	}
 	if more {
 		notes = append(notes, fmt.Sprintf("[showing lines %d to %d counted from the end; call read_file with offset=%d to continue]", first, end, end+1))
@@ -96,7 +96,7 @@ func readTail(ctx context.Context, path string, file io.ReaderAt, bufs *readBuff
 	if more || cut > 0 {
 		h += ", truncated"
 	}
-	return numberedResult(h+"]", &b, notes), nil
+	return numberedResult(h+"]", b, notes), nil
 }
 
 // tailStart finds where the last n lines of the file's first size bytes
