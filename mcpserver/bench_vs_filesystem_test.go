@@ -190,6 +190,24 @@ func (c *rawClient) inFlight(b *testing.B, n int, name string, args map[string]a
 
 // cpuTime is the user and system CPU time pid has used, all threads.
 func cpuTime(b *testing.B, pid int) time.Duration {
+	// Each thread's time on a CPU, in nanoseconds (schedstat): the ticks
+	// of /proc/PID/stat are 10 ms, a tenth of what 500 small calls take.
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var total time.Duration
+	for _, task := range tasks {
+		data, err := os.ReadFile(task)
+		if err != nil {
+			continue // the thread ended
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(data))[0], 10, 64)
+		if err != nil {
+			b.Fatalf("%s: %q", task, data)
+		}
+		total += time.Duration(ns)
+	}
+	if len(tasks) > 0 {
+		return total
+	}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatal(err)
