@@ -437,17 +437,18 @@ func binaryReason(head []byte, cut bool) string {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return "it contains NUL bytes"
 	}
-	for len(head) > 0 {
-		r, size := utf8.DecodeRune(head)
-		if r == utf8.RuneError && size == 1 {
-			if cut && !utf8.FullRune(head) {
+	if utf8.Valid(head) {
+		return "" // 8 bytes at a time while they are ASCII
+	}
+	if cut {
+		// A character split by the end of the sniff is still text.
+		for i := 1; i < utf8.UTFMax && i <= len(head); i++ {
+			if tail := head[len(head)-i:]; !utf8.FullRune(tail) && utf8.Valid(head[:len(head)-i]) {
 				return ""
 			}
-			return "it is not valid UTF-8"
 		}
-		head = head[size:]
 	}
-	return ""
+	return "it is not valid UTF-8"
 }
 
 // readImage returns an image as MCP image content, up to MaxImageSize.
