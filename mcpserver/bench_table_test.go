@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// readWarmUp is how many reads each server answers before its reads are
+// measured.
+const readWarmUp = 5000
+
 // BenchmarkTable measures every row of the README's performance table
 // with its floor or peer, side by side in one run — each of cordon's calls
 // alternates with one of its floor's — and prints the table
@@ -20,10 +24,6 @@ import (
 // absolutes depend on the machine; the goal column is the target.
 //
 //	go test -run '^$' -bench '^BenchmarkTable$' -benchtime 200x ./mcpserver/
-// readWarmUp is how many reads each server answers before its reads are
-// measured.
-const readWarmUp = 5000
-
 func BenchmarkTable(b *testing.B) {
 	fsServer := npmServer(b, "mcp-server-filesystem")
 	w := newWorld(b)

@@ -24,9 +24,8 @@ import (
 // scanned again: together a third of the server's CPU for a small
 // read_file.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &stdioTransport{srv: s, out: &stdioWriter{w: out}}
+	t := &stdioTransport{srv: s, out: &stdioWriter{w: out}, in: bufio.NewReaderSize(in, 64<<10)}
 	t.session = newStdioSession(t.out)
-	t.workers = newWorkers(func(r request) { t.handle(r.ctx, r.id, r.line) })
 	if err := s.mcp.RegisterSession(ctx, t.session); err != nil {
 		return fmt.Errorf("register the stdio session: %w", err)
 	}
@@ -35,45 +34,47 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer cancel()
 	go t.session.forwardNotifications(ctx, t.logSendError)
 
-	// The reader may stay blocked in in.Read after ctx ends; it starts
-	// nothing more once the transport has stopped.
-	read := make(chan error, 1)
-	go func() { read <- t.read(ctx, in) }()
+	w := startWorkers(func() (request, error) { return t.next(ctx) },
+		func(r request) { t.handle(r.ctx, r.id, r.line) })
 	var err error
 	select {
-	case err = <-read:
+	case err = <-w.ended:
+		if errors.Is(err, io.EOF) {
+			err = nil
+		} else {
+			err = fmt.Errorf("read the client's messages: %w", err)
+		}
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	t.workers.stop(cancel) // none outlives the connection
+	w.stop(cancel) // none outlives the connection
 	return err
 }
 
-// stdioTransport is one stdio connection: the client's session, the
-// workers that serve its requests, and the one writer they share.
+// stdioTransport is one stdio connection: the client's session, its
+// messages and the one writer their answers share.
 type stdioTransport struct {
 	srv     *Server
 	session *stdioSession
+	in      *bufio.Reader // read by one worker at a time
 	out     *stdioWriter
-	workers *workers
 }
 
-// read hands each line of in to receive until in ends.
-func (t *stdioTransport) read(ctx context.Context, in io.Reader) error {
-	r := bufio.NewReaderSize(in, 64<<10)
+// next reads lines until one is a request, handling the rest (answers,
+// notifications, what is not a request) on the way.
+func (t *stdioTransport) next(ctx context.Context) (request, error) {
 	for {
-		line, tooLong, err := readLine(r, maxRequestBody)
+		line, tooLong, err := readLine(t.in, maxRequestBody)
 		switch {
 		case tooLong:
 			t.reply(nil, mcp.INVALID_REQUEST, fmt.Sprintf("request too large: cordon accepts at most %d MiB in one message; the line was dropped", maxRequestBody>>20))
 		case len(bytes.TrimSpace(line)) > 0:
-			t.receive(ctx, line)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
+			if r, ok := t.receive(ctx, line); ok {
+				return r, nil // a last line without a newline is served too
+			}
 		}
 		if err != nil {
-			return fmt.Errorf("read the client's messages: %w", err)
+			return request{}, err
 		}
 	}
 }
@@ -96,11 +97,12 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	}
 }
 
-// receive dispatches one message. A request goes to a worker, so that a
-// handler waiting on the client (an elicitation) does not stop the
-// reading of the answer it waits for; a notification is handled in turn;
-// a response goes to the request of cordon's that waits for it.
-func (t *stdioTransport) receive(ctx context.Context, line []byte) {
+// receive handles one message, unless it is a request, which it returns
+// for a worker to serve: a request may wait on the client (an
+// elicitation), and the client's answer must still be read. A
+// notification is handled in turn; a response goes to the request of
+// cordon's that waits for it.
+func (t *stdioTransport) receive(ctx context.Context, line []byte) (request, bool) {
 	m, id, problem := parseMessage(line, overStdio)
 	if problem != "" {
 		if !json.Valid(line) {
@@ -108,23 +110,23 @@ func (t *stdioTransport) receive(ctx context.Context, line []byte) {
 		} else {
 			t.reply(id, mcp.INVALID_REQUEST, "invalid request: "+problem)
 		}
-		return
+		return request{}, false
 	}
 	if m.Method == "" {
 		if !t.session.deliver(m.ID, line) {
 			t.srv.log.Debug().RawJSON("id", m.ID).Msg("dropped a response to no request of cordon's")
 		}
-		return
+		return request{}, false
 	}
 	if m.ID == nil {
 		t.handle(ctx, nil, line)
-		return
+		return request{}, false
 	}
 	if why := t.srv.badCursor(m); why != "" {
 		t.reply(m.ID, mcp.INVALID_PARAMS, why)
-		return
+		return request{}, false
 	}
-	t.workers.add(request{ctx, m.ID, line})
+	return request{ctx, m.ID, m.Method, line}, true
 }
 
 // handle runs one message through mcp-go and writes its answer, if any.
