@@ -152,8 +152,9 @@ done`, r.probe(), r.pwn(), r.out(), r.w.ws)
 			secret := "CMDLINE-SECRET-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 			r.vals["secret"] = secret
 			cmd := exec.Command("sh", "-c", "sleep 3600; :", "mcp-client", "--token="+secret)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the shell's sleep goes with it
 			must(r.t, cmd.Start())
-			r.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			r.t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		},
 		Script: func(r *run) string {
 			return `for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f 2>/dev/null; echo; done | grep -e '--token=' | grep -v grep | head -5`
