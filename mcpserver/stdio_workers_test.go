@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // script is a connection's requests, fed one by one to workers' next.
@@ -62,13 +63,13 @@ func TestWorkersBoundedInOrder(t *testing.T) {
 		s.lines <- strconv.Itoa(i)
 	}
 	// Seven serve; the eighth reads the rest and queues them.
-	waitFor(t, func() bool { return serving.Load() == maxStdioWorkers-1 && s.reads.Load() == total })
+	require.Eventually(t, func() bool { return serving.Load() == maxStdioWorkers-1 && s.reads.Load() == total }, 10*time.Second, time.Millisecond)
 	time.Sleep(50 * time.Millisecond) // none beyond the bound starts meanwhile
 	assert.EqualValues(t, maxStdioWorkers-1, serving.Load())
 
 	// A ping is answered while every worker is busy, not queued.
 	s.lines <- "ping"
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == maxStdioWorkers })
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == maxStdioWorkers }, 10*time.Second, time.Millisecond)
 	mu.Lock()
 	assert.Equal(t, "ping", order[maxStdioWorkers-1])
 	order = slices.Delete(order, maxStdioWorkers-1, maxStdioWorkers)
@@ -77,7 +78,7 @@ func TestWorkersBoundedInOrder(t *testing.T) {
 	for range 3 { // three finish: the next three start, in turn
 		release <- struct{}{}
 	}
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == maxStdioWorkers-1+3 })
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == maxStdioWorkers-1+3 }, 10*time.Second, time.Millisecond)
 	mu.Lock()
 	for i, got := range order[maxStdioWorkers-1:] {
 		assert.Equal(t, strconv.Itoa(maxStdioWorkers-1+i), got, "queued requests start in order")
@@ -119,7 +120,7 @@ func TestWorkersTakeTurns(t *testing.T) {
 		s.lines <- strconv.Itoa(i)
 		<-done
 		// the one that served goes back to wait; the other reads
-		waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.idle == w.running-1 })
+		require.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.idle == w.running-1 }, 10*time.Second, time.Millisecond)
 	}
 	w.mu.Lock()
 	assert.LessOrEqual(t, w.running, 2, "one reads while the other serves")
@@ -133,15 +134,4 @@ func TestWorkersTakeTurns(t *testing.T) {
 	}
 	w.stop(func() {})
 	assert.EqualValues(t, 20, served.Load())
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

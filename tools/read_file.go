@@ -102,7 +102,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 			size = fi.Size()
 		}
 	} else {
-		rest = eof{}
+		rest = bytes.NewReader(nil)
 	}
 	if mime := imageType(head); mime != "" {
 		return readImage(pol, path, mime, size, io.MultiReader(bytes.NewReader(head), rest))
@@ -155,11 +155,6 @@ func (b *readBuffer) release() {
 	b.lines.Reset()
 	readBuffers.Put(b)
 }
-
-// eof is a reader at its end.
-type eof struct{}
-
-func (eof) Read([]byte) (int, error) { return 0, io.EOF }
 
 var readBuffers = sync.Pool{New: func() any {
 	return &readBuffer{r: bufio.NewReaderSize(nil, readChunk)}
