@@ -59,7 +59,12 @@
 // checked: the kernel's view of its path against the entries, and the device
 // and inode of the file, of its directory and of every ancestor against the
 // entries. Only then is the same inode reopened for reading through
-// /proc/self/fd, so what was checked is what is read. Per-process /proc
+// /proc/self/fd, so what was checked is what is read. Two shortcuts leave
+// every view in place: a path opened without following any symlink is its
+// own kernel view, and the identities of a directory's ancestors are
+// remembered by its kernel path and mount for as long as the entries
+// resolve as they did (see lineageCache for why that misses nothing).
+// Per-process /proc
 // files (/proc/PID/..., which include the server's own environ and memory)
 // and /proc/kcore are refused as well.
 //

@@ -57,6 +57,8 @@ func within(bv string, bp []string, pv string, pp []string) bool {
 type matcher struct {
 	paths []matchPath
 	ids   []matchID
+	// lineages lives and dies with the matcher: see there.
+	lineages lineageCache
 }
 
 type matchPath struct {

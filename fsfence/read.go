@@ -27,7 +27,7 @@ func (f *Fence) checkReadClean(op, path, p string, m *matcher) (*readTarget, err
 	if e, ok := m.pathHit(p); ok {
 		return nil, denied(op, path, ReasonReadDeny, e)
 	}
-	t, err := openForCheck(p)
+	t, err := openForCheck(p, &m.lineages)
 	if errors.Is(err, errMagicLink) {
 		return nil, &DeniedError{Op: op, Path: path, Reason: ReasonMagicLink, Err: syscall.ELOOP}
 	}

@@ -28,11 +28,11 @@ type readTarget struct {
 // openForCheck opens path for a read check. Ordinary symlinks are followed
 // (reads are allowed anywhere), magic links are not: /proc/self/root,
 // /proc/PID/cwd and /proc/self/fd/N would hand us an object without a path
-// we could check by name.
-func openForCheck(path string) (*readTarget, error) {
+// we could check by name. Lineages found on the way are kept in lineages.
+func openForCheck(path string, lineages *lineageCache) (*readTarget, error) {
 	var lastErr error
 	for range 8 { // a rename racing the parent lookup below: look again
-		t, err := openForCheckOnce(path)
+		t, err := openForCheckOnce(path, lineages)
 		if !errors.Is(err, errRaced) {
 			return t, err
 		}
@@ -44,39 +44,49 @@ func openForCheck(path string) (*readTarget, error) {
 // errRaced matches EAGAIN: the caller may simply try again.
 var errRaced = fmt.Errorf("file moved while being checked: %w", syscall.EAGAIN)
 
-func openForCheckOnce(path string) (*readTarget, error) {
-	fd, err := openat2(unix.AT_FDCWD, path, unix.O_PATH, unix.RESOLVE_NO_MAGICLINKS)
-	if err == unix.ELOOP {
-		return nil, errMagicLink
-	}
+func openForCheckOnce(path string, lineages *lineageCache) (*readTarget, error) {
+	fd, realPath, err := openFollowing(path)
 	if err != nil {
 		return nil, err
 	}
-	t := &readTarget{fd: fd}
+	t := &readTarget{fd: fd, realPath: realPath}
 	ok := false
 	defer func() {
 		if !ok {
 			t.close()
 		}
 	}()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	st, mount, err := fstatMount(fd)
+	if err != nil {
 		return nil, err
 	}
-	t.info = infoOf(&st)
-	if t.realPath, err = fdPath(fd); err != nil {
-		return nil, err
+	t.info = infoOfStatx(&st)
+	if t.realPath == "" {
+		if t.realPath, err = fdPath(fd); err != nil {
+			return nil, err
+		}
 	}
-	var sfs unix.Statfs_t
-	if err := unix.Fstatfs(fd, &sfs); err != nil {
-		return nil, err
+	// procfs, like every file system without a block device, has a device
+	// number of major 0: only those can be procfs, and only they need the
+	// statfs that tells.
+	if st.Dev_major == 0 {
+		var sfs unix.Statfs_t
+		if err := unix.Fstatfs(fd, &sfs); err != nil {
+			return nil, err
+		}
+		t.procfs = sfs.Type == unix.PROC_SUPER_MAGIC
 	}
-	t.procfs = sfs.Type == unix.PROC_SUPER_MAGIC
-	switch st.Mode & unix.S_IFMT {
+	switch uint32(st.Mode) & unix.S_IFMT {
 	case unix.S_IFDIR:
 		t.kind = kindDir
-		if t.lineage, err = lineage(fd); err != nil {
-			return nil, err
+		key := lineageKey{t.realPath, mount}
+		if ids, hit := lineages.get(key); hit && ids[0] == t.info.id {
+			t.lineage = ids
+		} else {
+			if t.lineage, err = lineage(fd); err != nil {
+				return nil, err
+			}
+			lineages.put(key, t.lineage)
 		}
 		ok = true
 		return t, nil
@@ -87,7 +97,13 @@ func openForCheckOnce(path string) (*readTarget, error) {
 	}
 	// A non-directory has no ".." to walk, so find its directory by the
 	// kernel's path and make sure the file really is in it.
-	dir, base := filepath.Split(t.realPath)
+	dir, base := filepath.Dir(t.realPath), filepath.Base(t.realPath)
+	key := lineageKey{dir, mount}
+	if up, hit := lineages.get(key); hit {
+		t.lineage = append([]fileID{t.info.id}, up...)
+		ok = true
+		return t, nil
+	}
 	pfd, err := openat2(unix.AT_FDCWD, dir, unix.O_PATH|unix.O_DIRECTORY, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
 	if err != nil {
 		return nil, errRaced
@@ -101,9 +117,52 @@ func openForCheckOnce(path string) (*readTarget, error) {
 	if err != nil {
 		return nil, err
 	}
+	lineages.put(key, up)
 	t.lineage = append([]fileID{t.info.id}, up...)
 	ok = true
 	return t, nil
+}
+
+// fstatMount is fstat(2) through statx(2), which also tells the unique id
+// of the handle's mount (0 where the kernel has none: before Linux 6.8).
+func fstatMount(fd int) (x unix.Statx_t, mount uint64, err error) {
+	err = unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_BASIC_STATS|unix.STATX_MNT_ID_UNIQUE, &x)
+	if err == nil && x.Mask&unix.STATX_MNT_ID_UNIQUE != 0 {
+		mount = x.Mnt_id
+	}
+	return x, mount, err
+}
+
+func infoOfStatx(x *unix.Statx_t) entryInfo {
+	return entryInfo{
+		perm:  fs.FileMode(x.Mode & 0o777),
+		id:    fileID{unix.Mkdev(x.Dev_major, x.Dev_minor), x.Ino},
+		size:  int64(x.Size), //nolint:gosec // a file size fits
+		mtime: x.Mtime.Sec*1e9 + int64(x.Mtime.Nsec),
+		uid:   int(x.Uid),
+		gid:   int(x.Gid),
+	}
+}
+
+// openFollowing opens path as O_PATH, following ordinary symlinks and no
+// magic link, and returns the kernel's path of what it opened when that is
+// known without asking: a path the kernel resolved without following any
+// link is the path it reports (the lookup went through exactly the
+// components given, mounts included), which saves reading /proc for most
+// paths. With a symlink on the way, realPath is "" and the caller asks.
+func openFollowing(path string) (fd int, realPath string, err error) {
+	fd, err = openat2(unix.AT_FDCWD, path, unix.O_PATH, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	if err == nil {
+		return fd, path, nil
+	}
+	if err != unix.ELOOP {
+		return -1, "", err
+	}
+	fd, err = openat2(unix.AT_FDCWD, path, unix.O_PATH, unix.RESOLVE_NO_MAGICLINKS)
+	if err == unix.ELOOP {
+		return -1, "", errMagicLink
+	}
+	return fd, "", err
 }
 
 // open reopens the checked inode for reading through its own handle, so the

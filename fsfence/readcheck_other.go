@@ -20,7 +20,7 @@ type readTarget struct {
 	lineage  []fileID
 }
 
-func openForCheck(path string) (*readTarget, error) {
+func openForCheck(path string, _ *lineageCache) (*readTarget, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
