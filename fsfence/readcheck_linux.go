@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -166,22 +167,24 @@ func openFollowing(path string) (fd int, realPath string, err error) {
 }
 
 // open reopens the checked inode for reading through its own handle, so the
-// file read is the file checked even if the path changed meanwhile.
-func (t *readTarget) open(name string) (*os.File, error) {
+// file read is the file checked even if the path changed meanwhile. The
+// information returned is the reopened handle's.
+func (t *readTarget) open(name string) (*os.File, fs.FileInfo, error) {
 	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY
 	if t.kind == kindDir {
 		flags |= unix.O_DIRECTORY
 	}
 	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(t.fd), flags, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || idOf(&st) != t.info.id {
+	fi := &fileStat{name: filepath.Base(name)}
+	st := (*unix.Stat_t)(unsafe.Pointer(&fi.sys))
+	if err := unix.Fstat(fd, st); err != nil || idOf(st) != t.info.id {
 		unix.Close(fd)
-		return nil, bug("reopened handle is not the checked file")
+		return nil, nil, bug("reopened handle is not the checked file")
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return os.NewFile(uintptr(fd), name), fi, nil
 }
 
 func (t *readTarget) stat(name string) (fs.FileInfo, error) {

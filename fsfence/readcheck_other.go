@@ -51,16 +51,17 @@ func openForCheck(path string, _ *lineageCache) (*readTarget, error) {
 	return t, nil
 }
 
-func (t *readTarget) open(name string) (*os.File, error) {
+func (t *readTarget) open(name string) (*os.File, fs.FileInfo, error) {
 	f, err := os.Open(t.realPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, t.fi) {
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, t.fi) {
 		f.Close()
-		return nil, syscall.EAGAIN
+		return nil, nil, syscall.EAGAIN
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 func (t *readTarget) stat(string) (fs.FileInfo, error) { return t.fi, nil }

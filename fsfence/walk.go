@@ -44,7 +44,7 @@ func (s fenceFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	file, err := s.f.open("open", p, true)
+	file, _, err := s.f.open("open", p, true)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	if terr != nil {
 		return nil, terr
 	}
-	file, err := f.OpenFile(path)
+	file, info, err := f.OpenFileInfo(path)
 	if err != nil {
 		if errors.Is(err, fsfence.ErrNotRegular) {
 			if fi, serr := f.Stat(path); serr == nil && fi.IsDir() {
@@ -88,19 +88,17 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	bufs := readBuffers.Get().(*readBuffer)
 	defer bufs.release()
 	head := bufs.head[:]
-	n, err := io.ReadFull(file, head)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	n, err := readHead(file, head, info.Size())
+	if err != nil {
 		return nil, fenceError("read_file", pol, path, err)
 	}
 	head = head[:n]
 	// A file that ended within head is all there: its size is n, and
-	// there is nothing more to read (a stat and a read fewer for most
-	// files a model reads).
+	// there is nothing more to read (a read fewer for most files a model
+	// reads).
 	size, rest := int64(n), io.Reader(file)
 	if n == len(bufs.head) {
-		if fi, err := file.Stat(); err == nil {
-			size = fi.Size()
-		}
+		size = info.Size()
 	} else {
 		rest = bytes.NewReader(nil)
 	}
@@ -212,6 +210,26 @@ func readLines(ctx context.Context, path string, lr *lineReader, b *bytes.Buffer
 		notes = append(notes, fmt.Sprintf("[showing lines %d-%d %s; call read_file with offset=%d to continue]", start, end, of, end+1))
 	}
 	return numberedResult(r.header(), b, notes), nil
+}
+
+// readHead fills head from the start of file, as io.ReadFull does, and
+// returns how much it holds. A file of size bytes that one read returns
+// whole, short of head, has ended: the read of EOF that would say so is
+// skipped. A file that changed size since it was opened is read on to its
+// end, as any file is when a read is short of its size.
+func readHead(file io.Reader, head []byte, size int64) (int, error) {
+	n, err := file.Read(head)
+	if n == len(head) || (err == nil && int64(n) == size) || errors.Is(err, io.EOF) {
+		return n, nil
+	}
+	if err != nil {
+		return n, err
+	}
+	m, err := io.ReadFull(file, head[n:])
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return n + m, err
+	}
+	return n + m, nil
 }
 
 // numberLines appends the lines that follow to b, numbered, up to the
