@@ -30,7 +30,7 @@ func (tb *Toolbox) fence(call Call, pol sandbox.ExecutionPolicy) (*fsfence.Fence
 // absolute path that its path argument names (the workspace for an empty
 // one when defaultWorkspace is set), and the fence of that policy.
 func (tb *Toolbox) reading(call Call, p string, defaultWorkspace bool) (sandbox.ExecutionPolicy, string, *fsfence.Fence, *ToolError) {
-	pol, terr := tb.resolve(call, "")
+	pol, terr := tb.resolveToRead(call)
 	if terr != nil {
 		return pol, "", nil, terr
 	}

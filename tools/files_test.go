@@ -111,3 +111,31 @@ func requireFileCode(t testing.TB, terr *tools.ToolError, code string) {
 	require.Equal(t, code, terr.Code, terr.Message)
 	require.False(t, terr.Denied, terr.Message)
 }
+
+// TestSessionTmpRemovedByACommand: a command may remove the session's tmp.
+// The file tools go on reading (before and after the cached policy is
+// derived), and the next call that may write makes the tmp again.
+func TestSessionTmpRemovedByACommand(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	tmp, err := sandbox.NewSessionTmp(w.state)
+	require.NoError(t, err)
+	t.Cleanup(func() { tmp.Remove() })
+	w.call.Session.Tmp = tmp
+	w.file(t, "a.txt", "hello\n")
+	read := func() {
+		t.Helper()
+		res, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "a.txt"})
+		require.Nil(t, terr)
+		require.Contains(t, res.Text, "hello")
+	}
+	read() // the policy is derived with the tmp there
+	require.NoError(t, os.RemoveAll(tmp.Path))
+	read()
+	require.NoError(t, os.RemoveAll(tmp.Path))
+
+	_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "b.txt", Content: "new\n"})
+	require.Nil(t, terr)
+	require.DirExists(t, tmp.Path)
+	require.NoError(t, os.RemoveAll(tmp.Path))
+	read()
+}

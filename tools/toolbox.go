@@ -102,6 +102,23 @@ func (tb *Toolbox) pin(c Call) Call {
 // resolve is the one place a call's policy comes from, for the shell and
 // the file tools alike. override is an approved escalation, or "".
 func (tb *Toolbox) resolve(call Call, override sandbox.Mode) (sandbox.ExecutionPolicy, *ToolError) {
+	return tb.resolveFor(call, override, true)
+}
+
+// resolveToRead is resolve for a call that only reads, which spares the
+// stat of the session tmp while the cached policy is current: the tmp is
+// among the paths that policy was derived from, and nothing of a read
+// writes there. When the policy must be derived afresh and a command has
+// removed the tmp, the derivation fails, and the tmp is made again as for
+// any call.
+func (tb *Toolbox) resolveToRead(call Call) (sandbox.ExecutionPolicy, *ToolError) {
+	if pol, terr := tb.resolveFor(call, "", false); terr == nil {
+		return pol, nil
+	}
+	return tb.resolveFor(call, "", true)
+}
+
+func (tb *Toolbox) resolveFor(call Call, override sandbox.Mode, ensureTmp bool) (sandbox.ExecutionPolicy, *ToolError) {
 	s := call.Session
 	req := sandbox.Request{SessionID: s.ID, Workspace: s.Workspace, Override: override}
 	if m, ok := s.Mode(); ok {
@@ -109,10 +126,12 @@ func (tb *Toolbox) resolve(call Call, override sandbox.Mode) (sandbox.ExecutionP
 	}
 	req.ClientRoots, _ = s.ClientRoots()
 	if s.Tmp != nil {
-		if recreated, err := s.Tmp.Ensure(); err != nil {
-			return sandbox.ExecutionPolicy{}, errorf(sandbox.CodeUnavailable, "session tmp: %v", err)
-		} else if recreated {
-			s.warnTmpOnce(call.conf().Logger)
+		if ensureTmp {
+			if recreated, err := s.Tmp.Ensure(); err != nil {
+				return sandbox.ExecutionPolicy{}, errorf(sandbox.CodeUnavailable, "session tmp: %v", err)
+			} else if recreated {
+				s.warnTmpOnce(call.conf().Logger)
+			}
 		}
 		req.TmpDir = s.Tmp.Path
 	}
