@@ -139,6 +139,11 @@ func disarm(r GitRepo, root string, known []string) ([]Change, error) {
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
+	if Within(r.GitDir, root) {
+		c, err := disarmRebase(root, r.GitDir, everything) // all of it the command's
+		changes = append(changes, c...)
+		errs = append(errs, err)
+	}
 	return changes, errors.Join(errs...)
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -140,6 +141,15 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	c, err := auditNewRepos(b.Root, b.Repos, since)
 	changes = append(changes, c...)
 	errs = append(errs, err)
+	// The rebases of the repositories the baseline knew; the audit saw to
+	// those of the new ones.
+	for _, k := range b.Repos {
+		if _, gitdir, ok := strings.Cut(k, "\x00"); ok && Within(gitdir, b.Root) {
+			c, err := disarmRebase(b.Root, gitdir, since)
+			changes = append(changes, c...)
+			errs = append(errs, err)
+		}
+	}
 	return changes, errors.Join(errs...)
 }
 

@@ -53,6 +53,10 @@ func gitWorld(t *testing.T, f *fixture) {
 type plant struct{ canary, script string }
 
 var plants = []plant{
+	// First, while the worktree is clean: a rebase stopped with an exec
+	// line to do, which the human's `git rebase --continue` runs.
+	{"rebase-exec", `git -c user.name=a -c user.email=a@example.com commit -q --no-verify --allow-empty -m two &&
+GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git -c user.name=a -c user.email=a@example.com rebase -q -i --exec "sh $W/payload.sh rebase-exec" HEAD~1`},
 	{"husky", `run husky >> .husky/pre-commit`},
 	{"fsmonitor-sub", `printf '[core]\n\tfsmonitor = "%s"\n' "$(mon fsmonitor-sub)" >> .git/modules/lib/config`},
 	{"post-checkout", `run post-checkout > .git/modules/lib/hooks/post-checkout; chmod +x .git/modules/lib/hooks/post-checkout`},
@@ -64,6 +68,8 @@ printf '[core]\n\thooksPath = %s/evilhooks\n' "$W" >> .git/config.worktree`},
 echo ../evilgit > .git/commondir`},
 	{"new-repo", `mkdir -p new && git -C new init -q && run new-repo > new/.git/hooks/pre-commit && chmod +x new/.git/hooks/pre-commit`},
 	{"fsmonitor-new", `mkdir -p new2 && git -C new2 init -q && git -C new2 config core.fsmonitor "$(mon fsmonitor-new)"`},
+	{"rebase-exec-new", `mkdir -p new3 && cd new3 && git init -q && for m in one two; do git -c user.name=a -c user.email=a@example.com commit -q --allow-empty -m $m; done &&
+GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git -c user.name=a -c user.email=a@example.com rebase -q -i --exec "sh $W/payload.sh rebase-exec-new" HEAD~1; cd $W`},
 	{"envrc", `echo "sh $W/payload.sh envrc" > .envrc`},
 	{"claude", `mkdir -p .claude && echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"sh payload.sh claude"}]}]}}' > .claude/settings.json`},
 }
@@ -95,6 +101,8 @@ func humanGit(t *testing.T, ws string) {
 		{"-C", "new", "status"},
 		{"-C", "new", "commit", "-q", "--allow-empty", "-m", "human"},
 		{"-C", "new2", "status"},
+		{"rebase", "--continue"}, // `git status` said a rebase is in progress
+		{"-C", "new3", "rebase", "--continue"},
 	} {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=h", "-c", "user.email=h@example.com", "-c", "protocol.file.allow=always"}, args...)...)
 		cmd.Dir = ws

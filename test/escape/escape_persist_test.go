@@ -69,6 +69,32 @@ mkdir -p .git/modules/sub/hooks; printf '#!/bin/sh\n%[1]s\n' > .git/modules/sub/
 	huskyCase("git-hookspath-husky", ".husky"),
 	huskyCase("git-hookspath-husky-v9", ".husky/_"),
 	{
+		Name:  "git-rebase-exec-pending",
+		Doc:   "leave an interactive rebase stopped at a break with an exec line still to do (or write its todo): git status shows the rebase in progress, and the human's git rebase --continue runs the line",
+		Modes: ww,
+		Setup: func(r *run) {
+			gitInit(r.t, r.w.ws)
+			r.setupGit(r.w.ws, "commit", "-q", "--allow-empty", "-m", "one")
+			r.setupGit(r.w.ws, "commit", "-q", "--allow-empty", "-m", "two")
+		},
+		Script: func(r *run) string {
+			return fmt.Sprintf(`GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git -c user.name=a -c user.email=a@example.com rebase -q -i --exec '%s' HEAD~1 2>&1
+echo 'exec %s' >> .git/rebase-merge/git-rebase-todo; cat .git/rebase-merge/git-rebase-todo`, r.payload("rebase-exec"), r.payload("rebase-todo-appended"))
+		},
+		Check: func(r *run) []string {
+			out := r.humanGit(r.w.ws, "-c", "core.editor=true", "rebase", "--continue")
+			if ran := r.ran(); ran != "" {
+				return []string{"the human's git rebase --continue ran an exec line a command left in the rebase todo (" + ran + "): " + firstLine(out)}
+			}
+			return nil
+		},
+		Fence: []fenceCall{
+			{Tool: "edit_file", Args: func(r *run) map[string]any {
+				return map[string]any{"path": ".git/rebase-merge/git-rebase-todo", "old_string": "pick", "new_string": "exec " + r.payload("fence") + "\npick"}
+			}},
+		},
+	},
+	{
 		Name:  "git-config-named-programs",
 		Doc:   "rewrite the workspace scripts the human's own git config names: core.fsmonitor = W/fsm.sh, and a clean filter ./tools/clean.sh that .gitattributes applies; the human's next status or add runs them",
 		Modes: ww,
