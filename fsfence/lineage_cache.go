@@ -43,9 +43,9 @@ type lineageKey struct {
 	mount uint64
 }
 
-// maxCachedLineages bounds the cache: a walk over a large tree starts
-// afresh rather than grow it without limit.
-const maxCachedLineages = 4096
+// maxCachedLineages bounds the cache (some 300 KB; there is one per fence
+// and list): reads across more directories than this start it afresh.
+const maxCachedLineages = 1024
 
 // get returns the lineage last recorded under k, the directory itself
 // first. Mount 0 (no unique id) is never cached.
