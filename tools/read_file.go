@@ -371,7 +371,7 @@ func (lr *lineReader) next(keep bool) ([]byte, bool, error) {
 	if !utf8.Valid(text) {
 		text = bytes.ToValidUTF8(text, []byte("\uFFFD"))
 	}
-	if utf8.RuneCount(text) > MaxLineChars {
+	if len(text) > MaxLineChars && utf8.RuneCount(text) > MaxLineChars { // bytes bound characters
 		i, count := 0, 0
 		for i = range string(text) {
 			if count == MaxLineChars {
