@@ -3,6 +3,7 @@ package fsfence
 import (
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // lineageCache remembers, for one matcher, the identities of a directory
@@ -21,7 +22,8 @@ import (
 // reached through the mounts that lead to P. The key holds the unique id
 // of the innermost mount of the checked object: a mount made since on any
 // prefix of P would hide that one, so the same id means the same chain of
-// mounts down to it. Through the same mounts, the same prefix reaches what
+// mounts down to it (a mount moved with MS_MOVE keeps its id, but moving
+// one, like making one, takes privileges no confined command holds). Through the same mounts, the same prefix reaches what
 // sits at the same place in the tree, and S has sat at its entry's place
 // throughout (directories have no hard links, so no other place holds it):
 // the prefix reached S when the lineage was walked too, and the walk
@@ -34,6 +36,7 @@ import (
 type lineageCache struct {
 	mu    sync.Mutex
 	byDir map[lineageKey][]fileID
+	size  int // bytes held, roughly
 }
 
 // lineageKey is a directory's kernel path and the unique id of the mount
@@ -43,9 +46,13 @@ type lineageKey struct {
 	mount uint64
 }
 
-// maxCachedLineages bounds the cache (some 300 KB; there is one per fence
-// and list): reads across more directories than this start it afresh.
-const maxCachedLineages = 1024
+// The cache is bounded in entries and in bytes (a path may be 4 KB long,
+// a lineage thousands of directories deep; there is one cache per fence
+// and list): past either bound it starts afresh.
+const (
+	maxCachedLineages     = 1024
+	maxCachedLineageBytes = 1 << 20
+)
 
 // get returns the lineage last recorded under k, the directory itself
 // first. Mount 0 (no unique id) is never cached.
@@ -66,8 +73,10 @@ func (c *lineageCache) put(k lineageKey, ids []fileID) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.byDir == nil || len(c.byDir) >= maxCachedLineages {
-		c.byDir = make(map[lineageKey][]fileID)
+	n := len(k.dir) + len(ids)*int(unsafe.Sizeof(fileID{}))
+	if c.byDir == nil || len(c.byDir) >= maxCachedLineages || c.size+n > maxCachedLineageBytes {
+		c.byDir, c.size = make(map[lineageKey][]fileID), 0
 	}
 	c.byDir[k] = slices.Clip(ids) // an append by a caller copies
+	c.size += n
 }

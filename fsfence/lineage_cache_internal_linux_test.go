@@ -9,7 +9,8 @@ import (
 
 // TestLineageCacheKeys: a lineage is found again only under the directory
 // and mount it was walked under; without a unique mount id (a kernel
-// before 6.8) nothing is kept; and a full cache starts afresh.
+// before 6.8) nothing is kept; and a cache full in entries or bytes
+// starts afresh.
 func TestLineageCacheKeys(t *testing.T) {
 	var c lineageCache
 	ids := []fileID{{1, 2}, {1, 1}}
@@ -32,4 +33,10 @@ func TestLineageCacheKeys(t *testing.T) {
 	assert.LessOrEqual(t, len(c.byDir), maxCachedLineages)
 	_, ok = c.get(lineageKey{"/w/a", 7})
 	assert.False(t, ok, "a full cache started afresh")
+
+	deep := make([]fileID, 4096) // 64 KB a lineage
+	for i := range 100 {
+		c.put(lineageKey{"/deep", uint64(i + 1)}, deep)
+		assert.LessOrEqual(t, c.size, maxCachedLineageBytes)
+	}
 }
