@@ -139,11 +139,10 @@ func disarm(r GitRepo, root string, known []string) ([]Change, error) {
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
-	if Within(r.GitDir, root) {
-		c, err := disarmRebase(root, r.GitDir, everything) // all of it the command's
-		changes = append(changes, c...)
-		errs = append(errs, err)
-	}
+	// Its unfinished rebases and cherry-picks are the command's too.
+	c, err := disarmGitStates(root, gitStatePaths(root, []string{r.GitDir}), nil)
+	changes = append(changes, c...)
+	errs = append(errs, err)
 	return changes, errors.Join(errs...)
 }
 

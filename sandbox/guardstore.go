@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -31,6 +30,10 @@ type guardBaseline struct {
 	// Whole: Repos came from a search of the whole root, not a bounded
 	// one, and the audit searches the whole root too.
 	Whole bool `json:"whole,omitempty"`
+	// GitStates fingerprints the unfinished rebases and cherry-picks of
+	// Repos (gitstate.go). Nil in an older cordon's baseline: all of them
+	// then count as the command's.
+	GitStates map[string]string `json:"git_states"`
 }
 
 // guardStore coordinates the calls that guard one root: begin joins (the
@@ -75,6 +78,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 			}
 		}
 	}
+	base.GitStates = gitStates(gitStatePaths(set.Root, repoGitDirs(base.Repos)))
 	return base, base.add(set)
 }
 
@@ -141,15 +145,11 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	c, err := auditNewRepos(b.Root, b.Repos, since)
 	changes = append(changes, c...)
 	errs = append(errs, err)
-	// The rebases of the repositories the baseline knew; the audit saw to
-	// those of the new ones.
-	for _, k := range b.Repos {
-		if _, gitdir, ok := strings.Cut(k, "\x00"); ok && Within(gitdir, b.Root) {
-			c, err := disarmRebase(b.Root, gitdir, since)
-			changes = append(changes, c...)
-			errs = append(errs, err)
-		}
-	}
+	// The unfinished operations of the repositories the baseline knew;
+	// the audit saw to those of the new ones.
+	c, err = disarmGitStates(b.Root, gitStatePaths(b.Root, repoGitDirs(b.Repos)), b.GitStates)
+	changes = append(changes, c...)
+	errs = append(errs, err)
 	return changes, errors.Join(errs...)
 }
 

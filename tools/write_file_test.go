@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -317,4 +318,27 @@ func TestWriteFileNotAskedWhenRefused(t *testing.T) {
 	_, terr = tb.WriteFile(bg, call, tools.WriteFileInput{Path: "ok.txt", Content: "x"})
 	require.Nil(t, terr)
 	assert.Equal(t, []string{"write_file " + filepath.Join(w.ws, "ok.txt")}, asked)
+}
+
+// TestWriteFileNotInAGitDirByAnyName: the file tools write in no gitdir
+// the policy knows, though its name is not .git: one a .git file points
+// to (git init --separate-git-dir) holds hooks and an unfinished rebase's
+// todo, whose exec lines the human's git rebase --continue would run.
+func TestWriteFileNotInAGitDirByAnyName(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	repo, gitdir := filepath.Join(w.ws, "repo"), filepath.Join(w.ws, "gitdirs", "repo")
+	require.NoError(t, os.MkdirAll(filepath.Dir(gitdir), 0o755))
+	out, err := exec.Command("git", "init", "-q", "--separate-git-dir="+gitdir, repo).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	before := snapshotTree(t, w.base)
+	for _, p := range []string{"gitdirs/repo/rebase-merge/git-rebase-todo", "gitdirs/repo/hooks/pre-commit", "gitdirs/repo/config"} {
+		t.Run(p, func(t *testing.T) {
+			res, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: p, Content: "exec sh -c pwned\n"})
+			require.Nil(t, res)
+			requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+		})
+	}
+	assert.Equal(t, before, snapshotTree(t, w.base), "a refused write changes nothing")
+	_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "repo/main.go", Content: "package main\n"})
+	require.Nil(t, terr, "the work tree is written as ever")
 }

@@ -1,0 +1,246 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stoppedRebase makes a repository in dir with an interactive rebase
+// stopped at a `break`, a pick and an exec line that touches canary still
+// to do, and returns its gitdir.
+func stoppedRebase(t *testing.T, dir, canary string) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	gitOut(t, dir, "init", "-q")
+	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	startRebase(t, dir, canary)
+	return filepath.Join(dir, ".git")
+}
+
+// startRebase stops an interactive rebase of HEAD~1 at a `break`, with an
+// exec line that touches canary to do.
+func startRebase(t *testing.T, dir, canary string) {
+	t.Helper()
+	cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "rebase", "-q", "-i", "--exec", "touch "+canary, "HEAD~1")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1ibreak")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// humanContinues is what the human does on seeing an operation in
+// progress.
+func humanContinues(dir string, op ...string) string {
+	if len(op) == 0 {
+		op = []string{"rebase", "--continue"}
+	}
+	cmd := exec.Command("git", append([]string{"-c", "user.name=h", "-c", "user.email=h@example.com"}, op...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_EDITOR=true")
+	out, _ := cmd.CombinedOutput() // a broken rebase is fine; a payload run is not
+	return string(out)
+}
+
+// TestDisarmGitStates: an unfinished rebase or cherry-pick that a command
+// made or changed is set aside whole, so the human's --continue carries
+// out nothing of it and the human's branch is as it was; one that no
+// command touched is left alone, and its exec lines are the human's.
+func TestDisarmGitStates(t *testing.T) {
+	base := t.TempDir()
+	n := 0
+	world := func(t *testing.T) (root, canary string) {
+		n++
+		root = filepath.Join(base, fmt.Sprintf("ws%d", n))
+		require.NoError(t, os.MkdirAll(root, 0o755))
+		return root, filepath.Join(base, fmt.Sprintf("canary%d", n))
+	}
+	// call is one command's guard: the fingerprints before it, the
+	// command, the disarming after it.
+	call := func(t *testing.T, root string, gitdirs []string, command func()) []Change {
+		t.Helper()
+		before := gitStates(gitStatePaths(root, gitdirs))
+		command()
+		changes, err := disarmGitStates(root, gitStatePaths(root, gitdirs), before)
+		require.NoError(t, err)
+		return changes
+	}
+	requireSetAside := func(t *testing.T, changes []Change, paths ...string) {
+		t.Helper()
+		var got []string
+		for _, c := range changes {
+			assert.Equal(t, "disarmed", c.What)
+			got = append(got, c.Path)
+		}
+		require.Equal(t, paths, got)
+		for _, p := range paths {
+			_, err := os.Lstat(p + disarmedSuffix)
+			require.NoError(t, err, "set aside, not deleted")
+		}
+	}
+
+	t.Run("control", func(t *testing.T) {
+		root, canary := world(t)
+		stoppedRebase(t, filepath.Join(root, "repo"), canary)
+		humanContinues(filepath.Join(root, "repo"))
+		require.FileExists(t, canary, "unconfined, the pending exec runs: the check can see it")
+	})
+
+	t.Run("a rebase the command stopped", func(t *testing.T) {
+		root, canary := world(t)
+		repo := filepath.Join(root, "repo")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		gitOut(t, repo, "init", "-q")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		branch := gitOut(t, repo, "rev-parse", "HEAD")
+		gitdir := filepath.Join(repo, ".git")
+		changes := call(t, root, []string{gitdir}, func() { startRebase(t, repo, canary) })
+		requireSetAside(t, changes, filepath.Join(gitdir, "rebase-merge"))
+		out := humanContinues(repo)
+		assert.NoFileExists(t, canary, "the human's git carried out the command's rebase:\n%s", out)
+		assert.Equal(t, branch, gitOut(t, repo, "rev-parse", "main"), "the human's branch is as it was")
+	})
+
+	t.Run("the human's own, untouched", func(t *testing.T) {
+		root, canary := world(t)
+		repo := filepath.Join(root, "repo")
+		gitdir := stoppedRebase(t, repo, canary)
+		changes := call(t, root, []string{gitdir}, func() { gitOut(t, repo, "status") })
+		assert.Empty(t, changes)
+		humanContinues(repo)
+		assert.FileExists(t, canary, "the human's own exec line is the human's")
+	})
+
+	// The human's own stopped rebase, which a command then changes.
+	for _, tc := range []struct{ name, script string }{
+		{"an exec line appended", `echo "exec touch $CANARY" >> .git/rebase-merge/git-rebase-todo`},
+		// git runs git-merge-STRATEGY, a path into the work tree when it
+		// has a slash, for a pick that is not a fast-forward.
+		{"a strategy named", `mkdir -p git-merge-x && printf '#!/bin/sh\ntouch %s\nexit 1\n' "$CANARY" > git-merge-x/y && chmod +x git-merge-x/y && echo x/y > .git/rebase-merge/strategy`},
+		{"the todo replaced by a symlink", `cp .git/rebase-merge/git-rebase-todo ../elsewhere && echo "exec touch $CANARY" >> ../elsewhere && rm .git/rebase-merge/git-rebase-todo && ln -s "$PWD/../elsewhere" .git/rebase-merge/git-rebase-todo`},
+		{"rebase-merge replaced by a symlink", `mv .git/rebase-merge ../moved && echo "exec touch $CANARY" >> ../moved/git-rebase-todo && ln -s "$PWD/../moved" .git/rebase-merge`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, canary := world(t)
+			repo := filepath.Join(root, "repo")
+			// No exec line of the human's: whatever runs is the command's.
+			require.NoError(t, os.MkdirAll(repo, 0o755))
+			gitOut(t, repo, "init", "-q")
+			gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+			require.NoError(t, os.WriteFile(filepath.Join(repo, "f"), []byte("two\n"), 0o644))
+			gitOut(t, repo, "add", "f")
+			gitOut(t, repo, "commit", "-q", "-m", "two")
+			cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "rebase", "-q", "-i", "HEAD~1")
+			cmd.Dir = repo
+			cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1ibreak")
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			// A commit beside the stop, so that the pick is no fast-forward.
+			gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "human")
+			gitdir := filepath.Join(repo, ".git")
+			changes := call(t, root, []string{gitdir}, func() {
+				sh := exec.Command("sh", "-c", tc.script)
+				sh.Dir = repo
+				sh.Env = append(os.Environ(), "CANARY="+canary)
+				out, err := sh.CombinedOutput()
+				require.NoError(t, err, "%s", out)
+			})
+			requireSetAside(t, changes, filepath.Join(gitdir, "rebase-merge"))
+			after := humanContinues(repo)
+			assert.NoFileExists(t, canary, "the human's git ran what the command planted:\n%s", after)
+		})
+	}
+
+	t.Run("moved away and back", func(t *testing.T) {
+		// A command makes the state and hides it; a later command puts it
+		// back, its files' change times from before that command began.
+		root, canary := world(t)
+		repo := filepath.Join(root, "repo")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		gitOut(t, repo, "init", "-q")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		gitdir := filepath.Join(repo, ".git")
+		hidden := filepath.Join(gitdir, "stash-tmp")
+		changes := call(t, root, []string{gitdir}, func() {
+			startRebase(t, repo, canary)
+			require.NoError(t, os.Rename(filepath.Join(gitdir, "rebase-merge"), hidden))
+		})
+		assert.Empty(t, changes, "nothing left in progress")
+		changes = call(t, root, []string{gitdir}, func() {
+			require.NoError(t, os.Rename(hidden, filepath.Join(gitdir, "rebase-merge")))
+		})
+		requireSetAside(t, changes, filepath.Join(gitdir, "rebase-merge"))
+		humanContinues(repo)
+		assert.NoFileExists(t, canary)
+	})
+
+	t.Run("a linked worktree elsewhere", func(t *testing.T) {
+		// The human's worktree lies outside the workspace; its rebase
+		// state lies in the workspace's gitdir.
+		root, canary := world(t)
+		repo := filepath.Join(root, "repo")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		gitOut(t, repo, "init", "-q")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		ext := root + "-ext"
+		gitOut(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
+		gitdir := filepath.Join(repo, ".git")
+		changes := call(t, root, []string{gitdir}, func() { startRebase(t, ext, canary) })
+		requireSetAside(t, changes, filepath.Join(gitdir, "worktrees", filepath.Base(ext), "rebase-merge"))
+		humanContinues(ext)
+		assert.NoFileExists(t, canary)
+	})
+
+	t.Run("a cherry-pick the command stopped", func(t *testing.T) {
+		root, _ := world(t)
+		repo := filepath.Join(root, "repo")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		gitOut(t, repo, "init", "-q")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		gitOut(t, repo, "checkout", "-q", "-b", "side")
+		for _, c := range [][2]string{{"f", "c1"}, {"f", "c2"}, {"g", "c3"}} {
+			require.NoError(t, os.WriteFile(filepath.Join(repo, c[0]), []byte(c[1]), 0o644))
+			gitOut(t, repo, "add", c[0])
+			gitOut(t, repo, "commit", "-q", "-m", c[1])
+		}
+		gitOut(t, repo, "checkout", "-q", "main")
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "f"), []byte("conflict"), 0o644))
+		gitOut(t, repo, "add", "f")
+		gitOut(t, repo, "commit", "-q", "-m", "conflicting f")
+		gitdir := filepath.Join(repo, ".git")
+		changes := call(t, root, []string{gitdir}, func() {
+			out := humanContinues(repo, "cherry-pick", "main..side")
+			require.DirExists(t, filepath.Join(gitdir, "sequencer"), "the cherry-pick stopped: %s", out)
+		})
+		requireSetAside(t, changes, filepath.Join(gitdir, "sequencer"))
+		gitOut(t, repo, "checkout", "-q", "--theirs", "f")
+		gitOut(t, repo, "add", "f")
+		humanContinues(repo, "cherry-pick", "--continue")
+		assert.NotContains(t, gitOut(t, repo, "log", "--format=%s", "main"), "c3", "the picks it had left are not carried out")
+	})
+}
+
+// TestDisarmGitStatesOfANewRepository: the state of a repository a command
+// made is the command's whatever it holds.
+func TestDisarmGitStatesOfANewRepository(t *testing.T) {
+	root := t.TempDir()
+	gitdir := stoppedRebase(t, filepath.Join(root, "new"), filepath.Join(t.TempDir(), "canary"))
+	changes, err := disarm(GitRepo{Worktree: filepath.Join(root, "new"), GitDir: gitdir, CommonDir: gitdir}, root, nil)
+	require.NoError(t, err)
+	var paths []string
+	for _, c := range changes {
+		paths = append(paths, c.Path)
+	}
+	assert.Contains(t, paths, filepath.Join(gitdir, "rebase-merge"))
+	assert.True(t, strings.Contains(fmt.Sprint(changes), "unfinished rebase"))
+}
