@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -170,7 +171,7 @@ func disarmHooks(root, dir string) ([]Change, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if strings.HasSuffix(e.Name(), disarmedSuffix) {
+		if strings.Contains(e.Name(), disarmedSuffix) {
 			continue // set aside already
 		}
 		errs = append(errs, setAside(root, p))
@@ -278,17 +279,38 @@ func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
 // no configuration by such a name.
 const disarmedSuffix = ".cordon-disarmed"
 
-// setAside renames p, beneath root, to p+disarmedSuffix (replacing an
-// earlier one), where git no longer runs or reads it.
+// setAside renames p, beneath root, to p+disarmedSuffix, where git no
+// longer runs or reads it. An earlier one of that name is kept under a
+// name of its own, not removed: it may hold the human's work (a rebase's
+// autostash), and a tree a command made there that cannot be removed
+// (a directory without write permission in it) must not stop the rename.
 func setAside(root, p string) error {
 	return inRoot(root, p, func(r *os.Root, rel string) error {
 		return unlocked(r, path.Dir(rel), false, func() error {
-			if err := r.RemoveAll(rel + disarmedSuffix); err != nil {
-				return err
+			aside := rel + disarmedSuffix
+			if _, err := r.Lstat(aside); err == nil {
+				if err := r.Rename(aside, uniqueName(r, aside)); err != nil {
+					return err
+				}
 			}
-			return r.Rename(rel, rel+disarmedSuffix)
+			return r.Rename(rel, aside)
 		})
 	})
+}
+
+// uniqueName is name with the time appended, and a count where that is
+// taken too.
+func uniqueName(r *os.Root, name string) string {
+	base := name + "-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	for i := 0; ; i++ {
+		n := base
+		if i > 0 {
+			n += "-" + strconv.Itoa(i)
+		}
+		if _, err := r.Lstat(n); errors.Is(err, fs.ErrNotExist) {
+			return n
+		}
+	}
 }
 
 // keepCopy copies file to file+disarmedSuffix+"-"+the time, a name of its

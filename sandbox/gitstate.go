@@ -3,10 +3,12 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // An unfinished rebase, cherry-pick or revert keeps its state in the gitdir
@@ -39,7 +41,14 @@ func gitStatePaths(root string, gitdirs []string) []string {
 			continue
 		}
 		dirs = append(dirs, g)
-		entries, _ := os.ReadDir(filepath.Join(g, "worktrees"))
+		// A command may take read access away from worktrees/ (git in a
+		// worktree needs only search access): list it as the owner.
+		var entries []os.DirEntry
+		wt := filepath.Join(g, "worktrees")
+		withOwnerWrite(root, wt, func() (err error) {
+			entries, err = os.ReadDir(wt)
+			return err
+		})
 		for _, e := range entries {
 			if e.IsDir() {
 				dirs = append(dirs, filepath.Join(g, "worktrees", e.Name()))
@@ -72,24 +81,30 @@ func gitStates(paths []string) map[string]string {
 // changed.
 const maxStateEntries = 4096
 
+// unequalCount makes each fingerprint of what could not be looked at whole
+// unlike every other.
+var unequalCount atomic.Uint64
+
 // stateFingerprint describes p and everything beneath it without following
 // a symlink: each entry's name, type, identity, size and change time, which
 // a write, a rename, a new link or a new entry changes (no one can set a
-// ctime back). ok is false when nothing is there.
+// ctime back). ok is false when nothing is there. What cannot be looked at
+// whole (an error, too many entries) gets a fingerprint equal to no other.
 func stateFingerprint(p string) (fp string, ok bool) {
-	if _, err := os.Lstat(p); err != nil {
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return "", false
 	}
 	var b strings.Builder
 	n := 0
+	unequal := func(why string) { fmt.Fprintf(&b, "\x00%s %d", why, unequalCount.Add(1)) }
 	filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
 		if n++; n > maxStateEntries {
-			b.WriteString("\x00too many")
+			unequal("too many entries")
 			return filepath.SkipAll
 		}
 		fmt.Fprintf(&b, "%s\x00", q)
 		if err != nil {
-			fmt.Fprintf(&b, "error %v\x00", err)
+			unequal(err.Error())
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
@@ -110,11 +125,21 @@ func stateFingerprint(p string) (fp string, ok bool) {
 func disarmGitStates(root string, paths []string, before map[string]string) ([]Change, error) {
 	var changes []Change
 	var errs []error
+	// The paths the baseline saw too: a worktree whose name can no
+	// longer be listed is still looked at.
+	for p := range before {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
 	for p, fp := range gitStates(paths) {
 		if was, ok := before[p]; ok && was == fp {
 			continue
 		}
-		errs = append(errs, setAside(root, p))
+		if err := setAside(root, p); err != nil {
+			errs = append(errs, fmt.Errorf("setting aside %s: %w", p, err))
+			continue
+		}
 		changes = append(changes, Change{Path: p, What: "disarmed",
 			Detail: "an unfinished rebase, cherry-pick or revert that a command left: a human's --continue would carry it out unconfined"})
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -201,6 +202,52 @@ func TestDisarmGitStates(t *testing.T) {
 		assert.NoFileExists(t, canary)
 	})
 
+	t.Run("an earlier set-aside is kept", func(t *testing.T) {
+		// What was set aside before may be the human's (a rebase's
+		// autostash), and a tree a command planted under that name must
+		// not stop the rename: it moves to a name of its own.
+		root, canary := world(t)
+		repo := filepath.Join(root, "repo")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		gitOut(t, repo, "init", "-q")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		gitdir := filepath.Join(repo, ".git")
+		earlier := filepath.Join(gitdir, "rebase-merge"+disarmedSuffix)
+		require.NoError(t, os.MkdirAll(filepath.Join(earlier, "d"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(earlier, "d", "autostash"), []byte("work"), 0o644))
+		changes := call(t, root, []string{gitdir}, func() { startRebase(t, repo, canary) })
+		requireSetAside(t, changes, filepath.Join(gitdir, "rebase-merge"))
+		kept, _ := filepath.Glob(earlier + "-*")
+		require.Len(t, kept, 1)
+		assert.Equal(t, "work", readFile(t, filepath.Join(kept[0], "d", "autostash")))
+		humanContinues(repo)
+		assert.NoFileExists(t, canary)
+	})
+
+	t.Run("a worktree no longer listed", func(t *testing.T) {
+		// A command may make worktrees/ unlistable (git in the worktree
+		// needs only search access); what the baseline saw is looked at.
+		root, canary := world(t)
+		repo := filepath.Join(root, "repo")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		gitOut(t, repo, "init", "-q")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		ext := root + "-ext"
+		gitOut(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
+		gitdir := filepath.Join(repo, ".git")
+		state := filepath.Join(gitdir, "worktrees", filepath.Base(ext), "rebase-merge")
+		startRebase(t, ext, canary) // the human's own, in the baseline
+		before := gitStates(gitStatePaths(root, []string{gitdir}))
+		require.Contains(t, before, state)
+		appendLine(t, filepath.Join(state, "git-rebase-todo"), "exec touch "+canary)
+		// The end's listing of worktrees/ saw nothing.
+		changes, err := disarmGitStates(root, gitStatePaths(root, nil), before)
+		require.NoError(t, err)
+		requireSetAside(t, changes, state)
+	})
+
 	t.Run("a cherry-pick the command stopped", func(t *testing.T) {
 		root, _ := world(t)
 		repo := filepath.Join(root, "repo")
@@ -243,4 +290,12 @@ func TestDisarmGitStatesOfANewRepository(t *testing.T) {
 	}
 	assert.Contains(t, paths, filepath.Join(gitdir, "rebase-merge"))
 	assert.True(t, strings.Contains(fmt.Sprint(changes), "unfinished rebase"))
+}
+
+func appendLine(t *testing.T, file, line string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(line + "\n")
+	require.NoError(t, errors.Join(err, f.Close()))
 }
