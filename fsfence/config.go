@@ -27,6 +27,10 @@ type Config struct {
 	// a component of a path beneath a writable root (".git": wherever a
 	// repository is, or would be made). Compared ignoring case.
 	ProtectedNames []string
+	// ProtectedFileNames are names that no write may give the last
+	// component of its path, compared exactly ("HEAD": git takes a
+	// directory with a HEAD, objects and refs for a repository).
+	ProtectedFileNames []string
 }
 
 // normalize validates and cleans every entry. It returns a copy so that the
@@ -49,6 +53,14 @@ func (c Config) normalize() (Config, error) {
 		}
 		if !slices.Contains(out.ProtectedNames, n) {
 			out.ProtectedNames = append(out.ProtectedNames, n)
+		}
+	}
+	for _, n := range c.ProtectedFileNames {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
+			return Config{}, fmt.Errorf("fsfence: protected file name %q: %w: a name is one path component", n, ErrInvalidPath)
+		}
+		if !slices.Contains(out.ProtectedFileNames, n) {
+			out.ProtectedFileNames = append(out.ProtectedFileNames, n)
 		}
 	}
 	// Longest root first: a path inside nested roots maps onto the innermost

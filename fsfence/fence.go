@@ -42,7 +42,7 @@ func (f *Fence) Config() Config {
 		WritableRoots:  slices.Clone(f.cfg.WritableRoots),
 		Protected:      slices.Clone(f.cfg.Protected),
 		ReadDeny:       slices.Clone(f.cfg.ReadDeny),
-		ProtectedNames: slices.Clone(f.cfg.ProtectedNames),
+		ProtectedNames: slices.Clone(f.cfg.ProtectedNames), ProtectedFileNames: slices.Clone(f.cfg.ProtectedFileNames),
 	}
 }
 

@@ -77,6 +77,9 @@ func (f *Fence) resolveOnce(op, orig, p string, m *matcher, mode resolveMode, ou
 			}
 		}
 	}
+	if len(rel) > 0 && slices.Contains(f.cfg.ProtectedFileNames, rel[len(rel)-1]) {
+		return fail(denied(op, orig, ReasonProtected, rel[len(rel)-1]))
+	}
 	// The identities of the directories walked through so far: the root's
 	// ancestry, then each directory entered. Checking a directory about to
 	// be made against them is O(1) per step, where walking ".." again from

@@ -48,8 +48,14 @@ func (tb *Toolbox) reading(call Call, p string, defaultWorkspace bool) (sandbox.
 
 func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
 	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: slices.Concat(pol.Protected, gitDirs(pol.Repos)),
-		ReadDeny: pol.ReadDeny, ProtectedNames: fileToolProtectedNames}
+		ReadDeny: pol.ReadDeny, ProtectedNames: fileToolProtectedNames, ProtectedFileNames: fileToolProtectedFileNames}
 }
+
+// fileToolProtectedFileNames are never the name of a file the file tools
+// write: git takes a directory holding a HEAD (beside objects and refs)
+// for a repository, and one assembled by write_file would be one that no
+// audit saw made, trusted as the human's from the next call on.
+var fileToolProtectedFileNames = []string{"HEAD"}
 
 // fileToolProtectedNames are never written by the file tools, wherever
 // they stand: git writes its own files (through bash, where the audit of

@@ -109,7 +109,7 @@ func (c *policyCache) fence(cfg fsfence.Config) (*fsfence.Fence, error) {
 // never share a fence): each list its length, then each entry its length
 // and bytes, in one allocation, since every file call computes it.
 func fenceKey(cfg fsfence.Config) string {
-	lists := [][]string{cfg.WritableRoots, cfg.Protected, cfg.ReadDeny, cfg.ProtectedNames}
+	lists := [][]string{cfg.WritableRoots, cfg.Protected, cfg.ReadDeny, cfg.ProtectedNames, cfg.ProtectedFileNames}
 	n := 0
 	for _, l := range lists {
 		n += 8

@@ -32,7 +32,7 @@ func TestFenceKeyIsExact(t *testing.T) {
 // TestFenceKeyCoversTheConfig: the key names every field of
 // fsfence.Config; a new field must be added to fenceKey (and here).
 func TestFenceKeyCoversTheConfig(t *testing.T) {
-	if n := reflect.TypeFor[fsfence.Config]().NumField(); n != 4 {
-		t.Fatalf("fsfence.Config has %d fields, fenceKey names 4: add the new one to the key", n)
+	if n := reflect.TypeFor[fsfence.Config]().NumField(); n != 5 {
+		t.Fatalf("fsfence.Config has %d fields, fenceKey names 5: add the new one to the key", n)
 	}
 }

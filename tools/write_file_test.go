@@ -342,3 +342,26 @@ func TestWriteFileNotInAGitDirByAnyName(t *testing.T) {
 	_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "repo/main.go", Content: "package main\n"})
 	require.Nil(t, terr, "the work tree is written as ever")
 }
+
+// TestWriteFileAssemblesNoGitDir: write_file cannot make a directory that
+// git would take for a repository (HEAD, objects, refs, and a config whose
+// core.fsmonitor the human's prompt runs), which no audit would see made.
+func TestWriteFileAssemblesNoGitDir(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	for _, f := range []string{"src/objects/x", "src/refs/x", "src/config"} {
+		_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: f, Content: "[core]\n\tfsmonitor = touch /tmp/pwned\n"})
+		require.Nil(t, terr, f)
+	}
+	before := snapshotTree(t, w.base)
+	_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "src/HEAD", Content: "ref: refs/heads/main\n"})
+	requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+	assert.Contains(t, terr.Message, "HEAD")
+	_, terr = w.tb.EditFile(bg, w.call, tools.EditFileInput{Path: "src/HEAD", OldString: "", NewString: "ref: refs/heads/main\n"})
+	require.NotNil(t, terr)
+	assert.Equal(t, before, snapshotTree(t, w.base), "a refused write changes nothing")
+	out, _ := exec.Command("git", "-C", filepath.Join(w.ws, "src"), "rev-parse", "--git-dir").CombinedOutput()
+	assert.NotEqual(t, filepath.Join(w.ws, "src"), strings.TrimSpace(string(out)), "git does not take src for a repository")
+	// Other names are written as ever, a directory or file "head" too.
+	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "src/components/Head/head.tsx", Content: "x\n"})
+	require.Nil(t, terr)
+}
