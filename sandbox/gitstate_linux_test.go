@@ -18,12 +18,18 @@ import (
 // to do, and returns its gitdir.
 func stoppedRebase(t *testing.T, dir, canary string) string {
 	t.Helper()
+	twoCommits(t, dir)
+	startRebase(t, dir, canary)
+	return filepath.Join(dir, ".git")
+}
+
+// twoCommits makes a repository in dir with two commits, "one" and "two".
+func twoCommits(t *testing.T, dir string) {
+	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	gitOut(t, dir, "init", "-q")
 	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
 	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
-	startRebase(t, dir, canary)
-	return filepath.Join(dir, ".git")
 }
 
 // startRebase stops an interactive rebase of HEAD~1 at a `break`, with an
@@ -63,6 +69,13 @@ func TestDisarmGitStates(t *testing.T) {
 		require.NoError(t, os.MkdirAll(root, 0o755))
 		return root, filepath.Join(base, fmt.Sprintf("canary%d", n))
 	}
+	// repoWorld is a world with a repository of two commits in it.
+	repoWorld := func(t *testing.T) (root, repo, canary string) {
+		root, canary = world(t)
+		repo = filepath.Join(root, "repo")
+		twoCommits(t, repo)
+		return root, repo, canary
+	}
 	// call is one command's guard: the fingerprints before it, the
 	// command, the disarming after it.
 	call := func(t *testing.T, root string, gitdirs []string, command func()) []Change {
@@ -95,12 +108,7 @@ func TestDisarmGitStates(t *testing.T) {
 	})
 
 	t.Run("a rebase the command stopped", func(t *testing.T) {
-		root, canary := world(t)
-		repo := filepath.Join(root, "repo")
-		require.NoError(t, os.MkdirAll(repo, 0o755))
-		gitOut(t, repo, "init", "-q")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		root, repo, canary := repoWorld(t)
 		branch := gitOut(t, repo, "rev-parse", "HEAD")
 		gitdir := filepath.Join(repo, ".git")
 		changes := call(t, root, []string{gitdir}, func() { startRebase(t, repo, canary) })
@@ -163,12 +171,7 @@ func TestDisarmGitStates(t *testing.T) {
 	t.Run("moved away and back", func(t *testing.T) {
 		// A command makes the state and hides it; a later command puts it
 		// back, its files' change times from before that command began.
-		root, canary := world(t)
-		repo := filepath.Join(root, "repo")
-		require.NoError(t, os.MkdirAll(repo, 0o755))
-		gitOut(t, repo, "init", "-q")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		root, repo, canary := repoWorld(t)
 		gitdir := filepath.Join(repo, ".git")
 		hidden := filepath.Join(gitdir, "stash-tmp")
 		changes := call(t, root, []string{gitdir}, func() {
@@ -187,12 +190,7 @@ func TestDisarmGitStates(t *testing.T) {
 	t.Run("a linked worktree elsewhere", func(t *testing.T) {
 		// The human's worktree lies outside the workspace; its rebase
 		// state lies in the workspace's gitdir.
-		root, canary := world(t)
-		repo := filepath.Join(root, "repo")
-		require.NoError(t, os.MkdirAll(repo, 0o755))
-		gitOut(t, repo, "init", "-q")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		root, repo, canary := repoWorld(t)
 		ext := root + "-ext"
 		gitOut(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
 		gitdir := filepath.Join(repo, ".git")
@@ -206,12 +204,7 @@ func TestDisarmGitStates(t *testing.T) {
 		// What was set aside before may be the human's (a rebase's
 		// autostash), and a tree a command planted under that name must
 		// not stop the rename: it moves to a name of its own.
-		root, canary := world(t)
-		repo := filepath.Join(root, "repo")
-		require.NoError(t, os.MkdirAll(repo, 0o755))
-		gitOut(t, repo, "init", "-q")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		root, repo, canary := repoWorld(t)
 		gitdir := filepath.Join(repo, ".git")
 		earlier := filepath.Join(gitdir, "rebase-merge"+disarmedSuffix)
 		require.NoError(t, os.MkdirAll(filepath.Join(earlier, "d"), 0o755))
@@ -228,12 +221,7 @@ func TestDisarmGitStates(t *testing.T) {
 	t.Run("a worktree no longer listed", func(t *testing.T) {
 		// A command may make worktrees/ unlistable (git in the worktree
 		// needs only search access); what the baseline saw is looked at.
-		root, canary := world(t)
-		repo := filepath.Join(root, "repo")
-		require.NoError(t, os.MkdirAll(repo, 0o755))
-		gitOut(t, repo, "init", "-q")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "two")
+		root, repo, canary := repoWorld(t)
 		ext := root + "-ext"
 		gitOut(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
 		gitdir := filepath.Join(repo, ".git")
