@@ -47,25 +47,29 @@ func (c Config) normalize() (Config, error) {
 	if out.ReadDeny, err = cleanEntries("read-deny path", c.ReadDeny); err != nil {
 		return Config{}, err
 	}
-	for _, n := range c.ProtectedNames {
-		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
-			return Config{}, fmt.Errorf("fsfence: protected name %q: %w: a name is one path component", n, ErrInvalidPath)
-		}
-		if !slices.Contains(out.ProtectedNames, n) {
-			out.ProtectedNames = append(out.ProtectedNames, n)
-		}
+	if out.ProtectedNames, err = cleanNames("protected name", c.ProtectedNames); err != nil {
+		return Config{}, err
 	}
-	for _, n := range c.ProtectedFileNames {
-		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
-			return Config{}, fmt.Errorf("fsfence: protected file name %q: %w: a name is one path component", n, ErrInvalidPath)
-		}
-		if !slices.Contains(out.ProtectedFileNames, n) {
-			out.ProtectedFileNames = append(out.ProtectedFileNames, n)
-		}
+	if out.ProtectedFileNames, err = cleanNames("protected file name", c.ProtectedFileNames); err != nil {
+		return Config{}, err
 	}
 	// Longest root first: a path inside nested roots maps onto the innermost
 	// existing one. Ties cannot happen after deduplication.
 	slices.SortStableFunc(out.WritableRoots, func(a, b string) int { return len(b) - len(a) })
+	return out, nil
+}
+
+// cleanNames validates names, each one path component, without duplicates.
+func cleanNames(kind string, in []string) ([]string, error) {
+	var out []string
+	for _, n := range in {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
+			return nil, fmt.Errorf("fsfence: %s %q: %w: a name is one path component", kind, n, ErrInvalidPath)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
 	return out, nil
 }
 

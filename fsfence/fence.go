@@ -39,10 +39,11 @@ func New(cfg Config) (*Fence, error) {
 // Config returns the cleaned configuration the fence enforces (a copy).
 func (f *Fence) Config() Config {
 	return Config{
-		WritableRoots:  slices.Clone(f.cfg.WritableRoots),
-		Protected:      slices.Clone(f.cfg.Protected),
-		ReadDeny:       slices.Clone(f.cfg.ReadDeny),
-		ProtectedNames: slices.Clone(f.cfg.ProtectedNames), ProtectedFileNames: slices.Clone(f.cfg.ProtectedFileNames),
+		WritableRoots:      slices.Clone(f.cfg.WritableRoots),
+		Protected:          slices.Clone(f.cfg.Protected),
+		ReadDeny:           slices.Clone(f.cfg.ReadDeny),
+		ProtectedNames:     slices.Clone(f.cfg.ProtectedNames),
+		ProtectedFileNames: slices.Clone(f.cfg.ProtectedFileNames),
 	}
 }
 
