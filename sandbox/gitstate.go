@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 )
 
 // An unfinished rebase, cherry-pick or revert keeps its state in the gitdir
@@ -81,9 +80,10 @@ func gitStates(paths []string) map[string]string {
 // changed.
 const maxStateEntries = 4096
 
-// unequalCount makes each fingerprint of what could not be looked at whole
-// unlike every other.
-var unequalCount atomic.Uint64
+// unlooked marks a fingerprint of what could not be looked at whole: it
+// equals no other, even one with the same bytes (the baseline may come from
+// another cordon process, through the guard store).
+const unlooked = "\x00could not be looked at whole: "
 
 // stateFingerprint describes p and everything beneath it without following
 // a symlink: each entry's name, type, identity, size and change time, which
@@ -96,7 +96,7 @@ func stateFingerprint(p string) (fp string, ok bool) {
 	}
 	var b strings.Builder
 	n := 0
-	unequal := func(why string) { fmt.Fprintf(&b, "\x00%s %d", why, unequalCount.Add(1)) }
+	unequal := func(why string) { b.WriteString(unlooked + why) }
 	filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
 		if n++; n > maxStateEntries {
 			unequal("too many entries")
@@ -133,7 +133,7 @@ func disarmGitStates(root string, paths []string, before map[string]string) ([]C
 		}
 	}
 	for p, fp := range gitStates(paths) {
-		if was, ok := before[p]; ok && was == fp {
+		if was, ok := before[p]; ok && was == fp && !strings.Contains(fp, unlooked) {
 			continue
 		}
 		if err := setAside(root, p); err != nil {

@@ -287,3 +287,23 @@ func appendLine(t *testing.T, file, line string) {
 	_, err = f.WriteString(line + "\n")
 	require.NoError(t, errors.Join(err, f.Close()))
 }
+
+// TestGitStateTooLargeToLookAt: state with more entries than a fingerprint
+// takes counts as changed, even against a baseline of the same bytes (one
+// taken by another cordon process).
+func TestGitStateTooLargeToLookAt(t *testing.T) {
+	root := t.TempDir()
+	gitdir := filepath.Join(root, "repo", ".git")
+	state := filepath.Join(gitdir, "rebase-merge")
+	require.NoError(t, os.MkdirAll(state, 0o755))
+	for i := range maxStateEntries {
+		require.NoError(t, os.WriteFile(filepath.Join(state, fmt.Sprint(i)), nil, 0o644))
+	}
+	paths := gitStatePaths(root, []string{gitdir})
+	before := gitStates(paths)
+	changes, err := disarmGitStates(root, paths, before)
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	assert.NoDirExists(t, state)
+	assert.DirExists(t, state+disarmedSuffix)
+}
