@@ -323,7 +323,7 @@ func keepCopy(root, file string) error {
 			return err
 		}
 		defer src.Close()
-		name := rel + disarmedSuffix + "-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+		name := uniqueName(r, rel+disarmedSuffix)
 		return unlocked(r, path.Dir(rel), false, func() error {
 			f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 			if err != nil {
