@@ -64,7 +64,7 @@ var landlockRunnerRules = []RunnerFailureRule{
 func (l *landlockProvider) Limits() (Enforcement, []string) {
 	l.detect()
 	un := []string{
-		"read-deny list: refused by the OS (file reads are granted on the entries' siblings only), but the names inside a read-deny directory stay listable, and an entry inside a writable root is enforced by the FS fence only",
+		"read-deny list: refused by the OS (file reads are granted on the entries' siblings only), but the names inside a read-deny directory stay listable, and an entry inside a writable root is enforced by the FS fence only, where the list names it (a command may move it)",
 		"protected paths: inside writable roots guarded, not refused — cordon records them before each command and restores them (and disarms a repository the command made) once every process of it has exited; while the command runs, what it writes there exists",
 		"cordon's own config and state directories: a writable root that contains one (a workspace at or above your home directory) is refused",
 		"private /tmp: /tmp stays read-only and TMPDIR points at the session tmp",

@@ -29,8 +29,9 @@ type mountPlan struct {
 	// refused outright by a backend that has no guard (Seatbelt).
 	Rewritten []string
 	// PinDirs are the existing directories between a writable root and a
-	// protected path: bound onto themselves so that renaming one (mv .git
-	// .git-old, mv ~/.config …) cannot carry the protection away.
+	// protected path or an existing read-deny entry: bound onto themselves
+	// so that renaming one (mv .git .git-old, mv ~/.config …) cannot carry
+	// the protection or the hiding away.
 	PinDirs []string
 	// HideDirs and HideFiles are existing read-deny entries.
 	HideDirs  []string
@@ -81,17 +82,29 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 			plan.ProtectExisting = append(plan.ProtectExisting, existing)
 		}
 	}
-	slices.SortFunc(plan.PinDirs, func(a, b string) int { return len(a) - len(b) })
 	for _, d := range p.ReadDeny {
 		fi, err := os.Stat(d)
 		switch {
 		case err != nil:
+			continue
 		case fi.IsDir():
 			plan.HideDirs = append(plan.HideDirs, d)
 		default:
 			plan.HideFiles = append(plan.HideFiles, d)
 		}
+		// The hiding mount moves with a renamed parent, and the next
+		// call's policy would look for the entry where it no longer is
+		// (mv secrets-parent elsewhere, then cat elsewhere/secrets/key):
+		// its parents are pinned as a protected path's are.
+		if root := containingRoot(d, userRoots(p)); root != "" {
+			for dir := filepath.Dir(d); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
+				if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
+					plan.PinDirs = append(plan.PinDirs, dir)
+				}
+			}
+		}
 	}
+	slices.SortFunc(plan.PinDirs, func(a, b string) int { return len(a) - len(b) })
 	return plan, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,4 +117,68 @@ func TestConcurrentRunsStayGuarded(t *testing.T) {
 	// The long run ends last: it is the one that undoes the .bashrc.
 	assert.NotEmpty(t, o.Undone)
 	assert.NoFileExists(t, filepath.Join(f.ws, ".bashrc"))
+}
+
+// TestReadDenyInsideAWritableRootCannotBeMoved: an extra read-deny entry
+// in the workspace is hidden by a mount, which a renamed parent would
+// carry along, out of the place where the next call's policy looks for the
+// entry. The parents are pinned: the renames fail, and the secret is still
+// where the list names it, and hidden, when the next call starts.
+func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
+	type setup struct {
+		f      *fixture
+		policy func() ExecutionPolicy
+		before map[string]string
+	}
+	start := func(t *testing.T) setup {
+		f := newFixture(t, newBwrap())
+		secretDir := filepath.Join(f.ws, "deploy", "prod", "keys")
+		secretFile := filepath.Join(f.ws, "notes", "token.txt")
+		for _, d := range []string{secretDir, filepath.Dir(secretFile), filepath.Join(f.ws, "other")} {
+			require.NoError(t, os.MkdirAll(d, 0o755))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(secretDir, "id"), []byte("DIR-CANARY\n"), 0o600))
+		require.NoError(t, os.WriteFile(secretFile, []byte("FILE-CANARY\n"), 0o600))
+		return setup{f: f, before: snapshot(t, f.ws), policy: func() ExecutionPolicy {
+			svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
+				StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"),
+				ExtraReadDeny: []string{secretDir, secretFile}}}
+			p, err := svc.Resolve(Request{TmpDir: f.tmp})
+			require.NoError(t, err)
+			return p
+		}}
+	}
+	// Every file of the workspace, wherever it is now.
+	const readAll = `find . -type f -exec cat {} + 2>&1`
+	attempts := map[string]string{
+		"rename the parent":      `mv deploy/prod deploy/moved`,
+		"rename the grandparent": `mv deploy moved`,
+		"rename a file's parent": `mv notes moved`,
+		"rename the entry":       `mv deploy/prod/keys moved`,
+		"rename the file":        `mv notes/token.txt moved`,
+		"remove the parent":      `rm -rf deploy/prod`,
+		"move the parent down":   `mkdir -p moved && mv deploy moved/`,
+	}
+	for name, script := range attempts {
+		t.Run(name, func(t *testing.T) {
+			s := start(t)
+			out, _ := s.f.sh(s.policy(), script+`; `+readAll)
+			assert.NotContains(t, out, "CANARY")
+			after := snapshot(t, s.f.ws)
+			for path, was := range s.before {
+				if strings.HasSuffix(path, "/id") || strings.HasSuffix(path, "/token.txt") {
+					assert.Equal(t, was, after[path], "%s moved: the next call would not look for it there", path)
+				}
+			}
+			out, _ = s.f.sh(s.policy(), readAll)
+			assert.NotContains(t, out, "CANARY", "the next call reads the secret")
+		})
+	}
+	t.Run("the rest of the workspace still moves", func(t *testing.T) {
+		s := start(t)
+		out, code := s.f.sh(s.policy(), `mv other other2 && mv other2 other && mv file.txt f2 && mv f2 file.txt && cat file.txt`)
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, "inside")
+		assert.Equal(t, s.before, snapshot(t, s.f.ws))
+	})
 }
