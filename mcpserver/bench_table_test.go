@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -108,11 +109,17 @@ func BenchmarkTable(b *testing.B) {
 	}
 	cordon := &peer{c: startRaw(b, serve("bwrap")), tool: "read_file", args: map[string]any{"path": "f.txt"}}
 	official := &peer{c: startRaw(b, exec.Command(fsServer, w.ws)), tool: "read_text_file", args: map[string]any{"path": filepath.Join(w.ws, "f.txt")}}
+	// The floor of any Go server for the same call: where the CPU goal
+	// sits against what Go itself costs.
+	floorCmd := exec.Command(buildReadFloor(b))
+	floorCmd.Dir = w.ws
+	floor := &peer{c: startRaw(b, floorCmd), tool: "read_file", args: map[string]any{"path": "f.txt"}}
+	readers := []*peer{cordon, official, floor}
 	call := func(p *peer) func() error { return func() error { return p.c.tool(p.tool, p.args) } }
-	// Both are measured warm: the peer's V8 compiles its hot paths over
+	// All are measured warm: the peer's V8 compiles its hot paths over
 	// its first thousand or so calls, and measured cold it costs 1.5-2.5
 	// times what it does warm, which flattered cordon in earlier tables.
-	for _, p := range []*peer{cordon, official} {
+	for _, p := range readers {
 		p.c.inFlight(b, readWarmUp, p.tool, p.args, 32)
 	}
 	side("read", call(cordon), call(official))
@@ -120,19 +127,20 @@ func BenchmarkTable(b *testing.B) {
 		// In turns of 100 calls each, 32 in flight, for the same reason.
 		n := max(b.N, 1000)
 		for done := 0; done < n; done += 100 {
-			for _, p := range []*peer{cordon, official} {
+			for _, p := range readers {
 				cpu0 := cpuTime(b, p.c.cmd.Process.Pid)
 				p.c.inFlight(b, 100, p.tool, p.args, 32)
 				p.cpu += cpuTime(b, p.c.cmd.Process.Pid) - cpu0
 			}
 		}
-		for _, p := range []*peer{cordon, official} {
+		for _, p := range readers {
 			p.cpu /= time.Duration((n + 99) / 100 * 100)
 			p.rss = peakRSSKB(b, p.c.cmd.Process.Pid)
 		}
 	})
 	rows = append(rows,
 		ratioRow("server CPU per 4 KiB `read_file`, 32 in flight", "official filesystem server", cordon.cpu, official.cpu, 1.0/3),
+		ratioRow("same, a bare Go loop (`bench/readfloor`: one goroutine, `encoding/json`, no MCP library, no fence)", "official filesystem server", floor.cpu, official.cpu, 0),
 		ratioRow("`read_file` 4 KiB p50, one at a time", "official filesystem server", p50["read"], p50["read-floor"], 1/1.6),
 		tableRow{what: "peak RSS", floor: "official filesystem server",
 			cordon: fmt.Sprintf("%.1f MB", float64(cordon.rss)/1024), base: fmt.Sprintf("%.1f MB", float64(official.rss)/1024),
@@ -242,4 +250,15 @@ func bareBwrapArgv(b *testing.B, w *world) []string {
 		b.Fatalf("no -- in the bwrap argv %q", prof.Argv)
 	}
 	return prof.Argv[:i+1]
+}
+
+// buildReadFloor builds bench/readfloor beside cordon's binary.
+func buildReadFloor(b *testing.B) string {
+	bin := filepath.Join(filepath.Dir(cordonBin), "readfloor")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "../bench/readfloor")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building bench/readfloor: %v\n%s", err, out)
+	}
+	return bin
 }
