@@ -232,7 +232,11 @@ func reportProgress(call Call, start time.Time) func() {
 // protected paths that the backend could not refuse while it ran.
 func undoneMessage(o sandbox.Outcome, output string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the command exited %d, and it had written to protected paths, which cordon restored after it (they name code that a human would run later outside the sandbox):\n", o.ExitCode)
+	what := "restored"
+	if slices.ContainsFunc(o.Undone, func(c sandbox.Change) bool { return c.What == "disarmed" }) {
+		what = "undid (restored, or disarmed and set aside)"
+	}
+	fmt.Fprintf(&b, "the command exited %d, and it had written to protected paths, which cordon %s after it (they name code that a human would run later outside the sandbox):\n", o.ExitCode, what)
 	for _, c := range o.Undone {
 		b.WriteString("  " + c.String() + "\n")
 	}
