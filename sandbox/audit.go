@@ -31,12 +31,43 @@ import (
 // moved is audited too. From the next call on it is protected like any
 // other.
 
-// auditNewRepos disarms the repositories beneath root whose gitdir is not
-// among known (repoIDs): by identity and place, so that a gitdir replaced
-// by a new one of the same name is new, and so is a known one moved
-// elsewhere — its hooks and configuration there were never guarded. since
-// is when known was taken: every directory changed after it is searched.
-func auditNewRepos(root string, known []string, since time.Time) ([]Change, error) {
+// An auditor undoes, beneath root, what a command left for the human's
+// git. It moves nothing that is a read-deny entry or holds one (keep): a
+// command could otherwise dress a secret's parent as a repository's
+// config or hooks, have cordon rename it out from under the read-deny
+// list, and read it in the next call. Such a repository is disarmed
+// whole instead (disarmWhole).
+type auditor struct {
+	root string
+	keep []string
+}
+
+// errKeptInPlace: a step of the audit would have moved a read-deny entry.
+var errKeptInPlace = errors.New("it is, or holds, a read-deny entry, which cordon does not move")
+
+// keeps reports whether p is a read-deny entry or holds one. A path
+// inside an entry may move: it is set aside in its own directory, still
+// beneath the entry.
+func (a auditor) keeps(p string) bool {
+	return slices.ContainsFunc(a.keep, func(e string) bool { return Within(e, p) })
+}
+
+// setAside is setAside, refused for a path the auditor keeps.
+func (a auditor) setAside(p string) error {
+	if a.keeps(p) {
+		return fmt.Errorf("setting aside %s: %w", p, errKeptInPlace)
+	}
+	return setAside(a.root, p)
+}
+
+// auditNewRepos disarms the repositories beneath the root whose gitdir is
+// not among known (repoIDs): by identity and place, so that a gitdir
+// replaced by a new one of the same name is new, and so is a known one
+// moved elsewhere — its hooks and configuration there were never
+// guarded. since is when known was taken: every directory changed after
+// it is searched.
+func (a auditor) auditNewRepos(known []string, since time.Time) ([]Change, error) {
+	root := a.root
 	found := searchRepos([]string{root}, nil, since)
 	var changes []Change
 	var errs []error
@@ -44,7 +75,7 @@ func auditNewRepos(root string, known []string, since time.Time) ([]Change, erro
 	// is a command's, and the human's git would follow it wherever it
 	// points.
 	for _, p := range found.symlinks {
-		errs = append(errs, setAside(root, p))
+		errs = append(errs, a.setAside(p))
 		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git that is a symlink"})
 	}
 	for _, r := range found.repos {
@@ -59,16 +90,35 @@ func auditNewRepos(root string, known []string, since time.Time) ([]Change, erro
 			// a gitlink led here to can be put back).
 			if r.DotGitFile {
 				p := filepath.Join(r.Worktree, ".git")
-				errs = append(errs, setAside(root, p))
+				errs = append(errs, a.setAside(p))
 				changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git file naming a gitdir outside " + root})
 			}
 			continue
 		}
-		c, err := disarm(r, root, known)
+		c, err := a.disarm(r, known)
+		if errors.Is(err, errKeptInPlace) {
+			c, err = a.disarmWhole(r, c, err)
+		}
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
 	return changes, errors.Join(errs...)
+}
+
+// disarmWhole disarms a new repository that a step of disarm could not,
+// because it would have moved a read-deny entry (err): its HEAD is set
+// aside, and git no longer takes the directory for a repository. The
+// changes disarm made are kept; the error is what is left.
+func (a auditor) disarmWhole(r GitRepo, changes []Change, err error) ([]Change, error) {
+	head := filepath.Join(r.GitDir, "HEAD")
+	if !existsNoFollow(head) {
+		return changes, nil // set aside already (the gitdir was found twice: bare, and through a .git file)
+	}
+	if herr := a.setAside(head); herr != nil {
+		return changes, errors.Join(err, herr)
+	}
+	return append(changes, Change{Path: head, What: "disarmed",
+		Detail: "the HEAD of a repository made around a read-deny entry, which cordon does not move: git no longer takes it for a repository"}), nil
 }
 
 // repoIDs are what a baseline remembers of repositories: each gitdir's
@@ -111,7 +161,8 @@ func repoIdentity(gitdir string) string {
 	return gitdir
 }
 
-func disarm(r GitRepo, root string, known []string) ([]Change, error) {
+func (a auditor) disarm(r GitRepo, known []string) ([]Change, error) {
+	root := a.root
 	var changes []Change
 	var errs []error
 	newCommon := !knownRepo(known, r.CommonDir)
@@ -119,12 +170,15 @@ func disarm(r GitRepo, root string, known []string) ([]Change, error) {
 	// a commondir pointing anywhere else borrows another repository's
 	// hooks and configuration.
 	if cd := filepath.Join(r.GitDir, "commondir"); existsNoFollow(cd) && filepath.Dir(r.GitDir) != filepath.Join(r.CommonDir, "worktrees") {
-		errs = append(errs, setAside(root, cd))
-		changes = append(changes, Change{Path: cd, What: "disarmed", Detail: "a commondir outside the repository"})
+		if err := a.setAside(cd); err != nil {
+			errs = append(errs, err)
+		} else {
+			changes = append(changes, Change{Path: cd, What: "disarmed", Detail: "a commondir outside the repository"})
+		}
 		newCommon = false
 	}
 	if newCommon && Within(r.CommonDir, root) {
-		c, err := disarmHooks(root, filepath.Join(r.CommonDir, "hooks"))
+		c, err := a.disarmHooks(filepath.Join(r.CommonDir, "hooks"))
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
@@ -136,25 +190,29 @@ func disarm(r GitRepo, root string, known []string) ([]Change, error) {
 		if !Within(f, root) {
 			continue
 		}
-		c, err := disarmConfig(root, f)
+		c, err := a.disarmConfig(f)
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
 	// Its unfinished rebases and cherry-picks are the command's too.
-	c, err := disarmGitStates(root, gitStatePaths(root, []string{r.GitDir}), nil)
+	c, err := a.disarmGitStates(gitStatePaths(root, []string{r.GitDir}), nil)
 	changes = append(changes, c...)
 	errs = append(errs, err)
 	return changes, errors.Join(errs...)
 }
 
 // disarmHooks removes every entry of a hooks directory but git's samples.
-func disarmHooks(root, dir string) ([]Change, error) {
+func (a auditor) disarmHooks(dir string) ([]Change, error) {
+	root := a.root
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, nil
 	}
 	if !fi.IsDir() {
-		return []Change{{Path: dir, What: "disarmed", Detail: "not a directory"}}, setAside(root, dir)
+		if err := a.setAside(dir); err != nil {
+			return nil, err
+		}
+		return []Change{{Path: dir, What: "disarmed", Detail: "not a directory"}}, nil
 	}
 	var entries []fs.DirEntry
 	err = withOwnerWrite(root, dir, func() (err error) {
@@ -174,7 +232,10 @@ func disarmHooks(root, dir string) ([]Change, error) {
 		if strings.Contains(e.Name(), disarmedSuffix) {
 			continue // set aside already
 		}
-		errs = append(errs, setAside(root, p))
+		if err := a.setAside(p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a hook made inside the sandbox"})
 	}
 	return changes, errors.Join(errs...)
@@ -182,11 +243,15 @@ func disarmHooks(root, dir string) ([]Change, error) {
 
 // disarmConfig unsets the keys of one configuration file that run a
 // program or pull in another file. A symlink in its place is set aside.
-func disarmConfig(root, file string) ([]Change, error) {
+func (a auditor) disarmConfig(file string) ([]Change, error) {
+	root := a.root
 	fi, err := os.Lstat(file)
 	switch {
 	case err != nil:
 		return nil, nil
+	case a.keeps(file):
+		// Neither set aside nor copied beside it nor rewritten by git.
+		return nil, fmt.Errorf("disarming %s: %w", file, errKeptInPlace)
 	case !fi.Mode().IsRegular():
 		return []Change{{Path: file, What: "disarmed", Detail: "not a regular file"}}, setAside(root, file)
 	}

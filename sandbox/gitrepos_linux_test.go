@@ -131,7 +131,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(forged, "gd", "commondir"), []byte("../../sub/.git\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(forged, ".git"), []byte("gitdir: gd\n"), 0o644))
 
-	changes, err := auditNewRepos(f.ws, known, time.Now())
+	changes, err := auditor{root: f.ws}.auditNewRepos(known, time.Now())
 	require.NoError(t, err)
 	var got []string
 	for _, c := range changes {
@@ -157,7 +157,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(kept), "fsmonitor", "what was unset is kept beside the config")
 	assert.FileExists(t, filepath.Join(f.ws, ".git", "worktrees", "wt", "commondir"))
-	again, err := auditNewRepos(f.ws, known, time.Now())
+	again, err := auditor{root: f.ws}.auditNewRepos(known, time.Now())
 	require.NoError(t, err)
 	assert.Empty(t, again, "nothing is left to disarm")
 }
@@ -191,7 +191,7 @@ func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
 
 	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "gd"), "x")
 	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "gd", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
-	changes, err := auditNewRepos(ws, known, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(ws, "x", ".git"), What: "disarmed", Detail: "a .git file naming a gitdir outside " + ws}}, changes)
 	assert.NoFileExists(t, filepath.Join(ws, "x", ".git"))
@@ -208,7 +208,7 @@ func TestAuditLooksPastASymlinkedGit(t *testing.T) {
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(ws, "a", ".git")))
 	_, _, err := findRepos([]string{ws}, nil)
 	require.ErrorIs(t, err, errGitSymlink, "no sandbox is built")
-	changes, err := auditNewRepos(ws, nil, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(nil, time.Now())
 	require.NoError(t, err)
 	assert.Contains(t, changes, Change{Path: filepath.Join(ws, "a", ".git"), What: "disarmed", Detail: "a .git that is a symlink"})
 	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
@@ -238,7 +238,7 @@ func TestAuditCannotBeOutrunByNewDirectories(t *testing.T) {
 	require.True(t, incomplete, "the bounded search stops in the new directories")
 	require.Empty(t, repos, "… before it reaches the repository")
 
-	changes, err := auditNewRepos(ws, nil, since)
+	changes, err := auditor{root: ws}.auditNewRepos(nil, since)
 	require.NoError(t, err)
 	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
 	assert.NoFileExists(t, hook)
@@ -258,7 +258,7 @@ func TestAuditRemovesAConfigGitCannotList(t *testing.T) {
 	_, err = f.WriteString("[core]\n\tfsmonitor = evil\n[broken\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	changes, err := auditNewRepos(ws, nil, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(nil, time.Now())
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
 	assert.Equal(t, cfg, changes[0].Path)
@@ -289,7 +289,7 @@ func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 	assert.ElementsMatch(t, []string{filepath.Join(ws, ".git"), src}, gitdirs)
 
 	known := repoIDs(repos[:1])
-	changes, err := auditNewRepos(ws, known, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.worktree"},
 		{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.fsmonitor"}}, changes)
@@ -333,7 +333,7 @@ func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
 	gitOut(t, locked, "config", "core.fsmonitor", "evil")
 	require.NoError(t, os.WriteFile(filepath.Join(locked, ".git", "config.lock"), nil, 0o644))
 
-	_, err := auditNewRepos(ws, known, time.Now())
+	_, err := auditor{root: ws}.auditNewRepos(known, time.Now())
 	require.NoError(t, err)
 	for _, hook := range hooks {
 		assert.NoFileExists(t, hook)
@@ -350,7 +350,7 @@ func TestProtectedRepositoryBeneathAnUnreadableDirectory(t *testing.T) {
 	hook := armedRepo(t, filepath.Join(ws, "a", "lib"))
 	require.NoError(t, os.Chmod(filepath.Join(ws, "a"), 0o111))
 	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "a"), 0o755) })
-	_, err := auditNewRepos(ws, nil, time.Now())
+	_, err := auditor{root: ws}.auditNewRepos(nil, time.Now())
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }
@@ -380,7 +380,7 @@ func TestRepositoriesGitlinksName(t *testing.T) {
 		gitdirs = append(gitdirs, r.GitDir)
 	}
 	assert.Subset(t, gitdirs, want)
-	_, err = auditNewRepos(ws, repoIDs(repos[:1]), time.Now())
+	_, err = auditor{root: ws}.auditNewRepos(repoIDs(repos[:1]), time.Now())
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }

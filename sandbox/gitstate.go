@@ -122,7 +122,7 @@ func stateFingerprint(p string) (fp string, ok bool) {
 // disarmGitStates sets aside the state beneath root, at paths, that is not
 // as before described it. before is nil for state that is the command's
 // whatever it holds (a repository the command made).
-func disarmGitStates(root string, paths []string, before map[string]string) ([]Change, error) {
+func (a auditor) disarmGitStates(paths []string, before map[string]string) ([]Change, error) {
 	var changes []Change
 	var errs []error
 	// The paths the baseline saw too: a worktree whose name can no
@@ -136,7 +136,11 @@ func disarmGitStates(root string, paths []string, before map[string]string) ([]C
 		if was, ok := before[p]; ok && was == fp && !strings.Contains(fp, unlooked) {
 			continue
 		}
-		if err := setAside(root, p); err != nil {
+		if a.keeps(p) {
+			errs = append(errs, fmt.Errorf("setting aside %s: %w", p, errKeptInPlace))
+			continue
+		}
+		if err := setAside(a.root, p); err != nil {
 			errs = append(errs, fmt.Errorf("setting aside %s: %w", p, err))
 			continue
 		}

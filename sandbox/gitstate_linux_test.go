@@ -82,7 +82,7 @@ func TestDisarmGitStates(t *testing.T) {
 		t.Helper()
 		before := gitStates(gitStatePaths(root, gitdirs))
 		command()
-		changes, err := disarmGitStates(root, gitStatePaths(root, gitdirs), before)
+		changes, err := auditor{root: root}.disarmGitStates(gitStatePaths(root, gitdirs), before)
 		require.NoError(t, err)
 		return changes
 	}
@@ -231,7 +231,7 @@ func TestDisarmGitStates(t *testing.T) {
 		require.Contains(t, before, state)
 		appendLine(t, filepath.Join(state, "git-rebase-todo"), "exec touch "+canary)
 		// The end's listing of worktrees/ saw nothing.
-		changes, err := disarmGitStates(root, gitStatePaths(root, nil), before)
+		changes, err := auditor{root: root}.disarmGitStates(gitStatePaths(root, nil), before)
 		require.NoError(t, err)
 		requireSetAside(t, changes, state)
 	})
@@ -270,7 +270,7 @@ func TestDisarmGitStates(t *testing.T) {
 func TestDisarmGitStatesOfANewRepository(t *testing.T) {
 	root := t.TempDir()
 	gitdir := stoppedRebase(t, filepath.Join(root, "new"), filepath.Join(t.TempDir(), "canary"))
-	changes, err := disarm(GitRepo{Worktree: filepath.Join(root, "new"), GitDir: gitdir, CommonDir: gitdir}, root, nil)
+	changes, err := auditor{root: root}.disarm(GitRepo{Worktree: filepath.Join(root, "new"), GitDir: gitdir, CommonDir: gitdir}, nil)
 	require.NoError(t, err)
 	var paths []string
 	for _, c := range changes {
@@ -301,7 +301,7 @@ func TestGitStateTooLargeToLookAt(t *testing.T) {
 	}
 	paths := gitStatePaths(root, []string{gitdir})
 	before := gitStates(paths)
-	changes, err := disarmGitStates(root, paths, before)
+	changes, err := auditor{root: root}.disarmGitStates(paths, before)
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
 	assert.NoDirExists(t, state)

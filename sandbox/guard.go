@@ -45,6 +45,9 @@ type guardSet struct {
 	// have flooded out of reach): the baseline and the audit then search
 	// the whole root.
 	Incomplete bool
+	// ReadDeny are the policy's read-deny entries beneath the root, which
+	// the audit never moves (keptInPlace).
+	ReadDeny []string
 }
 
 // Change is one undo of the guard or the audit.

@@ -27,7 +27,7 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	ids := repoIDs(p.Repos)
 	top := outermost(paths)
 	for _, root := range userRoots(p) {
-		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete}
+		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, ReadDeny: readDenyIn(p.ReadDeny, root)}
 		for _, path := range top {
 			if containingRoot(path, p.WritableRoots) == root {
 				set.Paths = append(set.Paths, path)
@@ -36,6 +36,17 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 		g.sets = append(g.sets, set)
 	}
 	return g
+}
+
+// readDenyIn are the read-deny entries that lie beneath root or hold it.
+func readDenyIn(entries []string, root string) []string {
+	var in []string
+	for _, e := range entries {
+		if Within(e, root) || Within(root, e) {
+			in = append(in, e)
+		}
+	}
+	return in
 }
 
 // outermost keeps the paths that lie beneath no other of them: a path

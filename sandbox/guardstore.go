@@ -34,6 +34,9 @@ type guardBaseline struct {
 	// Repos (gitstate.go). Nil in an older cordon's baseline: all of them
 	// then count as the command's.
 	GitStates map[string]string `json:"git_states"`
+	// ReadDeny are the read-deny entries of every call that joined: the
+	// audit moves none of them, nor anything that holds one.
+	ReadDeny []string `json:"read_deny,omitempty"`
 }
 
 // guardStore coordinates the calls that guard one root: begin joins (the
@@ -99,6 +102,11 @@ func (b *guardBaseline) add(set guardSet) error {
 			bud.bytes -= len(n.Data)
 		}
 	}
+	for _, e := range set.ReadDeny {
+		if !slices.Contains(b.ReadDeny, e) {
+			b.ReadDeny = append(b.ReadDeny, e)
+		}
+	}
 	for _, p := range set.Paths {
 		rel, ok := relUnder(b.Root, p)
 		if !ok || b.Paths[rel] != nil {
@@ -142,12 +150,13 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	if b.Taken == 0 || b.Whole {
 		since = everything // an older cordon's baseline, or a whole search
 	}
-	c, err := auditNewRepos(b.Root, b.Repos, since)
+	a := auditor{root: b.Root, keep: b.ReadDeny}
+	c, err := a.auditNewRepos(b.Repos, since)
 	changes = append(changes, c...)
 	errs = append(errs, err)
 	// The unfinished operations of the repositories the baseline knew;
 	// the audit saw to those of the new ones.
-	c, err = disarmGitStates(b.Root, gitStatePaths(b.Root, repoGitDirs(b.Repos)), b.GitStates)
+	c, err = a.disarmGitStates(gitStatePaths(b.Root, repoGitDirs(b.Repos)), b.GitStates)
 	changes = append(changes, c...)
 	errs = append(errs, err)
 	return changes, errors.Join(errs...)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -122,9 +122,24 @@ func TestConcurrentRunsStayGuarded(t *testing.T) {
 // TestReadDenyInsideAWritableRootCannotBeMoved: an extra read-deny entry
 // in the workspace is hidden by a mount, which a renamed parent would
 // carry along, out of the place where the next call's policy looks for the
-// entry. The parents are pinned: the renames fail, and the secret is still
-// where the list names it, and hidden, when the next call starts.
+// entry. The parents are pinned: the renames fail. Nor does cordon's own
+// audit, which runs outside the sandbox, move one when a command dresses
+// its parent as a repository whose config or hooks it would set aside:
+// the secret is still where the list names it, and hidden, when the next
+// call starts.
 func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
+	// The secrets, by path in the workspace: a directory's file and files
+	// whose parents bear the names of a gitdir's config and hooks.
+	secrets := map[string]string{
+		"deploy/prod/keys/id":   "DIR-CANARY",
+		"notes/token.txt":       "FILE-CANARY",
+		"config/master.key":     "RAILS-CANARY",
+		"ops/hooks/slack.env":   "HOOK-CANARY",
+		"a/b/config/c/d":        "DEEP-CANARY",
+		"svc/config":            "CONFIG-FILE-CANARY",
+		"lib/.git/hooks/secret": "GITDIR-CANARY",
+	}
+	entries := []string{"deploy/prod/keys", "notes/token.txt", "config/master.key", "ops/hooks/slack.env", "a/b/config/c/d", "svc/config", "lib/.git/hooks/secret"}
 	type setup struct {
 		f      *fixture
 		policy func() ExecutionPolicy
@@ -132,17 +147,20 @@ func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
 	}
 	start := func(t *testing.T) setup {
 		f := newFixture(t, newBwrap())
-		secretDir := filepath.Join(f.ws, "deploy", "prod", "keys")
-		secretFile := filepath.Join(f.ws, "notes", "token.txt")
-		for _, d := range []string{secretDir, filepath.Dir(secretFile), filepath.Join(f.ws, "other")} {
-			require.NoError(t, os.MkdirAll(d, 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(f.ws, "other"), 0o755))
+		for rel, canary := range secrets {
+			p := filepath.Join(f.ws, rel)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(canary+"\n"), 0o600))
 		}
-		require.NoError(t, os.WriteFile(filepath.Join(secretDir, "id"), []byte("DIR-CANARY\n"), 0o600))
-		require.NoError(t, os.WriteFile(secretFile, []byte("FILE-CANARY\n"), 0o600))
+		var deny []string
+		for _, e := range entries {
+			deny = append(deny, filepath.Join(f.ws, e))
+		}
 		return setup{f: f, before: snapshot(t, f.ws), policy: func() ExecutionPolicy {
 			svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
 				StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"),
-				ExtraReadDeny: []string{secretDir, secretFile}}}
+				ExtraReadDeny: deny}}
 			p, err := svc.Resolve(Request{TmpDir: f.tmp})
 			require.NoError(t, err)
 			return p
@@ -150,6 +168,7 @@ func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
 	}
 	// Every file of the workspace, wherever it is now.
 	const readAll = `find . -type f -exec cat {} + 2>&1`
+	const gitdir = `mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD`
 	attempts := map[string]string{
 		"rename the parent":      `mv deploy/prod deploy/moved`,
 		"rename the grandparent": `mv deploy moved`,
@@ -158,16 +177,32 @@ func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
 		"rename the file":        `mv notes/token.txt moved`,
 		"remove the parent":      `rm -rf deploy/prod`,
 		"move the parent down":   `mkdir -p moved && mv deploy moved/`,
+		// The audit would set aside a new repository's config (here a
+		// directory) and every hook.
+		"dress the root as a gitdir": gitdir,
+		"dress a parent as a gitdir": `cd ops && ` + gitdir,
+		"dress a file's parent":      `cd svc && ` + gitdir,
+		"a gitfile naming a parent":  `(cd a/b && ` + gitdir + `) && mkdir z && echo 'gitdir: ../a/b' > z/.git`,
+		// lib/.git is a known repository already (its hooks exist): its
+		// config and hooks are protected, and its HEAD may stay.
+		"complete a gitdir around one": `cd lib/.git && ` + gitdir,
 	}
+	disarmedWhole := []string{"dress the root as a gitdir", "dress a parent as a gitdir", "dress a file's parent", "a gitfile naming a parent"}
 	for name, script := range attempts {
 		t.Run(name, func(t *testing.T) {
 			s := start(t)
-			out, _ := s.f.sh(s.policy(), script+`; `+readAll)
+			out, o := s.f.launch(s.policy(), "/bin/sh", "-c", script+`; `+readAll)
 			assert.NotContains(t, out, "CANARY")
+			require.NoError(t, o.GuardErr)
 			after := snapshot(t, s.f.ws)
-			for path, was := range s.before {
-				if strings.HasSuffix(path, "/id") || strings.HasSuffix(path, "/token.txt") {
-					assert.Equal(t, was, after[path], "%s moved: the next call would not look for it there", path)
+			for rel := range secrets {
+				path := filepath.Join(s.f.ws, rel)
+				assert.Equal(t, s.before[path], after[path], "%s moved or changed: the next call would not look for it there", path)
+			}
+			if slices.Contains(disarmedWhole, name) {
+				// A repository disarmed whole: no HEAD of the command's is left.
+				for path := range after {
+					assert.NotEqual(t, "HEAD", filepath.Base(path), "%s: a repository left armed", path)
 				}
 			}
 			out, _ = s.f.sh(s.policy(), readAll)
