@@ -4,6 +4,7 @@ import (
 	"github.com/cordonhq/cordon/internal/helper"
 
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -137,8 +138,8 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		}
 	}
 	var guarded []string
-	for _, prot := range p.Protected {
-		if withinAny(prot, userRoots(p)) {
+	for _, prot := range slices.Concat(p.Protected, p.readDenyLinks) {
+		if withinAny(prot, userRoots(p)) && !slices.Contains(guarded, prot) {
 			guarded = append(guarded, prot)
 		}
 	}

@@ -97,6 +97,10 @@ type ExecutionPolicy struct {
 	// guardOnly are protected paths that git itself rewrites unchanged
 	// (a submodule's config): guarded, never bound read-only.
 	guardOnly map[string]bool
+	// readDenyLinks are the symlinks in the writable roots on the way to
+	// read-deny entries: guarded and pinned, so that no command points
+	// them elsewhere (readdeny_links.go).
+	readDenyLinks []string
 	// Inputs are the paths Resolve derived this policy from: a caller may
 	// keep the policy while none of them changes (see PolicyInputs).
 	Inputs PolicyInputs
@@ -214,7 +218,13 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	p.WritableRoots = writableRoots(p, &in)
-	p.ReadDeny = readDenyList(set, &in)
+	var links []string
+	p.ReadDeny, links = readDenyList(set, &in)
+	for _, l := range links {
+		if withinAny(l, userRoots(p)) {
+			p.readDenyLinks = append(p.readDenyLinks, l)
+		}
+	}
 	if p.Mode == WorkspaceWrite {
 		p.Repos, p.RepoScanIncomplete, p.unconfinable = findRepos(userRoots(p), &in)
 	}
@@ -236,15 +246,28 @@ func (s *PolicyService) ModeFor(req Request) Mode {
 	return s.Settings.Mode
 }
 
-func readDenyList(set Settings, in *PolicyInputs) []string {
-	var list []string
+// readDenyList returns the read-deny list: every place each entry leads
+// to now or has led to in this process (readdeny_links.go), and the
+// symlinks met on the way to them.
+func readDenyList(set Settings, in *PolicyInputs) (list, links []string) {
 	add := func(p string) {
 		if p == "" {
 			return
 		}
-		c := in.canonicalOrClean(p)
-		if !slices.Contains(list, c) {
-			list = append(list, c)
+		entry := filepath.Clean(p)
+		place := in.canonicalOrClean(p)
+		for _, c := range placesOf(entry, place) {
+			if !slices.Contains(list, c) {
+				list = append(list, c)
+			}
+		}
+		if place == entry {
+			return // no symlink on the way
+		}
+		for _, l := range linksOnTheWay(entry) {
+			if !slices.Contains(links, l) {
+				links = append(links, l)
+			}
 		}
 	}
 	if set.Home != "" {
@@ -256,7 +279,7 @@ func readDenyList(set Settings, in *PolicyInputs) []string {
 	for _, p := range set.ExtraReadDeny {
 		add(p)
 	}
-	return list
+	return list, links
 }
 
 func firstNonEmpty(values ...string) string {

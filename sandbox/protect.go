@@ -36,6 +36,10 @@ type mountPlan struct {
 	// HideDirs and HideFiles are existing read-deny entries.
 	HideDirs  []string
 	HideFiles []string
+	// ReadDenyLinks are the symlinks in the writable roots on the way to
+	// read-deny entries, which are in Guard too: a backend that can keep a
+	// path from being changed refuses their change (Seatbelt).
+	ReadDenyLinks []string
 }
 
 // errProtectedSymlink is returned when a protected path is, or passes
@@ -101,6 +105,23 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 				if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
 					plan.PinDirs = append(plan.PinDirs, dir)
 				}
+			}
+		}
+	}
+	// A symlink on the way to a read-deny entry cannot be mounted over:
+	// it is guarded, and its parents pinned.
+	for _, l := range p.readDenyLinks {
+		root := containingRoot(l, userRoots(p))
+		if root == "" {
+			continue
+		}
+		if !slices.Contains(plan.Guard, l) {
+			plan.Guard = append(plan.Guard, l)
+		}
+		plan.ReadDenyLinks = append(plan.ReadDenyLinks, l)
+		for dir := filepath.Dir(l); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
+			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
+				plan.PinDirs = append(plan.PinDirs, dir)
 			}
 		}
 	}

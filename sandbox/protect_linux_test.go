@@ -217,3 +217,131 @@ func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
 		assert.Equal(t, s.before, snapshot(t, s.f.ws))
 	})
 }
+
+// TestReadDenyThroughASymlinkStaysHidden: a read-deny entry reached
+// through a symlink in the workspace (~/.ssh -> dotfiles/ssh). A command
+// that points the symlink elsewhere, replaces or renames it, would make
+// the next call's list hide the new place; the symlink is guarded, put
+// back after the call, and the next call still hides the secret.
+func TestReadDenyThroughASymlinkStaysHidden(t *testing.T) {
+	type setup struct {
+		f      *fixture
+		policy func() ExecutionPolicy
+		links  map[string]string // path → target
+	}
+	start := func(t *testing.T, prov Provider) setup {
+		f := newFixture(t, prov)
+		// The home is the workspace, its ~/.ssh a dotfiles symlink; an
+		// extra entry reaches its secret through two symlinks, one
+		// nested.
+		require.NoError(t, os.RemoveAll(filepath.Join(f.home, ".ssh")))
+		for rel, canary := range map[string]string{"dotfiles/ssh/id_ed25519": "SSH-CANARY", ".private/keys/id": "LINK-CANARY"} {
+			p := filepath.Join(f.home, rel)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(canary+"\n"), 0o600))
+		}
+		links := map[string]string{
+			filepath.Join(f.home, ".ssh"):            "dotfiles/ssh",
+			filepath.Join(f.home, "cfg", "secrets"):  "../keys-link",
+			filepath.Join(f.home, "keys-link"):       ".private/keys",
+			filepath.Join(f.home, "other", "a-link"): "..",
+		}
+		for l, target := range links {
+			require.NoError(t, os.MkdirAll(filepath.Dir(l), 0o755))
+			require.NoError(t, os.Symlink(target, l))
+		}
+		return setup{f: f, links: links, policy: func() ExecutionPolicy {
+			svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.home, Home: f.home,
+				StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"),
+				ExtraReadDeny: []string{filepath.Join(f.home, "cfg", "secrets")}}}
+			p, err := svc.Resolve(Request{TmpDir: f.tmp})
+			require.NoError(t, err)
+			return p
+		}}
+	}
+	const readAll = `find -L . -type f -exec cat {} + 2>&1`
+	attempts := map[string]string{
+		"repoint ~/.ssh":             `rm .ssh && mkdir empty && ln -s empty .ssh`,
+		"replace ~/.ssh":             `rm .ssh && mkdir .ssh`,
+		"rename ~/.ssh":              `mv .ssh ssh-was`,
+		"repoint the nested link":    `ln -sfn /nonexistent keys-link`,
+		"repoint the entry's link":   `rm cfg/secrets && ln -s ../other cfg/secrets`,
+		"rename the entry's parent":  `mv cfg cfg2`,
+		"rename through a parent":    `mv other/a-link/cfg other/a-link/cfg2`,
+		"replace the entry's parent": `mv cfg cfg2; mkdir cfg && ln -s ../other cfg/secrets`,
+	}
+	for name, script := range attempts {
+		t.Run(name, func(t *testing.T) {
+			s := start(t, newBwrap())
+			out, o := s.f.launch(s.policy(), "/bin/sh", "-c", `cd "$1" && { `+script+`; }; `+readAll, "sh", s.f.home)
+			assert.NotContains(t, out, "CANARY")
+			require.NoError(t, o.GuardErr)
+			for l, target := range s.links {
+				got, err := os.Readlink(l)
+				if assert.NoError(t, err, "%s is no longer a symlink", l) {
+					assert.Equal(t, target, got, "%s points elsewhere", l)
+				}
+			}
+			out, _ = s.f.sh(s.policy(), `cd "$1" && `+readAll, s.f.home)
+			assert.NotContains(t, out, "CANARY", "the next call reads the secret")
+		})
+	}
+	t.Run("put back under Landlock too", func(t *testing.T) {
+		// (Landlock refuses a workspace that holds cordon's config: the
+		// home is not the workspace here.)
+		f := newFixture(t, newLandlock())
+		keys := filepath.Join(f.ws, ".private", "keys")
+		require.NoError(t, os.MkdirAll(keys, 0o755))
+		link := filepath.Join(f.ws, "secrets")
+		require.NoError(t, os.Symlink(".private/keys", link))
+		svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
+			StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), ExtraReadDeny: []string{link}}}
+		p, err := svc.Resolve(Request{TmpDir: f.tmp})
+		require.NoError(t, err)
+		_, o := f.launch(p, "/bin/sh", "-c", `cd "$1" && ln -sfn /nonexistent secrets`, "sh", f.ws)
+		require.NoError(t, o.GuardErr)
+		got, err := os.Readlink(link)
+		require.NoError(t, err)
+		assert.Equal(t, ".private/keys", got)
+	})
+}
+
+// TestReadDenyRemembersWhereAnEntryLed: a call that starts while another
+// call's command has pointed a symlink elsewhere (its guard not ended yet)
+// hides both places.
+func TestReadDenyRemembersWhereAnEntryLed(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	for _, d := range []string{"dotfiles/ssh", "empty"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	link := filepath.Join(ws, ".ssh")
+	require.NoError(t, os.Symlink("dotfiles/ssh", link))
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws, Home: ws}}
+	first, err := svc.Resolve(Request{})
+	require.NoError(t, err)
+	was := filepath.Join(canonicalOrClean(ws), "dotfiles", "ssh")
+	assert.Contains(t, first.ReadDeny, was)
+	assert.Contains(t, first.readDenyLinks, link)
+
+	require.NoError(t, os.Remove(link))
+	require.NoError(t, os.Symlink("empty", link))
+	then, err := svc.Resolve(Request{})
+	require.NoError(t, err)
+	assert.Contains(t, then.ReadDeny, was, "the place the entry led to before is no longer hidden")
+	assert.Contains(t, then.ReadDeny, filepath.Join(canonicalOrClean(ws), "empty"))
+}
+
+func TestLinksOnTheWay(t *testing.T) {
+	base := canonicalOrClean(t.TempDir())
+	require.NoError(t, os.MkdirAll(filepath.Join(base, "real", "dir"), 0o755))
+	require.NoError(t, os.Symlink("real", filepath.Join(base, "a")))
+	require.NoError(t, os.Symlink(filepath.Join(base, "a", "dir"), filepath.Join(base, "b")))
+	require.NoError(t, os.Symlink("b/../dir", filepath.Join(base, "up")))
+	require.NoError(t, os.Symlink("loop2", filepath.Join(base, "loop2")))
+	assert.Equal(t, []string{filepath.Join(base, "b"), filepath.Join(base, "a")}, linksOnTheWay(filepath.Join(base, "b", "x", "y")))
+	// b/.. is the parent of where b leads, as the kernel reads it.
+	assert.Equal(t, []string{filepath.Join(base, "up"), filepath.Join(base, "b"), filepath.Join(base, "a")}, linksOnTheWay(filepath.Join(base, "up")))
+	assert.Empty(t, linksOnTheWay(filepath.Join(base, "real", "dir")))
+	assert.Equal(t, []string{filepath.Join(base, "loop2")}, linksOnTheWay(filepath.Join(base, "loop2", "x")), "a loop ends at the kernel's bound")
+}

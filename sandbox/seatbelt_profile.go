@@ -135,7 +135,7 @@ func newSeatbeltSets(p ExecutionPolicy, plan mountPlan, sockets []string) seatbe
 		}
 	}
 	s.readDeny = appendMissing(nil, p.ReadDeny...)
-	for _, x := range slices.Concat(plan.ProtectExisting, plan.ProtectMissing, plan.Rewritten, p.ReadDeny) {
+	for _, x := range slices.Concat(plan.ProtectExisting, plan.ProtectMissing, plan.Rewritten, p.ReadDeny, plan.ReadDenyLinks) {
 		if s.writable(x) || s.writableUnder(x) {
 			s.noWrite = appendMissing(s.noWrite, x)
 		}
