@@ -7,7 +7,8 @@
 // would allow it. The proxy resolves names itself, after the decision (a
 // refused name is never looked up, so it cannot carry data out through
 // DNS), and never connects a name to a loopback, link-local or private
-// address, nor anything to cordon's own HTTP endpoint.
+// address or one of the machine's own interfaces, nor anything to
+// cordon's own HTTP endpoint.
 package egress
 
 import (
@@ -302,7 +303,7 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 		}
 		if !p.rules.allowsAddress(host, ip, port) && !p.humanNamed(host, ip, port) {
 			lastErr = p.block(host, port, fmt.Sprintf(
-				"cordon: %s resolves to %s, a loopback, link-local or private address, which a name never opens (cloud metadata lives there); only an allowed_domains entry naming %s itself, or localhost:%d, does", host, ip, ip, port))
+				"cordon: %s resolves to %s, a loopback, link-local or private address or one of this machine's own, which a name never opens (cloud metadata and the host's services live there); only an allowed_domains entry naming %s itself, or localhost:%d, does", host, ip, ip, port))
 			continue
 		}
 		var d net.Dialer

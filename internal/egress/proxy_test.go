@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/proxy"
@@ -325,4 +326,85 @@ func dialLoopbackProxy(t *testing.T) net.Conn {
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// ownInterfaceAddr is one of this machine's real interface addresses, other than
+// loopback and link-local (which need a zone), preferring one that no
+// fixed range makes special — the case only the interface lookup catches.
+func ownInterfaceAddr(t *testing.T) netip.Addr {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	var found []netip.Addr
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, _ := netip.AddrFromSlice(n.IP)
+		ip = ip.Unmap()
+		if ip.IsValid() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
+			found = append(found, ip)
+		}
+	}
+	if len(found) == 0 {
+		testenv.SkipUnlessCI(t, "this machine has no interface address but loopback")
+	}
+	for _, ip := range found {
+		if !reserved(ip) {
+			return ip
+		}
+	}
+	t.Logf("every interface address here is private (%v): the test proves less than on a machine with a public one", found)
+	return found[0]
+}
+
+// countingListener is a TCP service on addr that counts the connections
+// it accepts and answers each with an HTTP "hello".
+func countingListener(t *testing.T, addr string) (net.Listener, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	var hits atomic.Int64
+	go http.Serve(ln, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(rw, "hello from the host")
+	}))
+	return ln, &hits
+}
+
+// TestProxyNameNeverLeadsToThisMachine: an allowed name that resolves to
+// one of the machine's own (public) interface addresses reaches nothing
+// there — a service bound to 0.0.0.0 answers on that address as on
+// loopback — while an entry naming the address itself still opens it.
+func TestProxyNameNeverLeadsToThisMachine(t *testing.T) {
+	own := ownInterfaceAddr(t)
+	ln, hits := countingListener(t, ":0") // a host service on every address
+	svc := ln.Addr().(*net.TCPAddr).Port
+	ownPort := net.JoinHostPort(own.String(), fmt.Sprint(svc))
+	p, err := Start(Config{Rules: Rules{Allowed: []string{"*.allowed.test", ownPort}},
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			return []netip.Addr{own}, nil // every name leads home
+		}}, "")
+	require.NoError(t, err)
+	defer p.Close()
+	proxyURL := fmt.Sprintf("http://127.0.0.1:%d", p.Port())
+	curl := func(args ...string) string {
+		out, _ := exec.Command("curl", append([]string{"-sS", "-i", "--max-time", "10", "--proxy", proxyURL}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	out := curl(fmt.Sprintf("http://host.allowed.test:%d/", svc))
+	assert.Contains(t, out, "403", out)
+	assert.Contains(t, out, "one of this machine's own", out)
+	out = curl("-p", fmt.Sprintf("http://host.allowed.test:%d/", svc)) // CONNECT
+	assert.NotContains(t, out, "hello from the host", out)
+	d, err := proxy.SOCKS5("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()), nil, proxy.Direct)
+	require.NoError(t, err)
+	_, err = d.Dial("tcp", fmt.Sprintf("host.allowed.test:%d", svc))
+	assert.Error(t, err, "SOCKS5 refuses too")
+	assert.Zero(t, hits.Load(), "the host service was reached through a name that resolves to %s", own)
+
+	out = curl("http://" + ownPort + "/")
+	assert.Contains(t, out, "hello from the host", "an entry naming %s itself opens it: %s", own, out)
 }

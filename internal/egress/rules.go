@@ -13,8 +13,9 @@ import (
 // ("example.com": that name exactly), a wildcard ("*.example.com": any
 // name beneath it, not the name itself), or an IP address; any of them
 // may end in ":PORT" to allow that port only. Loopback, link-local and
-// private addresses are never reached through a name: only an entry that
-// names the IP itself, or "localhost:PORT", opens them.
+// private addresses, and the machine's own interface addresses, are never
+// reached through a name: only an entry that names the IP itself, or
+// "localhost:PORT", opens them.
 type Rules struct {
 	Allowed, Denied []string
 }
@@ -129,9 +130,10 @@ func (rs *ruleSet) verdict(host string, port int) (Verdict, *entry) {
 }
 
 // allowsAddress reports whether a connection asked for as host may go to
-// ip: public addresses always; loopback, link-local and private ones only
-// when host itself names them (the IP, or localhost) and an entry names
-// that same address — an allowed name that resolves home opens nothing.
+// ip: public addresses always; loopback, link-local, private ones and the
+// machine's own only when host itself names them (the IP, or localhost)
+// and an entry names that same address — an allowed name that resolves
+// home opens nothing.
 func (rs *ruleSet) allowsAddress(host string, ip netip.Addr, port int) bool {
 	ip = ip.Unmap()
 	if !special(ip) {
@@ -157,14 +159,45 @@ func namesAddress(host string, ip netip.Addr) bool {
 	return host == "localhost" && ip.IsLoopback()
 }
 
-// special are the addresses a name may not lead to: the machine itself,
-// the local networks, the cloud metadata service (link-local), and what is
-// not an address of a host at all.
+// special are the addresses a name may not lead to: the machine itself
+// (loopback, and every address of its own interfaces, where a service
+// bound to 0.0.0.0 answers as on loopback), the local networks, the cloud
+// metadata service (link-local), and what is not an address of a host at
+// all.
 func special(ip netip.Addr) bool {
+	return reserved(ip) || ownAddress(ip)
+}
+
+// reserved are the special addresses that a fixed range names.
+func reserved(ip netip.Addr) bool {
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
 		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) || // carrier-grade NAT
 		netip.MustParsePrefix("fc00::/7").Contains(ip) // unique local (IsPrivate covers it too)
+}
+
+// ownAddress reports whether ip is an address of one of this machine's
+// interfaces (a public one included). Interfaces gain and lose addresses
+// while cordon runs (DHCP, a VPN, a hot-plugged link), so they are looked
+// up at each decision, never remembered: a lookup costs about 30 µs
+// (one netlink dump), against the milliseconds of any connection that
+// leaves the machine, and only a connection to an address no fixed range
+// made special pays it. A lookup that fails counts as "ours": the
+// proxy refuses rather than guesses.
+func ownAddress(ip netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true
+	}
+	ip = ip.Unmap().WithZone("")
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if own, ok := netip.AddrFromSlice(n.IP); ok && own.Unmap() == ip {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // normalizeHost lower-cases a host and drops a trailing dot and brackets.
