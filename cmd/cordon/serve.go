@@ -182,7 +182,11 @@ func (d deployment) toolsConfig(ex *sandbox.Executor, logger zerolog.Logger) too
 
 // servedAddrs are the addresses cordon's HTTP endpoint answers on, which
 // a confined command must never reach through the egress proxy: its token
-// would let the command approve its own escalations.
+// would let the command approve its own escalations. The proxy refuses
+// every local address on their port (all of loopback, 0.0.0.0, each
+// interface's, looked up as it connects), whatever allowed_domains says,
+// so a wildcard listener or a name needs no list of its own: one entry
+// carries the port.
 func servedAddrs(addr string) []netip.AddrPort {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -192,21 +196,11 @@ func servedAddrs(addr string) []netip.AddrPort {
 	if err != nil {
 		return nil
 	}
-	loopback := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
-	var ips []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ips = append(ips, ip.Unmap())
-		if ip.IsUnspecified() {
-			ips = append(ips, loopback...)
-		}
-	} else {
-		ips = loopback // localhost, or a name: loopback at least
+	ip := netip.IPv4Unspecified() // a wildcard, or a name: some local address
+	if a, err := netip.ParseAddr(host); err == nil {
+		ip = a.Unmap()
 	}
-	var out []netip.AddrPort
-	for _, ip := range ips {
-		out = append(out, netip.AddrPortFrom(ip, uint16(port)))
-	}
-	return out
+	return []netip.AddrPort{netip.AddrPortFrom(ip, uint16(port))}
 }
 
 // logSandbox says whether the sandbox works, and how.

@@ -60,8 +60,12 @@ type Config struct {
 	Ask func(ctx context.Context, host string, port int) Answer
 	// Decided is told, once per host and port, how it was decided.
 	Decided func(host string, port int, d Decision)
-	// Forbidden are addresses never connected to, whatever the rules say
-	// (cordon's own HTTP endpoint).
+	// Forbidden are cordon's own endpoints (its HTTP port), never
+	// connected to whatever the rules say: that address, and on that
+	// port every local one — all of loopback, the unspecified address and
+	// each interface's — since a wildcard listener answers on all of
+	// them and 127.0.0.2 or the host's own IP is one allowed_domains
+	// entry away.
 	Forbidden []netip.AddrPort
 	// Resolve looks a name up; nil uses the system's resolver.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -297,7 +301,7 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 	for _, ip := range ips {
 		ip = ip.Unmap()
 		ap := netip.AddrPortFrom(ip, uint16(port))
-		if slices.Contains(p.cfg.Forbidden, ap) {
+		if p.ownEndpoint(ap) {
 			lastErr = p.block(host, port, fmt.Sprintf("cordon: %s:%d is cordon's own endpoint, which no sandbox may reach", host, port))
 			continue
 		}
@@ -314,6 +318,18 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 		lastErr = err
 	}
 	return nil, lastErr
+}
+
+// ownEndpoint reports whether ap is one of cordon's own endpoints
+// (Config.Forbidden): the address itself, or any local address on its
+// port.
+func (p *Proxy) ownEndpoint(ap netip.AddrPort) bool {
+	for _, f := range p.cfg.Forbidden {
+		if ap == f || ap.Port() == f.Port() && local(ap.Addr()) {
+			return true
+		}
+	}
+	return false
 }
 
 // admit decides about host:port before anything is looked up.

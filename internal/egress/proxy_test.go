@@ -328,50 +328,31 @@ func dialLoopbackProxy(t *testing.T) net.Conn {
 	return c
 }
 
-// ownInterfaceAddr is one of this machine's real interface addresses, other than
-// loopback and link-local (which need a zone), preferring one that no
-// fixed range makes special — the case only the interface lookup catches.
-func ownInterfaceAddr(t *testing.T) netip.Addr {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	require.NoError(t, err)
-	var found []netip.Addr
-	for _, a := range addrs {
-		n, ok := a.(*net.IPNet)
-		if !ok {
-			continue
-		}
-		ip, _ := netip.AddrFromSlice(n.IP)
-		ip = ip.Unmap()
-		if ip.IsValid() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
-			found = append(found, ip)
-		}
-	}
-	if len(found) == 0 {
-		testenv.SkipUnlessCI(t, "this machine has no interface address but loopback")
-	}
-	for _, ip := range found {
-		if !reserved(ip) {
-			return ip
-		}
-	}
-	t.Logf("every interface address here is private (%v): the test proves less than on a machine with a public one", found)
-	return found[0]
-}
-
 // countingListener is a TCP service on addr that counts the connections
-// it accepts and answers each with an HTTP "hello".
+// it accepts and answers HTTP on each with a "hello".
 func countingListener(t *testing.T, addr string) (net.Listener, *atomic.Int64) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
-	var hits atomic.Int64
-	go http.Serve(ln, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
+	counted := &acceptCounter{Listener: ln}
+	go http.Serve(counted, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(rw, "hello from the host")
 	}))
-	return ln, &hits
+	return ln, &counted.n
+}
+
+type acceptCounter struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (a *acceptCounter) Accept() (net.Conn, error) {
+	c, err := a.Listener.Accept()
+	if err == nil {
+		a.n.Add(1)
+	}
+	return c, err
 }
 
 // TestProxyNameNeverLeadsToThisMachine: an allowed name that resolves to
@@ -379,7 +360,7 @@ func countingListener(t *testing.T, addr string) (net.Listener, *atomic.Int64) {
 // there — a service bound to 0.0.0.0 answers on that address as on
 // loopback — while an entry naming the address itself still opens it.
 func TestProxyNameNeverLeadsToThisMachine(t *testing.T) {
-	own := ownInterfaceAddr(t)
+	own := testenv.InterfaceAddr(t)
 	ln, hits := countingListener(t, ":0") // a host service on every address
 	svc := ln.Addr().(*net.TCPAddr).Port
 	ownPort := net.JoinHostPort(own.String(), fmt.Sprint(svc))
@@ -407,4 +388,45 @@ func TestProxyNameNeverLeadsToThisMachine(t *testing.T) {
 
 	out = curl("http://" + ownPort + "/")
 	assert.Contains(t, out, "hello from the host", "an entry naming %s itself opens it: %s", own, out)
+}
+
+// TestProxyNeverReachesCordonsOwnPort: on the port of cordon's HTTP
+// endpoint no local address is reached, however allowed_domains names it
+// — another loopback address, the host's own interface address, 0.0.0.0,
+// ::1 — whichever address cordon bound: a wildcard listener answers on
+// all of them.
+func TestProxyNeverReachesCordonsOwnPort(t *testing.T) {
+	own := testenv.InterfaceAddr(t)
+	ln, hits := countingListener(t, ":0") // cordon's HTTP endpoint on every address
+	hp := uint16(ln.Addr().(*net.TCPAddr).Port)
+	targets := []string{"127.0.0.1", "127.0.0.2", "127.1.2.3", own.String(), "0.0.0.0", "::1", "localhost"}
+	for _, bound := range []string{"127.0.0.1", "0.0.0.0", "::", own.String()} {
+		t.Run(bound, func(t *testing.T) {
+			var allowed []string
+			for _, h := range targets {
+				allowed = append(allowed, net.JoinHostPort(h, fmt.Sprint(hp)))
+			}
+			p, err := Start(Config{Rules: Rules{Allowed: allowed},
+				Forbidden: []netip.AddrPort{netip.AddrPortFrom(netip.MustParseAddr(bound), hp)},
+				Resolve: func(context.Context, string) ([]netip.Addr, error) {
+					return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}, nil
+				}}, "")
+			require.NoError(t, err)
+			defer p.Close()
+			for _, h := range targets {
+				target := net.JoinHostPort(h, fmt.Sprint(hp))
+				c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
+				require.NoError(t, err)
+				c.SetDeadline(time.Now().Add(5 * time.Second)) // a tunnel that opened would wait for us
+				fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				require.NoError(t, err)
+				body, _ := io.ReadAll(resp.Body)
+				c.Close()
+				assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s: %s", target, body)
+				assert.Contains(t, string(body), "cordon's own endpoint", target)
+			}
+		})
+	}
+	assert.Zero(t, hits.Load(), "cordon's own port was reached")
 }

@@ -176,6 +176,13 @@ func reserved(ip netip.Addr) bool {
 		netip.MustParsePrefix("fc00::/7").Contains(ip) // unique local (IsPrivate covers it too)
 }
 
+// local reports whether a connection to ip ends on this machine: loopback
+// (all of 127.0.0.0/8), the unspecified address (which Linux connects to
+// loopback), or an address of one of its interfaces.
+func local(ip netip.Addr) bool {
+	return ip.IsLoopback() || ip.IsUnspecified() || ownAddress(ip)
+}
+
 // ownAddress reports whether ip is an address of one of this machine's
 // interfaces (a public one included). Interfaces gain and lose addresses
 // while cordon runs (DHCP, a VPN, a hot-plugged link), so they are looked
