@@ -56,7 +56,9 @@ const (
 type Config struct {
 	Rules Rules
 	// Ask asks the human about an unlisted host while the connection
-	// waits; nil when nobody can be asked during the call.
+	// waits; nil when nobody can be asked during the call. host is always
+	// one host name or IP address (never a pattern): the allowed_domains
+	// entry "host:port" matches that host alone.
 	Ask func(ctx context.Context, host string, port int) Answer
 	// Decided is told, once per host and port, how it was decided.
 	Decided func(host string, port int, d Decision)
@@ -287,6 +289,13 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 	port, err := strconv.Atoi(ps)
 	if err != nil || port < 1 || port > 65535 {
 		return nil, fmt.Errorf("bad port in %q", addr)
+	}
+	if err := checkHost(host); err != nil {
+		// Not a host: nobody is asked about it, and it is not listed as
+		// blocked (the model would be told to have it allowed).
+		p.decide(host, port, Deny)
+		return nil, &refusal{host: host, port: port,
+			why: fmt.Sprintf("cordon: %q is not a host name or an IP address (%v): the proxy neither asks about it nor connects to it", host, err)}
 	}
 	if err := p.admit(ctx, host, port); err != nil {
 		return nil, err

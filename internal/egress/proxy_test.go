@@ -430,3 +430,84 @@ func TestProxyNeverReachesCordonsOwnPort(t *testing.T) {
 	}
 	assert.Zero(t, hits.Load(), "cordon's own port was reached")
 }
+
+// TestCheckHost: only one host passes — a name or an IP address — and
+// what an allow_session answer would store for it ("host:PORT") is an
+// entry that matches that host alone.
+func TestCheckHost(t *testing.T) {
+	for _, good := range []string{"example.com", "a-b.example.com", "_dmarc.example.com", "xn--bcher-kva.de",
+		"localhost", "x", "10.0.0.5", "::1", "2001:db8::1", "1password.com", "a.b.c.d.e.f.g"} {
+		assert.NoError(t, checkHost(good), good)
+		assertExactEntry(t, good)
+	}
+	for _, bad := range []string{"*.evil.test", "*", "evil.*.test", "evil.test*", "a b.test", "a..b.test", ".a.test",
+		"", "a/b.test", "a@b.test", "a:b", "-a.test", "a-.test", "bücher.de", "1.2.3", "127.1", "0x7f.1",
+		"fe80::1%eth0", strings.Repeat("a", 64) + ".test", strings.Repeat("a.", 127) + "test", "a\x00b.test"} {
+		assert.Error(t, checkHost(bad), "%q", bad)
+	}
+}
+
+// FuzzCheckHost: whatever a client sends, a host checkHost lets through
+// parses as an exact allowed_domains entry for that host and no other.
+func FuzzCheckHost(f *testing.F) {
+	for _, s := range []string{"example.com", "*.example.com", "*", "[::1]", "a..b", "x.", "10.0.0.5", "*.10.0.0.5", "a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if h := normalizeHost(s); checkHost(h) == nil {
+			assertExactEntry(t, h)
+		}
+	})
+}
+
+func assertExactEntry(t *testing.T, host string) {
+	t.Helper()
+	e, err := parseEntry(net.JoinHostPort(host, "443"))
+	require.NoError(t, err, host)
+	assert.False(t, e.wildcard, "%q became a wildcard", host)
+	ip, _ := netip.ParseAddr(host)
+	assert.True(t, e.matches(host, ip, 443), "%q does not match itself", host)
+	assert.False(t, e.matches("sub."+host, netip.Addr{}, 443), "%q matches a name beneath it", host)
+	assert.False(t, e.matches(host, ip, 80), "%q matches another port", host)
+}
+
+// TestProxyRefusesWhatIsNotAHost: a CONNECT, absolute-URI or SOCKS5
+// target that is no host ("*.evil.test", a space, an empty label) is
+// refused before anyone is asked, so no approval can become a pattern.
+func TestProxyRefusesWhatIsNotAHost(t *testing.T) {
+	var asked atomic.Int64
+	w := newWorld(t, func(h, s int) Rules { return Rules{Allowed: []string{"*.ok.test"}} }, func(host string, port int) Answer {
+		asked.Add(1)
+		return AllowAlways
+	})
+	exchange := func(request string) string {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", w.p.Port()))
+		require.NoError(t, err)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, request)
+		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, body)
+	}
+	for _, req := range []string{
+		"CONNECT *.evil.test:443 HTTP/1.1\r\nHost: *.evil.test:443\r\n\r\n",
+		"CONNECT *:443 HTTP/1.1\r\nHost: *:443\r\n\r\n",
+		"CONNECT a..evil.test:443 HTTP/1.1\r\nHost: a..evil.test:443\r\n\r\n",
+		"CONNECT *.ok.test:443 HTTP/1.1\r\nHost: *.ok.test:443\r\n\r\n", // an entry's wildcard covers no "*" host
+		"GET http://*.evil.test/ HTTP/1.1\r\nHost: *.evil.test\r\nConnection: close\r\n\r\n",
+	} {
+		out := exchange(req)
+		assert.True(t, strings.HasPrefix(out, "403 "), "%q: %s", req, out)
+		assert.Contains(t, out, "is not a host name or an IP address", "%q", req)
+	}
+	d, err := proxy.SOCKS5("tcp", fmt.Sprintf("127.0.0.1:%d", w.p.Port()), nil, proxy.Direct)
+	require.NoError(t, err)
+	for _, target := range []string{"*.evil.test:443", "a b.evil.test:443", ".evil.test:443", "a b.ok.test:443"} {
+		_, err := d.Dial("tcp", target)
+		assert.Error(t, err, "SOCKS5 %s", target)
+	}
+	assert.Zero(t, asked.Load(), "the human was asked about something that is not a host")
+	assert.Empty(t, w.p.Blocked(), "a non-host is not offered as a host to allow")
+}

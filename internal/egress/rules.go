@@ -207,6 +207,45 @@ func ownAddress(ip netip.Addr) bool {
 	return false
 }
 
+// checkHost says why host (normalized) is not one host — a host name or
+// an IP address — or returns nil. The proxy asks the human only about one
+// host, and an allow_session answer is stored as the allowed_domains entry
+// "host:PORT": a "*" (which parseEntry reads as a wildcard), a space, an
+// empty label or an IP with a zone would turn one approval into a
+// pattern, or into an entry that names nothing. A name whose last label
+// is a number ("127.1", "0x7f.1") is refused too: resolvers read some of
+// them as IPv4 addresses.
+func checkHost(host string) error {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return fmt.Errorf("an IP address with a zone (%%%s) names no one host", ip.Zone())
+		}
+		return nil
+	}
+	if host == "" || len(host) > 253 {
+		return fmt.Errorf("a host name has 1 to 253 characters")
+	}
+	labels := strings.Split(host, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 {
+			return fmt.Errorf("each dot-separated label of a host name has 1 to 63 characters")
+		}
+		if l[0] == '-' || l[len(l)-1] == '-' {
+			return fmt.Errorf("a label of a host name neither starts nor ends with '-'")
+		}
+		for _, c := range []byte(l) {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return fmt.Errorf("a host name has only letters, digits, '-' and '_' (an international name in its xn-- form), not %q", c)
+			}
+		}
+	}
+	last := labels[len(labels)-1]
+	if strings.Trim(last, "0123456789") == "" || strings.HasPrefix(last, "0x") {
+		return fmt.Errorf("a host name does not end in a number; an IP address is written out in full")
+	}
+	return nil
+}
+
 // normalizeHost lower-cases a host and drops a trailing dot and brackets.
 func normalizeHost(h string) string {
 	h = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(h, "]"), "["), ".")
