@@ -314,6 +314,10 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 			lastErr = p.block(host, port, fmt.Sprintf("cordon: %s:%d is cordon's own endpoint, which no sandbox may reach", host, port))
 			continue
 		}
+		if e := p.rules.deniedAddress(ip, port); e != nil {
+			lastErr = p.block(host, port, fmt.Sprintf("cordon: %s resolves to %s, which denied_domains denies (%q): network = \"restricted\", and deny wins", host, ip, e.raw))
+			continue
+		}
 		if !p.rules.allowsAddress(host, ip, port) && !p.humanNamed(host, ip, port) {
 			lastErr = p.block(host, port, fmt.Sprintf(
 				"cordon: %s resolves to %s, a loopback, link-local or private address or one of this machine's own, which a name never opens (cloud metadata and the host's services live there); only an allowed_domains entry naming %s itself, or localhost:%d, does", host, ip, ip, port))

@@ -511,3 +511,41 @@ func TestProxyRefusesWhatIsNotAHost(t *testing.T) {
 	assert.Zero(t, asked.Load(), "the human was asked about something that is not a host")
 	assert.Empty(t, w.p.Blocked(), "a non-host is not offered as a host to allow")
 }
+
+// TestProxyDeniedAddressBehindAName: a denied IP entry refuses an allowed
+// name that resolves to that address, not just the address written out.
+func TestProxyDeniedAddressBehindAName(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		denied func(port int) string
+	}{
+		{"the address", func(int) string { return "127.0.0.1" }},
+		{"the address and port", func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, func(h, s int) Rules {
+				// localhost:PORT is what opens loopback behind a name.
+				return Rules{Allowed: []string{fmt.Sprintf("localhost:%d", h), "public.allowed.test"}, Denied: []string{tc.denied(h), "203.0.113.5"}}
+			}, nil)
+			hp := port(w.http.URL)
+			out, _ := w.curl(t, "-i", fmt.Sprintf("http://localhost:%d/", hp))
+			assert.Contains(t, out, "403", out)
+			assert.Contains(t, out, "which denied_domains denies", out)
+			assert.Zero(t, w.hits.Load(), "the denied address was reached through a name")
+			assert.Contains(t, w.p.Blocked(), fmt.Sprintf("localhost:%d", hp))
+
+			// The same for a public address (refused before any connection
+			// is tried, so the test needs no network).
+			w.name("public.allowed.test", "203.0.113.5")
+			out, _ = w.curl(t, "-i", "http://public.allowed.test/")
+			assert.Contains(t, out, `which denied_domains denies ("203.0.113.5")`, out)
+		})
+	}
+	// Denying another address leaves the allowed name working.
+	w := newWorld(t, func(h, s int) Rules {
+		return Rules{Allowed: []string{fmt.Sprintf("localhost:%d", h)}, Denied: []string{"127.0.0.2", fmt.Sprintf("127.0.0.1:%d", h+1)}}
+	}, nil)
+	out, err := w.curl(t, fmt.Sprintf("http://localhost:%d/", port(w.http.URL)))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "hello from localhost")
+}

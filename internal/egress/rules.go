@@ -15,7 +15,8 @@ import (
 // may end in ":PORT" to allow that port only. Loopback, link-local and
 // private addresses, and the machine's own interface addresses, are never
 // reached through a name: only an entry that names the IP itself, or
-// "localhost:PORT", opens them.
+// "localhost:PORT", opens them. A denied IP entry refuses that address
+// however it is reached: written out, or behind a name that resolves to it.
 type Rules struct {
 	Allowed, Denied []string
 }
@@ -127,6 +128,20 @@ func (rs *ruleSet) verdict(host string, port int) (Verdict, *entry) {
 		}
 	}
 	return Unlisted, nil
+}
+
+// deniedAddress is the denied_domains entry naming ip (on port), or nil.
+// verdict matches an IP entry only against a host written as that IP; a
+// name that resolves to a denied address is caught here, as the proxy
+// connects: deny wins whichever way the address was reached.
+func (rs *ruleSet) deniedAddress(ip netip.Addr, port int) *entry {
+	ip = ip.Unmap()
+	for i, e := range rs.denied {
+		if e.ip.IsValid() && e.matches("", ip, port) {
+			return &rs.denied[i]
+		}
+	}
+	return nil
 }
 
 // allowsAddress reports whether a connection asked for as host may go to
