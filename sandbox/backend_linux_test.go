@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // fixture is one sandboxed world: a workspace, a directory outside it, a
@@ -333,6 +334,48 @@ func TestBackendNetworkDeny(t *testing.T) {
 		assert.NotEqual(t, "ok", f.probe(deny, "connect", addr))
 		assert.Equal(t, "EPERM", f.probe(deny, "socket-unix"))
 		assert.Equal(t, "ok", f.probe(deny, "socketpair"), "socketpair stays allowed")
+	})
+}
+
+// TestBackendNetworkSocketFamilies: under network deny and restricted
+// the filter refuses every socket family but the few the mode needs —
+// netlink (interface queries) and, under restricted, IPv4 (the proxy) —
+// so a family nobody listed (SMC, which falls back to TCP outside
+// Landlock's TCP rules; RXRPC, kernel UDP; TIPC; RDS; ALG) is refused by
+// the filter (EPERM), not merely absent from this kernel (EAFNOSUPPORT).
+func TestBackendNetworkSocketFamilies(t *testing.T) {
+	const (
+		afSMC, afRXRPC, afTIPC, afRDS, afALG = 43, 33, 30, 21, 38
+		highBits                             = "0x100000010" // AF_NETLINK with a high bit set
+	)
+	others := []int{afSMC, afRXRPC, afTIPC, afRDS, afALG, unix.AF_UNIX, unix.AF_INET6, unix.AF_PACKET, unix.AF_VSOCK}
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		t.Run("deny", func(t *testing.T) {
+			deny := f.policy(WorkspaceWrite, NetworkDeny)
+			for _, fam := range append(others, unix.AF_INET) {
+				assert.Equal(t, "EPERM", f.probe(deny, "socket", strconv.Itoa(fam)), "family %d", fam)
+			}
+			assert.Equal(t, "EPERM", f.probe(deny, "socket", highBits, strconv.Itoa(unix.SOCK_RAW)))
+			assert.Equal(t, "ok", f.probe(deny, "socket", strconv.Itoa(unix.AF_NETLINK), strconv.Itoa(unix.SOCK_RAW)), "netlink stays allowed")
+			assert.Equal(t, "ok", f.probe(deny, "socketpair"), "socketpair stays allowed")
+		})
+		t.Run("restricted", func(t *testing.T) {
+			var script strings.Builder
+			for _, fam := range others {
+				fmt.Fprintf(&script, "echo %d $(%s sysprobe socket %d)\n", fam, f.sysprobe, fam)
+			}
+			fmt.Fprintf(&script, "echo high $(%s sysprobe socket %s %d)\n", f.sysprobe, highBits, unix.SOCK_RAW)
+			fmt.Fprintf(&script, "echo netlink $(%s sysprobe socket %d %d)\n", f.sysprobe, unix.AF_NETLINK, unix.SOCK_RAW)
+			fmt.Fprintf(&script, "echo inet $(%s sysprobe socket %d)\n", f.sysprobe, unix.AF_INET)
+			out, _, _ := f.restricted(nil, nil, script.String())
+			for _, fam := range others {
+				assert.Contains(t, out, fmt.Sprintf("%d EPERM\n", fam), "family %d: %s", fam, out)
+			}
+			assert.Contains(t, out, "high EPERM\n", out)
+			assert.Contains(t, out, "netlink ok\n", out)
+			assert.Contains(t, out, "inet ok\n", "IPv4 TCP reaches the proxy: %s", out)
+		})
 	})
 }
 

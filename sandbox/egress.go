@@ -127,9 +127,9 @@ func ParseDomain(s string) error { return egress.ParseEntry(s) }
 func EgressEnforcer(backend string) string {
 	switch backend {
 	case "bwrap":
-		return "cordon's egress proxy; bwrap gives the command a network namespace of its own where only the proxy's port leads out, and seccomp refuses unix, IPv6 and non-TCP sockets"
+		return "cordon's egress proxy; bwrap gives the command a network namespace of its own where only the proxy's port leads out, and seccomp allows no socket but IPv4 TCP and netlink"
 	case "landlock":
-		return "cordon's egress proxy; Landlock allows TCP connect to the proxy's port only (partial: not per host on that port), and seccomp refuses unix, IPv6 and non-TCP sockets"
+		return "cordon's egress proxy; Landlock allows TCP connect to the proxy's port only (partial: not per host on that port), and seccomp allows no socket but IPv4 TCP and netlink"
 	case "seatbelt":
 		return "cordon's egress proxy; Seatbelt allows outbound connections to the proxy's loopback port only"
 	}

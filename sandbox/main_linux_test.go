@@ -115,6 +115,19 @@ func sysprobe(args []string) int {
 			unix.Close(fds[1])
 		}
 		return result(err)
+	case "socket":
+		// socket FAMILY [TYPE]: the raw system call, so that a family
+		// with high bits set reaches the filter as written.
+		family, _ := strconv.ParseUint(args[1], 0, 64)
+		typ := uint64(unix.SOCK_STREAM)
+		if len(args) > 2 {
+			typ, _ = strconv.ParseUint(args[2], 0, 64)
+		}
+		fd, _, errno := unix.Syscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), 0)
+		if errno == 0 {
+			unix.Close(int(fd))
+		}
+		return result(errnoOrNil(errno))
 	case "vsock":
 		fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0)
 		if err == nil {

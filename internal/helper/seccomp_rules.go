@@ -11,9 +11,10 @@ import (
 
 // SeccompOptions select the rules that depend on the policy or backend.
 type SeccompOptions struct {
-	NetDeny bool // network deny: no new unix or inet sockets
-	// NetRestricted: network through the egress proxy only — no unix
-	// sockets, and of inet sockets only IPv4 TCP (what reaches the proxy).
+	NetDeny bool // network deny: no new sockets but netlink ones
+	// NetRestricted: network through the egress proxy only — of socket
+	// families only IPv4 and netlink, and of IPv4 only TCP (what
+	// reaches the proxy).
 	NetRestricted bool
 	MetadataDeny  bool // read-only Landlock: no mode, owner, time or xattr changes
 	IPCDeny       bool // no IPC namespace (Landlock): no SysV IPC, no POSIX queues
@@ -43,9 +44,8 @@ type seccompRule struct {
 const (
 	linuxTIOCSTI   = 0x5412
 	linuxTIOCLINUX = 0x541C
-	linuxAFUnix    = 1
 	linuxAFInet    = 2
-	linuxAFInet6   = 10
+	linuxAFNetlink = 16
 	linuxAFVsock   = 40
 	// notStream matches a socket type whose low bits are not SOCK_STREAM
 	// (1): datagram, raw, seqpacket, packet. The flags above them
@@ -101,10 +101,22 @@ var seccompRules = []seccompRule{
 		Why: "no keystrokes pushed into a terminal (TIOCSTI, TIOCLINUX)", when: always},
 	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFVsock}, {0, "gt", beyond32Bits}},
 		Why: "no vsock sockets to the hypervisor", when: always},
-	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFUnix}, {0, "eq", linuxAFInet}, {0, "eq", linuxAFInet6}},
-		Why: "network deny: no new unix or inet sockets (socketpair stays allowed)", when: func(o SeccompOptions) bool { return o.NetDeny }},
-	{Names: []string{"socket"}, Conds: []argCond{{0, "eq", linuxAFUnix}, {0, "eq", linuxAFInet6}},
-		Why: "network restricted: no unix or IPv6 sockets (socketpair stays allowed); the proxy is on IPv4 loopback", when: func(o SeccompOptions) bool { return o.NetRestricted }},
+	// Under network deny and restricted the socket families are an allow
+	// list, not a deny list: a family nobody thought of (SMC, which falls
+	// back to TCP outside Landlock's TCP rules; RXRPC, kernel UDP; TIPC;
+	// RDS; whatever a future kernel adds) is refused by default. Allowed:
+	// netlink, which is no network — glibc's getaddrinfo asks it
+	// (NETLINK_ROUTE) which address families the machine has, and `ip`
+	// and Go's net.Interfaces list interfaces through it (under bwrap
+	// only the namespace's lo); and under restricted IPv4, whose TCP
+	// reaches the proxy on 127.0.0.1 (the rule below keeps it to TCP).
+	// Unix sockets stay refused (socketpair, which makes a connected pair
+	// and reaches nothing, stays allowed). A family with high bits set is
+	// "not equal" to every allowed one, so it is refused too.
+	{Names: []string{"socket"}, Conds: []argCond{{0, "ne", linuxAFNetlink}},
+		Why: "network deny: of socket families only netlink (interface queries; socketpair stays allowed): no unix, inet, inet6 or any other family", when: func(o SeccompOptions) bool { return o.NetDeny }},
+	{Names: []string{"socket"}, And: []argCond{{0, "ne", linuxAFInet}}, Conds: []argCond{{0, "ne", linuxAFNetlink}},
+		Why: "network restricted: of socket families only IPv4 (the proxy is on 127.0.0.1) and netlink (socketpair stays allowed): no unix, IPv6, SMC, RXRPC, TIPC or any other family", when: func(o SeccompOptions) bool { return o.NetRestricted }},
 	{Names: []string{"socket"}, And: []argCond{{0, "eq", linuxAFInet}}, Conds: []argCond{{1, "bits", notStream}, {2, "gt", linuxTCPProt}},
 		Why: "network restricted: of inet sockets only TCP (no UDP, raw, SCTP or MPTCP, which Landlock's TCP rules do not govern)", when: func(o SeccompOptions) bool { return o.NetRestricted }},
 	{Names: metadataSyscalls,
