@@ -101,6 +101,9 @@ type ExecutionPolicy struct {
 	// read-deny entries: guarded and pinned, so that no command points
 	// them elsewhere (readdeny_links.go).
 	readDenyLinks []string
+	// readDenyDirs are the directories in the writable roots on the way to
+	// those entries: pinned, for the same reason.
+	readDenyDirs []string
 	// Inputs are the paths Resolve derived this policy from: a caller may
 	// keep the policy while none of them changes (see PolicyInputs).
 	Inputs PolicyInputs
@@ -218,11 +221,16 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	p.WritableRoots = writableRoots(p, &in)
-	var links []string
-	p.ReadDeny, links = readDenyList(set, &in)
+	var links, dirs []string
+	p.ReadDeny, links, dirs = readDenyList(set, p.WritableRoots, &in)
 	for _, l := range links {
 		if withinAny(l, userRoots(p)) {
 			p.readDenyLinks = append(p.readDenyLinks, l)
+		}
+	}
+	for _, d := range dirs {
+		if withinAny(d, userRoots(p)) {
+			p.readDenyDirs = append(p.readDenyDirs, d)
 		}
 	}
 	if p.Mode == WorkspaceWrite {
@@ -248,15 +256,16 @@ func (s *PolicyService) ModeFor(req Request) Mode {
 
 // readDenyList returns the read-deny list: every place each entry leads
 // to now or has led to in this process (readdeny_links.go), and the
-// symlinks met on the way to them.
-func readDenyList(set Settings, in *PolicyInputs) (list, links []string) {
+// symlinks and directories met on the way to an entry that a symlink
+// leads elsewhere.
+func readDenyList(set Settings, roots []string, in *PolicyInputs) (list, links, dirs []string) {
 	add := func(p string) {
 		if p == "" {
 			return
 		}
 		entry := filepath.Clean(p)
 		place := in.canonicalOrClean(p)
-		for _, c := range placesOf(entry, place) {
+		for _, c := range placesOf(entry, place, roots) {
 			if !slices.Contains(list, c) {
 				list = append(list, c)
 			}
@@ -264,9 +273,15 @@ func readDenyList(set Settings, in *PolicyInputs) (list, links []string) {
 		if place == entry {
 			return // no symlink on the way
 		}
-		for _, l := range linksOnTheWay(entry) {
+		ls, ds := linksOnTheWay(entry)
+		for _, l := range ls {
 			if !slices.Contains(links, l) {
 				links = append(links, l)
+			}
+		}
+		for _, d := range ds {
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
 			}
 		}
 	}
@@ -279,7 +294,7 @@ func readDenyList(set Settings, in *PolicyInputs) (list, links []string) {
 	for _, p := range set.ExtraReadDeny {
 		add(p)
 	}
-	return list, links
+	return list, links, dirs
 }
 
 func firstNonEmpty(values ...string) string {

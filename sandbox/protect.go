@@ -109,16 +109,24 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 		}
 	}
 	// A symlink on the way to a read-deny entry cannot be mounted over:
-	// it is guarded, and its parents pinned.
+	// it is guarded, and its parents pinned, as are the directories on the
+	// way and theirs.
 	for _, l := range p.readDenyLinks {
+		if containingRoot(l, userRoots(p)) != "" && !slices.Contains(plan.Guard, l) {
+			plan.Guard = append(plan.Guard, l)
+			plan.ReadDenyLinks = append(plan.ReadDenyLinks, l)
+		}
+	}
+	for _, l := range slices.Concat(p.readDenyLinks, p.readDenyDirs) {
 		root := containingRoot(l, userRoots(p))
 		if root == "" {
 			continue
 		}
-		if !slices.Contains(plan.Guard, l) {
-			plan.Guard = append(plan.Guard, l)
+		if l != root && slices.Contains(p.readDenyDirs, l) {
+			if fi, err := os.Lstat(l); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, l) {
+				plan.PinDirs = append(plan.PinDirs, l)
+			}
 		}
-		plan.ReadDenyLinks = append(plan.ReadDenyLinks, l)
 		for dir := filepath.Dir(l); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
 			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
 				plan.PinDirs = append(plan.PinDirs, dir)

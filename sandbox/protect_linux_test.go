@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -330,6 +331,19 @@ func TestReadDenyRemembersWhereAnEntryLed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, then.ReadDeny, was, "the place the entry led to before is no longer hidden")
 	assert.Contains(t, then.ReadDeny, filepath.Join(canonicalOrClean(ws), "empty"))
+
+	// Pointed at the workspace itself, it is not remembered: the rest of
+	// the process would have the workspace hidden.
+	require.NoError(t, os.Remove(link))
+	require.NoError(t, os.Symlink(".", link))
+	_, err = svc.Resolve(Request{})
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(link))
+	require.NoError(t, os.Symlink("dotfiles/ssh", link))
+	last, err := svc.Resolve(Request{})
+	require.NoError(t, err)
+	assert.NotContains(t, last.ReadDeny, canonicalOrClean(ws))
+	assert.Contains(t, last.ReadDeny, was)
 }
 
 func TestLinksOnTheWay(t *testing.T) {
@@ -339,9 +353,85 @@ func TestLinksOnTheWay(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(base, "a", "dir"), filepath.Join(base, "b")))
 	require.NoError(t, os.Symlink("b/../dir", filepath.Join(base, "up")))
 	require.NoError(t, os.Symlink("loop2", filepath.Join(base, "loop2")))
-	assert.Equal(t, []string{filepath.Join(base, "b"), filepath.Join(base, "a")}, linksOnTheWay(filepath.Join(base, "b", "x", "y")))
+	links := func(p string) []string { l, _ := linksOnTheWay(p); return l }
+	assert.Equal(t, []string{filepath.Join(base, "b"), filepath.Join(base, "a")}, links(filepath.Join(base, "b", "x", "y")))
 	// b/.. is the parent of where b leads, as the kernel reads it.
-	assert.Equal(t, []string{filepath.Join(base, "up"), filepath.Join(base, "b"), filepath.Join(base, "a")}, linksOnTheWay(filepath.Join(base, "up")))
-	assert.Empty(t, linksOnTheWay(filepath.Join(base, "real", "dir")))
-	assert.Equal(t, []string{filepath.Join(base, "loop2")}, linksOnTheWay(filepath.Join(base, "loop2", "x")), "a loop ends at the kernel's bound")
+	l, dirs := linksOnTheWay(filepath.Join(base, "up"))
+	assert.Equal(t, []string{filepath.Join(base, "up"), filepath.Join(base, "b"), filepath.Join(base, "a")}, l)
+	assert.Contains(t, dirs, filepath.Join(base, "real", "dir"), "the directory a `..` stepped out of")
+	assert.Empty(t, links(filepath.Join(base, "real", "dir")))
+	assert.Equal(t, []string{filepath.Join(base, "loop2")}, links(filepath.Join(base, "loop2", "x")), "a loop ends at the kernel's bound")
+}
+
+// TestReadDenyThroughDotDot: a `..` in a symlink's target steps out of a
+// directory that is no ancestor of the secret (tok -> sub/../real/token):
+// replaced by a symlink, it would lead a new cordon process elsewhere. It
+// is pinned.
+func TestReadDenyThroughDotDot(t *testing.T) {
+	f := newFixture(t, newBwrap())
+	token := filepath.Join(f.ws, "real", "token.txt")
+	require.NoError(t, os.MkdirAll(filepath.Dir(token), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(token, []byte("DOTDOT-CANARY\n"), 0o600))
+	require.NoError(t, os.Symlink("sub/../real/token.txt", filepath.Join(f.ws, "tok")))
+	resolve := func() ExecutionPolicy {
+		svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
+			StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"),
+			ExtraReadDeny: []string{filepath.Join(f.ws, "tok")}}}
+		p, err := svc.Resolve(Request{TmpDir: f.tmp})
+		require.NoError(t, err)
+		return p
+	}
+	out, _ := f.sh(resolve(), `cd "$1" && rmdir sub; mv sub sub2; mkdir -p x/y x/real && ln -s x/y sub; cat real/token.txt`, f.ws)
+	assert.NotContains(t, out, "CANARY")
+	fi, err := os.Lstat(filepath.Join(f.ws, "sub"))
+	require.NoError(t, err)
+	assert.True(t, fi.IsDir(), "sub was replaced")
+	// A new cordon process remembers nothing: the entry still leads to
+	// the secret.
+	readDenyPlaces.Lock()
+	clear(readDenyPlaces.m)
+	readDenyPlaces.Unlock()
+	assert.Contains(t, resolve().ReadDeny, canonicalOrClean(token))
+}
+
+// TestReadDenyEntryNotMadeByACommand: a read-deny entry in the workspace
+// that does not exist yet cannot be made by a command: made as a hard
+// link to a file the command reads, it would show that file whatever the
+// human later writes into the entry in place (an editor, kubectl's
+// os.WriteFile). The guard removes it after the call, on both backends.
+func TestReadDenyEntryNotMadeByACommand(t *testing.T) {
+	attempts := map[string]string{
+		"a file entry as a hard link":         `: > notes.txt && ln notes.txt .env`,
+		"a file in a directory entry":         `mkdir -p deploy/keys && : > notes.txt && ln notes.txt deploy/keys/id`,
+		"a directory entry as a symlink":      `mkdir -p deploy && ln -s .. deploy/keys`,
+		"a file entry as a symlink to a file": `: > notes.txt && ln -s notes.txt .env`,
+	}
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		for name, script := range attempts {
+			t.Run(prov.Name()+"/"+name, func(t *testing.T) {
+				f := newFixture(t, prov)
+				env, keys := filepath.Join(f.ws, ".env"), filepath.Join(f.ws, "deploy", "keys")
+				svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
+					StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), ExtraReadDeny: []string{env, keys}}}
+				p, err := svc.Resolve(Request{TmpDir: f.tmp})
+				require.NoError(t, err)
+				out, o := f.launch(p, "/bin/sh", "-c", script)
+				require.NoError(t, o.GuardErr)
+				assert.NotEmpty(t, o.Undone, "nothing undone: %s", out)
+				for _, entry := range []string{env, keys} {
+					_, err := os.Lstat(entry)
+					assert.ErrorIs(t, err, fs.ErrNotExist, "%s was made by the command and left", entry)
+				}
+				// The human fills the entries in place; the command's file
+				// holds none of it.
+				require.NoError(t, os.MkdirAll(keys, 0o755))
+				require.NoError(t, os.WriteFile(env, []byte("ENV-CANARY\n"), 0o600))
+				require.NoError(t, os.WriteFile(filepath.Join(keys, "id"), []byte("KEY-CANARY\n"), 0o600))
+				if data, err := os.ReadFile(filepath.Join(f.ws, "notes.txt")); err == nil {
+					assert.NotContains(t, string(data), "CANARY")
+				}
+			})
+		}
+	}
 }

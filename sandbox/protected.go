@@ -101,6 +101,14 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 			// made: ~/.ssh/authorized_keys, ~/.kube/config.
 			add(p.ReadDeny...)
 		}
+		// Nor any other read-deny entry in a root: a command could make
+		// it a hard link to a file it reads (ln notes.txt .env), which the
+		// human would later fill in place. One that exists is hidden.
+		for _, d := range p.ReadDeny {
+			if withinAny(d, roots) && !existsNoFollow(d) {
+				add(d)
+			}
+		}
 		for _, r := range repos {
 			floor := ""
 			if r.Worktree != "" && !slices.Contains(roots, r.Worktree) {

@@ -15,18 +15,21 @@ import (
 // writable roots when they contain it: a command that points it elsewhere
 // would make the next call's list hide the new place and leave the
 // secret, still at the old one, readable. So the symlinks on the way are
-// guarded like protected paths (put back after the call, their parents
-// pinned), and this process keeps hiding every place an entry has led to,
-// for a call that starts while an overlapping one still holds the guard.
+// guarded like protected paths (put back after the call), the directories
+// on the way pinned, and this process keeps hiding every place an entry
+// has led to, for a call that starts while an overlapping one still holds
+// the guard.
 
 // maxSymlinkHops is the kernel's bound on symlinks in one resolution.
 const maxSymlinkHops = 40
 
 // linksOnTheWay resolves p as the kernel would and returns the symlinks
-// it passes, each by its own path, in the order met. It stops at the
-// first component that does not exist.
-func linksOnTheWay(p string) []string {
-	var links []string
+// it passes, each by its own path, in the order met, and the directories
+// it passes through: a `..` in a symlink's target steps out of one that is
+// no ancestor of where p leads (tok -> sub/../real), and a command that
+// replaced it would change where p leads. It stops at the first component
+// that does not exist.
+func linksOnTheWay(p string) (links, dirs []string) {
 	pending := strings.Split(filepath.Clean(p), string(filepath.Separator))
 	cur := string(filepath.Separator)
 	for hops := 0; len(pending) > 0; {
@@ -42,15 +45,18 @@ func linksOnTheWay(p string) []string {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		if err != nil {
-			return links
+			return links, dirs
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
+			if fi.IsDir() && !slices.Contains(dirs, next) {
+				dirs = append(dirs, next)
+			}
 			cur = next
 			continue
 		}
 		target, err := os.Readlink(next)
 		if hops++; err != nil || hops > maxSymlinkHops {
-			return links
+			return links, dirs
 		}
 		if !slices.Contains(links, next) {
 			links = append(links, next)
@@ -60,7 +66,7 @@ func linksOnTheWay(p string) []string {
 		}
 		pending = append(strings.Split(target, string(filepath.Separator)), pending...)
 	}
-	return links
+	return links, dirs
 }
 
 // maxPlacesRemembered bounds the places kept per entry; the first ones
@@ -76,12 +82,15 @@ var readDenyPlaces = struct {
 }{m: map[string][]string{}}
 
 // placesOf records that entry leads to place now, and returns every place
-// it has led to, place included.
-func placesOf(entry, place string) []string {
+// it has led to, place included. A place that holds a writable root is
+// not remembered: a command that pointed ~/.ssh at the workspace would
+// otherwise have it hidden for the rest of the process.
+func placesOf(entry, place string, roots []string) []string {
 	readDenyPlaces.Lock()
 	defer readDenyPlaces.Unlock()
 	places := readDenyPlaces.m[entry]
-	if !slices.Contains(places, place) && len(places) < maxPlacesRemembered {
+	holdsRoot := slices.ContainsFunc(roots, func(r string) bool { return Within(r, place) })
+	if !slices.Contains(places, place) && len(places) < maxPlacesRemembered && !holdsRoot {
 		places = append(places, place)
 		readDenyPlaces.m[entry] = places
 	}
