@@ -27,7 +27,8 @@ type HTTPConfig struct {
 	Token          string
 	AllowedOrigins []string
 	StateDir       string
-	// Ready, if set, is told the listening address and the token file.
+	// Ready, if set, is told the listening address and the token file,
+	// before the first request is served.
 	Ready func(addr, tokenFile string)
 }
 
@@ -75,12 +76,15 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	srv := &http.Server{Handler: s.refuseSandboxed(peers, mux), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base },
 		ConnContext: withConnPeer}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info().Str("addr", ln.Addr().String()).Str("token_file", tokenFile).Msg("serving MCP over HTTP at /mcp")
+	// Ready learns the address before any request is served: the caller
+	// may configure what a request sees by it (the port an egress proxy
+	// must never reach).
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String(), tokenFile)
 	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info().Str("addr", ln.Addr().String()).Str("token_file", tokenFile).Msg("serving MCP over HTTP at /mcp")
 	select {
 	case err := <-errc:
 		return err

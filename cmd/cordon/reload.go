@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
@@ -28,6 +29,8 @@ import (
 // Sessions keep their own mode changes (escalations, `cordon mode`): the
 // config is only the default under them.
 type reloader struct {
+	// mu keeps a reload and the HTTP endpoint's binding (bound) apart.
+	mu  sync.Mutex
 	cur deployment
 	ex  *sandbox.Executor
 	tb  *tools.Toolbox
@@ -49,7 +52,22 @@ func (r *reloader) run(ctx context.Context, hup <-chan os.Signal) {
 	}
 }
 
+// bound records the address the HTTP endpoint listens on once it is
+// bound: a port chosen then (--http 127.0.0.1:0) is known only now, and
+// the egress proxy must never connect to it.
+func (r *reloader) bound(addr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if addr == r.cur.servedAt {
+		return
+	}
+	r.cur.servedAt = addr
+	r.tb.Reload(r.cur.toolsConfig(r.ex, r.log))
+}
+
 func (r *reloader) reload() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	src := r.cur.sources
 	cfg, err := src.Load()
 	if err != nil {

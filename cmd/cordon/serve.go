@@ -136,7 +136,8 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	go rl.run(ctx, hup)
 	if addr != "" {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
-			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir})
+			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir,
+			Ready: func(bound, _ string) { rl.bound(bound) }})
 	} else {
 		logger.Info().Str("session", srv.ProcessSession().ID).Str("mode", string(d.posture.Mode)).Msg("serving MCP on stdio")
 		err = srv.ServeStdio(ctx, stdin, stdout)
