@@ -47,9 +47,15 @@ var errKeptInPlace = errors.New("it is, or holds, a read-deny entry, which cordo
 
 // keeps reports whether p is a read-deny entry or holds one. A path
 // inside an entry may move: it is set aside in its own directory, still
-// beneath the entry.
+// beneath the entry. So may a symlink: it holds nothing (an entry is
+// listed by its canonical path), and one a command put in a directory's
+// place must go.
 func (a auditor) keeps(p string) bool {
-	return slices.ContainsFunc(a.keep, func(e string) bool { return Within(e, p) })
+	if !slices.ContainsFunc(a.keep, func(e string) bool { return Within(e, p) }) {
+		return false
+	}
+	fi, err := os.Lstat(p)
+	return err != nil || fi.Mode()&fs.ModeSymlink == 0
 }
 
 // setAside is setAside, refused for a path the auditor keeps.

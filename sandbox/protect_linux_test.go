@@ -435,3 +435,22 @@ func TestReadDenyEntryNotMadeByACommand(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditSetsAsideASymlinkAboveAnEntry: a symlink a command put in the
+// place of a directory that held a read-deny entry holds nothing: the
+// audit still sets it aside (a .git symlink would lead the human's git to
+// the command's hooks).
+func TestAuditSetsAsideASymlinkAboveAnEntry(t *testing.T) {
+	root := canonicalOrClean(t.TempDir())
+	elsewhere := filepath.Join(root, "elsewhere")
+	require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, "hooks"), 0o755))
+	dotgit := filepath.Join(root, "sub", ".git")
+	require.NoError(t, os.MkdirAll(filepath.Dir(dotgit), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, dotgit))
+	a := auditor{root: root, keep: []string{filepath.Join(dotgit, "secret")}}
+	changes, err := a.auditNewRepos(nil, everything)
+	require.NoError(t, err)
+	require.NotEmpty(t, changes)
+	_, err = os.Lstat(dotgit)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the .git symlink was left")
+}
