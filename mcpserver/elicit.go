@@ -139,6 +139,9 @@ func approvalMessage(q tools.Question) string {
 	var b strings.Builder
 	if q.Host != "" {
 		fmt.Fprintf(&b, "A command the agent runs (mode %s, network restricted) wants to connect to %s, which allowed_domains does not list.\n", q.Current, oneLine(q.Host))
+		if q.HostNote != "" {
+			fmt.Fprintf(&b, "That address is %s.\n", q.HostNote)
+		}
 	} else if q.Target != "" {
 		fmt.Fprintf(&b, "The agent asks to run %s in %s mode (now %s).\n", q.Tool, q.Target, q.Current)
 	} else {

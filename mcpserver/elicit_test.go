@@ -57,6 +57,8 @@ var hostileQuestions = map[string]tools.Question{
 		Current: sandbox.WorkspaceWrite, Reason: `approval policy "always" asks before every call that can write`},
 	"brackets_in_command": {Tool: "bash", Subject: "echo '⟨ESC⟩ is not an escape here'",
 		Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite, Justification: "⟨U+202E RLO⟩ neither"},
+	"host_this_machine": {Tool: "bash", Subject: "curl -x $HTTP_PROXY http://[0:0:0:0:0:ffff:7f00:1]:8080/", Current: sandbox.WorkspaceWrite,
+		Host: "127.0.0.1:8080", HostNote: "this machine (loopback)", AllowSession: true},
 	"input": {Tool: "process_input", Subject: "y\n\x03",
 		Current: sandbox.WorkspaceWrite, Reason: "dangerous command: y (unknown)"},
 }
@@ -87,7 +89,7 @@ func TestApprovalMessageGolden(t *testing.T) {
 // of cordon's own, it is asked once at the very end, and the subject is
 // there whole.
 func TestApprovalMessageOwnLines(t *testing.T) {
-	own := []string{"The agent asks to run ", "The agent wants to run ", "It runs in the background", "Command (", "Input (", "Path: \"",
+	own := []string{"The agent asks to run ", "The agent wants to run ", "A command the agent runs (", "That address is ", "allow_once: ", "It runs in the background", "Command (", "Input (", "Path: \"",
 		"Justification from the agent (its own words, not checked by cordon): \"", gutter}
 	for name, q := range hostileQuestions {
 		msg := approvalMessage(q)
@@ -97,8 +99,12 @@ func TestApprovalMessageOwnLines(t *testing.T) {
 			}
 		}
 		lines := strings.Split(msg, "\n")
-		assert.Equal(t, "Allow it?", lines[len(lines)-1], name)
-		assert.Equal(t, 1, strings.Count(msg, "\nAllow it?"), "%s: only cordon asks", name)
+		ask := "Allow it?"
+		if q.Host != "" {
+			ask = "Allow the connection?"
+		}
+		assert.Equal(t, ask, lines[len(lines)-1], name)
+		assert.Equal(t, 1, strings.Count(msg, "\n"+ask), "%s: only cordon asks", name)
 		if q.Justification != "" {
 			assert.Equal(t, 1, strings.Count(msg, "\nJustification"), "%s: one justification line", name)
 		}

@@ -31,6 +31,9 @@ type Question struct {
 	// restricted) wants to connect to, which no list names: the human is
 	// asked about the host, not the command.
 	Host string
+	// HostNote says what an IP address in Host is when it is not an
+	// ordinary public one ("this machine (loopback)"): cordon's words.
+	HostNote string
 }
 
 // authRequest is what a call puts to the approval gate.

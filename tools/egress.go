@@ -38,7 +38,8 @@ func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.E
 		defer cancel()
 		defer context.AfterFunc(connCtx, cancel)()
 		target := net.JoinHostPort(host, strconv.Itoa(port))
-		q := Question{Tool: "bash", Subject: command, Current: pol.Mode, Host: target, AllowSession: call.Session.AllowSession}
+		q := Question{Tool: "bash", Subject: command, Current: pol.Mode, Host: target, HostNote: egress.Describe(host),
+			AllowSession: call.Session.AllowSession}
 		if q.Displayable() != nil {
 			return egress.Refuse
 		}

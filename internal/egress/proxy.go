@@ -286,6 +286,11 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	host := normalizeHost(h)
+	if ip, err := netip.ParseAddr(host); err == nil {
+		// One spelling of an address, asked about and remembered:
+		// 0:0:0:0:0:ffff:c000:202 is 192.0.2.2.
+		host = ip.Unmap().String()
+	}
 	port, err := strconv.Atoi(ps)
 	if err != nil || port < 1 || port > 65535 {
 		return nil, fmt.Errorf("bad port in %q", addr)

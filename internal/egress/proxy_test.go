@@ -549,3 +549,89 @@ func TestProxyDeniedAddressBehindAName(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "hello from localhost")
 }
+
+// TestProxyIPv6CarryingIPv4: an IPv6 address that a translator or tunnel
+// carries to IPv4 (NAT64, 6to4, IPv4-compatible) is judged by the IPv4
+// address it carries: behind DNS64, a name resolving to 64:ff9b::7f00:1
+// reaches 127.0.0.1. Refused before any dial (403), where an ordinary
+// address is dialled (here unroutable: 502).
+func TestProxyIPv6CarryingIPv4(t *testing.T) {
+	const port = 18099
+	names := map[string]string{
+		"nat64-loopback.allowed.test": "64:ff9b::7f00:1",
+		"nat64-metadata.allowed.test": "64:ff9b::a9fe:a9fe",
+		"nat64-private.allowed.test":  "64:ff9b::a00:5",
+		"nat64-site.allowed.test":     "64:ff9b:1:a00:5::",
+		"sixtofour.allowed.test":      "2002:7f00:1::1",
+		"compatible.allowed.test":     "::7f00:1",
+		"nat64-public.allowed.test":   "64:ff9b::c000:221", // 192.0.2.33: TEST-NET, not special
+	}
+	var asked []string
+	p, err := Start(Config{
+		Rules:     Rules{Allowed: []string{"*.allowed.test", "64:ff9b::7f00:2"}, Denied: []string{"10.0.0.6"}},
+		Forbidden: []netip.AddrPort{netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", port))},
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			if a, ok := names[host]; ok {
+				return []netip.Addr{netip.MustParseAddr(a)}, nil
+			}
+			if host == "nat64-denied.allowed.test" {
+				return []netip.Addr{netip.MustParseAddr("64:ff9b::a00:6")}, nil
+			}
+			return nil, fmt.Errorf("no such host %s", host)
+		},
+		Ask: func(_ context.Context, host string, _ int) Answer {
+			asked = append(asked, host)
+			return Refuse
+		}}, "")
+	require.NoError(t, err)
+	defer p.Close()
+	connect := func(target string) (int, string) {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
+		require.NoError(t, err)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for name, addr := range names {
+		code, body := connect(fmt.Sprintf("%s:%d", name, port))
+		if name == "nat64-public.allowed.test" {
+			assert.NotEqual(t, http.StatusForbidden, code, "%s (%s) is an ordinary address: %s", name, addr, body)
+			continue
+		}
+		assert.Equal(t, http.StatusForbidden, code, "%s (%s): %s", name, addr, body)
+	}
+	code, body := connect(fmt.Sprintf("nat64-denied.allowed.test:%d", port))
+	assert.Equal(t, http.StatusForbidden, code, body)
+	assert.Contains(t, body, "10.0.0.6", "the deny entry is named")
+	// Named as itself, the address is allowed, but cordon's own port is
+	// never reached, whatever the IPv6 spelling of loopback.
+	code, body = connect(fmt.Sprintf("[64:ff9b::7f00:2]:%d", port))
+	assert.Equal(t, http.StatusForbidden, code, body)
+	assert.Contains(t, body, "cordon's own endpoint")
+
+	// The human is asked about one spelling of an address.
+	connect("[0:0:0:0:0:ffff:c000:221]:80")
+	assert.Equal(t, []string{"192.0.2.33"}, asked)
+}
+
+func TestDescribe(t *testing.T) {
+	for host, want := range map[string]string{
+		"127.0.0.1":                "this machine (loopback)",
+		"0.0.0.0":                  "this machine (loopback)",
+		"::ffff:127.0.0.2":         "this machine (loopback)",
+		"64:ff9b::7f00:1":          "this machine (loopback), carrying the IPv4 address 127.0.0.1",
+		"169.254.169.254":          "link-local (where cloud metadata services answer)",
+		"10.1.2.3":                 "a private or local network",
+		"64:ff9b::c000:221":        "an IPv6 address, carrying the IPv4 address 192.0.2.33",
+		"192.0.2.33":               "",
+		"example.com":              "",
+		"2606:4700:4700::1111":     "",
+		"0:0:0:0:0:ffff:a9fe:a9fe": "link-local (where cloud metadata services answer)",
+	} {
+		assert.Equal(t, want, Describe(host), host)
+	}
+}

@@ -136,8 +136,9 @@ func (rs *ruleSet) verdict(host string, port int) (Verdict, *entry) {
 // connects: deny wins whichever way the address was reached.
 func (rs *ruleSet) deniedAddress(ip netip.Addr, port int) *entry {
 	ip = ip.Unmap()
+	v4, carries := embeddedIPv4(ip)
 	for i, e := range rs.denied {
-		if e.ip.IsValid() && e.matches("", ip, port) {
+		if e.ip.IsValid() && (e.matches("", ip, port) || carries && e.matches("", v4, port)) {
 			return &rs.denied[i]
 		}
 	}
@@ -180,22 +181,89 @@ func namesAddress(host string, ip netip.Addr) bool {
 // metadata service (link-local), and what is not an address of a host at
 // all.
 func special(ip netip.Addr) bool {
+	if v4, ok := embeddedIPv4(ip); ok && special(v4) {
+		return true
+	}
 	return reserved(ip) || ownAddress(ip)
 }
 
-// reserved are the special addresses that a fixed range names.
+// Ranges of IPv6 that reach IPv4: a translator or a tunnel delivers a
+// connection to the IPv4 address the IPv6 one carries.
+var (
+	nat64Prefix  = netip.MustParsePrefix("64:ff9b::/96")   // well-known NAT64 (RFC 6052)
+	nat64Local   = netip.MustParsePrefix("64:ff9b:1::/48") // local-use NAT64 (RFC 8215): a site's own translator
+	sixToFour    = netip.MustParsePrefix("2002::/16")      // 6to4 (RFC 3056)
+	v4Compatible = netip.MustParsePrefix("::/96")          // IPv4-compatible (deprecated)
+)
+
+// embeddedIPv4 is the IPv4 address that ip carries to an IPv4 network, if
+// it is one of those that do: a name resolving to 64:ff9b::7f00:1 on a
+// host behind DNS64 reaches 127.0.0.1 (or, through the NAT gateway, a
+// private address of the same network).
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() || ip.Is4In6() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	switch {
+	case nat64Prefix.Contains(ip), v4Compatible.Contains(ip) && !ip.IsLoopback() && !ip.IsUnspecified():
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
+// reserved are the special addresses that a fixed range names. A
+// local-use NAT64 prefix carries its IPv4 address where the site chose
+// to: all of it is a site's own network.
 func reserved(ip netip.Addr) bool {
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
 		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) || // carrier-grade NAT
-		netip.MustParsePrefix("fc00::/7").Contains(ip) // unique local (IsPrivate covers it too)
+		netip.MustParsePrefix("fc00::/7").Contains(ip) || // unique local (IsPrivate covers it too)
+		nat64Local.Contains(ip)
 }
 
 // local reports whether a connection to ip ends on this machine: loopback
 // (all of 127.0.0.0/8), the unspecified address (which Linux connects to
-// loopback), or an address of one of its interfaces.
+// loopback), an address of one of its interfaces, or an IPv6 address that
+// carries one of those.
 func local(ip netip.Addr) bool {
+	if v4, ok := embeddedIPv4(ip); ok && local(v4) {
+		return true
+	}
 	return ip.IsLoopback() || ip.IsUnspecified() || ownAddress(ip)
+}
+
+// Describe says, for the human asked about host, what an IP address there
+// is when it is not an ordinary public one ("" otherwise, and for a name):
+// written as 0:0:0:0:0:ffff:c000:202 or 0.0.0.0, nobody can tell.
+func Describe(host string) string {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	ip = ip.Unmap()
+	carried := ""
+	if v4, ok := embeddedIPv4(ip); ok {
+		carried = ", carrying the IPv4 address " + v4.String()
+		ip = v4
+	}
+	switch {
+	case ip.IsLoopback() || ip.IsUnspecified():
+		return "this machine (loopback)" + carried
+	case ownAddress(ip):
+		return "this machine (one of its own addresses)" + carried
+	case ip.IsLinkLocalUnicast():
+		return "link-local (where cloud metadata services answer)" + carried
+	case reserved(ip):
+		return "a private or local network" + carried
+	}
+	if carried != "" {
+		return "an IPv6 address" + carried
+	}
+	return ""
 }
 
 // ownAddress reports whether ip is an address of one of this machine's
