@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/creack/pty"
 )
 
 // leavers start processes that try to outlive the call every way a shell
@@ -224,4 +226,37 @@ func TestCommandCannotKillItsReaper(t *testing.T) {
 	assert.Contains(t, out, "Operation not permitted")
 	assert.Contains(t, out, "still-here")
 	assert.Empty(t, waitGone(token), "processes outlived the call:\n%s", processTree(token))
+}
+
+// TestOtherTerminalsAreUnreadable: a terminal of the user's outside the
+// sandbox (the one the human types into) cannot be opened by a confined
+// command, on either backend: under Landlock only the device files of
+// bwrap's fresh /dev are granted. What the human types reaches its own
+// reader, not the command. The command's own devices still work.
+func TestOtherTerminalsAreUnreadable(t *testing.T) {
+	master, slave, err := pty.Open()
+	require.NoError(t, err)
+	defer master.Close()
+	defer slave.Close()
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		t.Run(prov.Name(), func(t *testing.T) {
+			f := newFixture(t, prov)
+			p := f.policy(WorkspaceWrite, NetworkAllow)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for range 20 { // typed while the command tries to read it
+					master.Write([]byte("TYPED-CANARY\n"))
+					time.Sleep(50 * time.Millisecond)
+				}
+			}()
+			out, _ := f.sh(p, `timeout 2 cat "$1"; stty -F "$1" -echo && echo settings-changed;
+				head -c 4 /dev/urandom | wc -c; echo x > /dev/null && head -c 3 /dev/zero | wc -c; echo devices-ok`, slave.Name())
+			<-done
+			assert.NotContains(t, out, "TYPED-CANARY", "the command read the human's terminal")
+			assert.NotContains(t, out, "settings-changed", "the command changed the human's terminal")
+			assert.Contains(t, out, "devices-ok")
+			assert.Regexp(t, `(?m)^4\n3\ndevices-ok`, out)
+		})
+	}
 }

@@ -32,8 +32,22 @@ import (
 // granularity can hide a rename — and on the inode of every other path
 // they name.
 
-// landlockDeviceFiles are the device files every ruleset grants.
-var landlockDeviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
+// landlockDeviceFiles are the device files every ruleset grants, read
+// and write, and landlockRandomFiles those it grants read: what bwrap's
+// fresh /dev holds. Nothing else of the host's /dev is readable: the
+// user's other terminals (/dev/pts/N: what the human types, taken from
+// the shell that waits for it), input devices, sound and video, shared
+// memory of programs outside.
+var (
+	landlockDeviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
+	landlockRandomFiles = []string{"/dev/random", "/dev/urandom"}
+)
+
+// landlockDenyRead is what a ruleset grants no read beneath: the
+// read-deny list, and /dev but the files above.
+func landlockDenyRead(cfg Config) []string {
+	return append(slices.Clone(cfg.DenyRead), "/dev")
+}
 
 // Hashing every listed directory's entries costs a warm call some
 // 0.1–0.3 ms, most of the zygote's own time. A directory whose entries
@@ -78,9 +92,9 @@ func pathsOf(cfg Config) rulesPaths {
 	if cfg.LandlockABI == 0 {
 		return rulesPaths{}
 	}
-	_, onTheWay := waysTo(cfg.DenyRead)
+	_, onTheWay := waysTo(landlockDenyRead(cfg))
 	onTheWay["/"] = true
-	return rulesPaths{slices.Sorted(maps.Keys(onTheWay)), append(slices.Concat(cfg.Writable, []string{"/dev"}), landlockDeviceFiles...)}
+	return rulesPaths{slices.Sorted(maps.Keys(onTheWay)), slices.Concat(cfg.Writable, []string{"/dev"}, landlockDeviceFiles, landlockRandomFiles)}
 }
 
 // takeRulesState stamps and fingerprints what p names: the stamps first,

@@ -151,10 +151,18 @@ func applyLandlock(cfg Config) error {
 		// address outside would otherwise act for the command.
 		ll.Scoped = landlock.ScopedSet(llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket)
 	}
-	rules := append(ReadRules(cfg.DenyRead),
-		landlock.RWFiles(landlockDeviceFiles...).IgnoreIfMissing())
+	rules := append(ReadRules(landlockDenyRead(cfg)),
+		landlock.RWFiles(landlockDeviceFiles...).IgnoreIfMissing(),
+		landlock.ROFiles(landlockRandomFiles...).IgnoreIfMissing(),
+		// The helper itself, which a zygote execs again: inside bwrap it
+		// may lie where the sandbox's own mounts hide it (under the
+		// host's /tmp), beyond every grant made by path.
+		landlock.PathAccess(readFileExec, "/proc/self/exe"))
 	if use >= 5 {
-		rules = append(rules, landlock.PathAccess(readFileExec|readDir|landlock.AccessFSSet(llsyscall.AccessFSIoctlDev), "/dev"))
+		// ioctls on those devices only (a terminal's own settings through
+		// /dev/tty); a command's inherited terminal keeps the rights it
+		// was opened with.
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(llsyscall.AccessFSIoctlDev), landlockDeviceFiles...).IgnoreIfMissing())
 	}
 	if len(cfg.Writable) > 0 {
 		rw := landlock.RWDirs(cfg.Writable...)
