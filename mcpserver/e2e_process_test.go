@@ -3,6 +3,7 @@
 package mcpserver_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -225,10 +226,57 @@ func narrowingKills(t *testing.T, backend string) {
 	require.NoError(t, err, "%s", out)
 	res := call(t, cs, "process_list", map[string]any{})
 	assert.Contains(t, text(res), "mode-narrowed", text(res))
+	procs, _ := structured(t, res)["processes"].([]any)
+	require.Len(t, procs, 1, text(res))
+	assert.Equal(t, "mode-narrowed", procs[0].(map[string]any)["ended"],
+		"structuredContent, which Claude Code and Codex show the model, says why too")
 	assert.True(t, gone(token), "the wider process survived the narrowing")
 	before := fileContent(t, filepath.Join(w.ws, "ticks.txt"))
 	time.Sleep(300 * time.Millisecond)
 	assert.Equal(t, before, fileContent(t, filepath.Join(w.ws, "ticks.txt")), "it stopped writing")
+}
+
+// TestNarrowingKillsAForegroundCall: a foreground command in flight is
+// ended by a narrowing as a background process is, before the session's
+// next call runs, instead of writing on until its timeout; its own call
+// says why.
+func TestNarrowingKillsAForegroundCall(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newWorld(t)
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
+			token := fmt.Sprintf("cordon-narrow-fg-%d", time.Now().UnixNano())
+			ticks := filepath.Join(w.ws, "fg-ticks.txt")
+			results := make(chan *mcp.CallToolResult, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+					"command": fmt.Sprintf(`exec bash -c 'for i in $(seq 1 300); do echo tick >> fg-ticks.txt; sleep 0.1; done' %s`, token)}})
+				if err != nil {
+					res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+				}
+				results <- res
+			}()
+			require.Eventually(t, func() bool { return fileContent(t, ticks) != "<absent>" }, 20*time.Second, 50*time.Millisecond)
+			out, err := exec.Command(cordonBin, "mode", "--state-dir", w.state, "--session", sessionOf(t, w), "read-only").CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			call(t, cs, "sandbox_status", map[string]any{}) // the session's next call
+			var res *mcp.CallToolResult
+			select {
+			case res = <-results:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the foreground call ran on after the narrowing")
+			}
+			assert.True(t, res.IsError, text(res))
+			assert.Contains(t, text(res), "mode-narrowed", text(res))
+			assert.Equal(t, true, structured(t, res)["denied"], text(res))
+			assert.True(t, gone(token), "the command survived the narrowing")
+			before := fileContent(t, ticks)
+			time.Sleep(300 * time.Millisecond)
+			assert.Equal(t, before, fileContent(t, ticks), "it stopped writing")
+		})
+	}
 }
 
 // sessionOf is the id of the only session in the world's state dir.

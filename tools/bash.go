@@ -131,6 +131,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	out := NewOutputBuffer(conf.MaxOutput)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	runCtx, narrowed := context.WithCancelCause(runCtx)
+	defer narrowed(nil)
+	if call.Session != nil {
+		defer call.Session.foreground.add(&foregroundRun{mode: pol.Mode, sessionMode: sessionMode(call), cancel: narrowed})()
+	}
 	start := time.Now()
 	stopProgress := reportProgress(call, start)
 	res, err := conf.Executor.Run(runCtx, pol, sandbox.RunSpec{
@@ -172,7 +177,15 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 			Message: fmt.Sprintf("the sandbox runner (%s) failed before the command started: %s\n%s", res.Backend, res.RunnerFailure, text)})
 	case sandbox.TimedOut, sandbox.Cancelled:
 		why := fmt.Sprintf("timed out after %s", timeout)
-		if res.Ending == sandbox.Cancelled || ctx.Err() != nil {
+		switch {
+		case errors.Is(context.Cause(runCtx), errModeNarrowed):
+			// The human narrowed the session's mode while it ran: it is
+			// refused what it was doing, as a command started now would be.
+			now := sessionMode(call)
+			fields.TimedOut, fields.Denied = false, true
+			return fail(denial("bash", now, fmt.Sprintf(
+				"the session's mode was narrowed to %s while the command ran under %s: cordon killed it and every process it started (mode-narrowed); its output:\n%s", now, pol.Mode, text)))
+		case res.Ending == sandbox.Cancelled || ctx.Err() != nil:
 			why = "cancelled"
 		}
 		return fail(&ToolError{Code: sandbox.CodeTimeout,

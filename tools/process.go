@@ -142,6 +142,7 @@ func (s *Session) EndProcesses() {
 // endNarrowed kills, before a call runs, every process started under a
 // mode wider than the one the session has narrowed to since.
 func (s *Session) endNarrowed(current sandbox.Mode) {
+	s.foreground.endNarrowed(current)
 	for _, p := range s.procs().running() {
 		if p.mode.WiderThan(current) && p.sessionMode.WiderThan(current) {
 			p.end(reasonModeNarrowed)
@@ -166,6 +167,7 @@ type ProcessOutput struct {
 	ExitCode     *int   `json:"exit_code,omitempty" jsonschema:"once it has exited"`
 	Output       string `json:"output" jsonschema:"what it wrote since the last read"`
 	DroppedChars int64  `json:"dropped_chars" jsonschema:"characters it wrote that were dropped unread (the buffer keeps the newest)"`
+	Ended        string `json:"ended,omitempty" jsonschema:"why cordon ended it, as in the text: killed, session-ended or mode-narrowed (the session's mode narrowed below the one it started under)"`
 }
 
 // startBackground runs the bash command in the background and answers with
@@ -257,9 +259,10 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 		res := p.proc.Result()
 		code := res.ExitCode
 		o.ExitCode = &code
-		switch {
-		case p.endReason() != reasonExited:
-			fmt.Fprintf(&b, "[process %s was killed (%s): it and every process it started are gone]", p.id, p.endReason())
+		switch r := p.endReason(); {
+		case r != reasonExited:
+			o.Ended = r
+			fmt.Fprintf(&b, "[process %s was killed (%s): it and every process it started are gone]", p.id, r)
 		default:
 			fmt.Fprintf(&b, "[process %s exited %d]", p.id, code)
 		}
@@ -449,6 +452,7 @@ type ProcessInfo struct {
 	Started   string       `json:"started" jsonschema:"RFC 3339"`
 	Running   bool         `json:"running"`
 	ExitCode  *int         `json:"exit_code,omitempty"`
+	Ended     string       `json:"ended,omitempty" jsonschema:"why cordon ended it, as in the text: killed, session-ended or mode-narrowed"`
 }
 
 // ProcessListOutput is process_list's structuredContent.
@@ -471,6 +475,7 @@ func (tb *Toolbox) ProcessListTool(ctx context.Context, call Call, _ ProcessList
 			info.ExitCode = &code
 			state = fmt.Sprintf("exited %d", code)
 			if r := p.endReason(); r != reasonExited {
+				info.Ended = r
 				state += " (" + r + ")"
 			}
 		}
@@ -497,11 +502,16 @@ func (tb *Toolbox) process(call Call, id string) (*bgProcess, *ToolError) {
 // narrow applies a narrowing of the session's mode to its processes
 // before the call goes on.
 func (tb *Toolbox) narrow(call Call) {
-	current := call.conf().Settings.Mode
+	call.Session.endNarrowed(sessionMode(call))
+}
+
+// sessionMode is the session's own mode now: its last sandbox/mode event,
+// else the deployment's.
+func sessionMode(call Call) sandbox.Mode {
 	if m, ok := call.Session.Mode(); ok {
-		current = m
+		return m
 	}
-	call.Session.endNarrowed(current)
+	return call.conf().Settings.Mode
 }
 
 func (ps *processes) runningLocked() []*bgProcess {

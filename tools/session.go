@@ -31,6 +31,7 @@ type Session struct {
 	clientRoots []string
 	rootsKnown  bool
 	processes   *processes // background processes (process.go)
+	foreground  foregroundRuns
 	// allowedHosts are the hosts the human allowed for the session
 	// (network restricted's allow_session; egress.go).
 	allowedHosts []string
