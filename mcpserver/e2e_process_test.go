@@ -236,6 +236,21 @@ func narrowingKills(t *testing.T, backend string) {
 	assert.Equal(t, before, fileContent(t, filepath.Join(w.ws, "ticks.txt")), "it stopped writing")
 }
 
+// TestProcessInputHasABound: more than a MiB in one process_input is
+// refused with what to do instead, and the process runs on.
+func TestProcessInputHasABound(t *testing.T) {
+	w := newWorld(t)
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", "bwrap")
+	id, _ := startBackground(t, cs, map[string]any{"command": "echo up; exec cat"})
+	outputUntil(t, cs, id, "up")
+	res := call(t, cs, "process_input", map[string]any{"process_id": id, "input": strings.Repeat("x", 1<<20+1)})
+	assert.True(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "write it to a file", text(res))
+	sendInput(t, cs, id, "still here\n", 2000)
+	assert.Contains(t, outputUntil(t, cs, id, "still here"), "still here")
+	call(t, cs, "process_kill", map[string]any{"process_id": id, "signal": "KILL"})
+}
+
 // TestNarrowingKillsAForegroundCall: a foreground command in flight is
 // ended by a narrowing as a background process is, before the session's
 // next call runs, instead of writing on until its timeout; its own call

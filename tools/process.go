@@ -30,6 +30,9 @@ const (
 	MaxYield                  = 30 * time.Second
 	MaxProcessWait            = 60 * time.Second
 	DefaultInputWait          = 500 * time.Millisecond
+	// MaxProcessInput bounds one process_input: a paste, not a file (a
+	// 30 MB one took the server to 330 MB).
+	MaxProcessInput = 1 << 20
 	// killEscalation is how long a TERM or INT has before KILL follows.
 	killEscalation = 2 * time.Second
 )
@@ -331,6 +334,10 @@ type ProcessInputInput struct {
 // answered. The input passes the approval gate like a bash command.
 func (tb *Toolbox) ProcessInputTool(ctx context.Context, call Call, in ProcessInputInput) (*Result, *ToolError) {
 	call = tb.pin(call)
+	if len(in.Input) > MaxProcessInput {
+		return nil, invalid("input is %d bytes; at most %d go to a process in one call (the session log keeps each): send it in pieces, or write it to a file in the workspace and have the process read that",
+			len(in.Input), MaxProcessInput)
+	}
 	wait := DefaultInputWait
 	if in.WaitMs != nil {
 		if *in.WaitMs < 0 || time.Duration(*in.WaitMs)*time.Millisecond > MaxProcessWait {
