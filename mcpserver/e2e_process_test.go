@@ -236,6 +236,24 @@ func narrowingKills(t *testing.T, backend string) {
 	assert.Equal(t, before, fileContent(t, filepath.Join(w.ws, "ticks.txt")), "it stopped writing")
 }
 
+// TestNarrowingKillsWithoutACall: a background process started wider
+// than the session's new mode ends by itself within a second or so of
+// the narrowing, though the model makes no further call.
+func TestNarrowingKillsWithoutACall(t *testing.T) {
+	w := newWorld(t)
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", "bwrap")
+	token := fmt.Sprintf("cordon-narrow-idle-%d", time.Now().UnixNano())
+	id, _ := startBackground(t, cs, map[string]any{"command": fmt.Sprintf(`echo up; exec bash -c 'while :; do echo tick >> idle-ticks.txt; sleep 0.1; done' %s`, token)})
+	outputUntil(t, cs, id, "up")
+	out, err := exec.Command(cordonBin, "mode", "--state-dir", w.state, "--session", sessionOf(t, w), "read-only").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Eventually(t, func() bool { return gone(token) }, 10*time.Second, 100*time.Millisecond, "the process ran on with no call")
+	res := call(t, cs, "process_list", map[string]any{})
+	procs, _ := structured(t, res)["processes"].([]any)
+	require.Len(t, procs, 1, text(res))
+	assert.Equal(t, "mode-narrowed", procs[0].(map[string]any)["ended"], text(res))
+}
+
 // TestProcessInputHasABound: more than a MiB in one process_input is
 // refused with what to do instead, and the process runs on.
 func TestProcessInputHasABound(t *testing.T) {
@@ -256,8 +274,12 @@ func TestProcessInputHasABound(t *testing.T) {
 // next call runs, instead of writing on until its timeout; its own call
 // says why.
 func TestNarrowingKillsAForegroundCall(t *testing.T) {
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
+	for _, c := range []struct {
+		backend  string
+		nextCall bool
+	}{{"bwrap", true}, {"landlock", true}, {"bwrap", false}, {"landlock", false}} {
+		backend, nextCall := c.backend, c.nextCall
+		t.Run(fmt.Sprintf("%s/next-call=%v", backend, nextCall), func(t *testing.T) {
 			w := newWorld(t)
 			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
 			token := fmt.Sprintf("cordon-narrow-fg-%d", time.Now().UnixNano())
@@ -276,7 +298,9 @@ func TestNarrowingKillsAForegroundCall(t *testing.T) {
 			require.Eventually(t, func() bool { return fileContent(t, ticks) != "<absent>" }, 20*time.Second, 50*time.Millisecond)
 			out, err := exec.Command(cordonBin, "mode", "--state-dir", w.state, "--session", sessionOf(t, w), "read-only").CombinedOutput()
 			require.NoError(t, err, "%s", out)
-			call(t, cs, "sandbox_status", map[string]any{}) // the session's next call
+			if nextCall {
+				call(t, cs, "sandbox_status", map[string]any{}) // the session's next call
+			} // else no call comes: the command notices by itself
 			var res *mcp.CallToolResult
 			select {
 			case res = <-results:

@@ -134,7 +134,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	runCtx, narrowed := context.WithCancelCause(runCtx)
 	defer narrowed(nil)
 	if call.Session != nil {
-		defer call.Session.foreground.add(&foregroundRun{mode: pol.Mode, sessionMode: sessionMode(call), cancel: narrowed})()
+		started := sessionMode(call)
+		defer call.Session.foreground.add(&foregroundRun{mode: pol.Mode, sessionMode: started, cancel: narrowed})()
+		finished := make(chan struct{})
+		defer close(finished)
+		go watchNarrowing(call, pol.Mode, started, finished, func() { narrowed(errModeNarrowed) })
 	}
 	start := time.Now()
 	stopProgress := reportProgress(call, start)

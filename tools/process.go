@@ -147,7 +147,7 @@ func (s *Session) EndProcesses() {
 func (s *Session) endNarrowed(current sandbox.Mode) {
 	s.foreground.endNarrowed(current)
 	for _, p := range s.procs().running() {
-		if p.mode.WiderThan(current) && p.sessionMode.WiderThan(current) {
+		if narrowedBelow(current, p.mode, p.sessionMode) {
 			p.end(reasonModeNarrowed)
 		}
 	}
@@ -222,6 +222,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 	ps.mu.Unlock()
 	call.Session.record(conf.Logger, sessionlog.EventProcessStart, map[string]any{"process_id": id, "command": in.Command, "mode": pol.Mode, "cwd": cwd})
 	go tb.watch(call, bp)
+	go watchNarrowing(call, bp.mode, bp.sessionMode, bp.proc.Done(), func() { bp.end(reasonModeNarrowed) })
 
 	select {
 	case <-proc.Done():
