@@ -42,6 +42,20 @@ type mountPlan struct {
 	ReadDenyLinks []string
 }
 
+// pin adds dir to PinDirs once, if it is a directory (not a symlink).
+func (plan *mountPlan) pin(dir string) {
+	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
+		plan.PinDirs = append(plan.PinDirs, dir)
+	}
+}
+
+// pinParents pins the directories between root and path, both excluded.
+func (plan *mountPlan) pinParents(path, root string) {
+	for dir := filepath.Dir(path); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
+		plan.pin(dir)
+	}
+}
+
 // errProtectedSymlink is returned when a protected path is, or passes
 // through, a symlink inside a writable root: following it could protect
 // the wrong place, so the sandbox is refused instead.
@@ -68,9 +82,7 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 			if floor != "" && (dir == floor || !Within(dir, floor)) {
 				break
 			}
-			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
-				plan.PinDirs = append(plan.PinDirs, dir)
-			}
+			plan.pin(dir)
 		}
 		switch {
 		case missing == "" && p.guardOnly[prot]:
@@ -101,36 +113,25 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 		// (mv secrets-parent elsewhere, then cat elsewhere/secrets/key):
 		// its parents are pinned as a protected path's are.
 		if root := containingRoot(d, userRoots(p)); root != "" {
-			for dir := filepath.Dir(d); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
-				if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
-					plan.PinDirs = append(plan.PinDirs, dir)
-				}
-			}
+			plan.pinParents(d, root)
 		}
 	}
 	// A symlink on the way to a read-deny entry cannot be mounted over:
 	// it is guarded, and its parents pinned, as are the directories on the
 	// way and theirs.
 	for _, l := range p.readDenyLinks {
-		if containingRoot(l, userRoots(p)) != "" && !slices.Contains(plan.Guard, l) {
-			plan.Guard = append(plan.Guard, l)
-			plan.ReadDenyLinks = append(plan.ReadDenyLinks, l)
+		if root := containingRoot(l, userRoots(p)); root != "" {
+			if !slices.Contains(plan.Guard, l) {
+				plan.Guard = append(plan.Guard, l)
+				plan.ReadDenyLinks = append(plan.ReadDenyLinks, l)
+			}
+			plan.pinParents(l, root)
 		}
 	}
-	for _, l := range slices.Concat(p.readDenyLinks, p.readDenyDirs) {
-		root := containingRoot(l, userRoots(p))
-		if root == "" {
-			continue
-		}
-		if l != root && slices.Contains(p.readDenyDirs, l) {
-			if fi, err := os.Lstat(l); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, l) {
-				plan.PinDirs = append(plan.PinDirs, l)
-			}
-		}
-		for dir := filepath.Dir(l); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
-			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !slices.Contains(plan.PinDirs, dir) {
-				plan.PinDirs = append(plan.PinDirs, dir)
-			}
+	for _, d := range p.readDenyDirs {
+		if root := containingRoot(d, userRoots(p)); root != "" && d != root {
+			plan.pin(d)
+			plan.pinParents(d, root)
 		}
 	}
 	slices.SortFunc(plan.PinDirs, func(a, b string) int { return len(a) - len(b) })

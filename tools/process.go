@@ -211,11 +211,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		}
 		return nil, errorf(sandbox.CodeRunnerFailed, "starting the command: %v", err)
 	}
-	sessionMode := conf.Settings.Mode
-	if m, ok := call.Session.Mode(); ok {
-		sessionMode = m
-	}
-	bp := &bgProcess{id: id, command: in.Command, cwd: cwd, mode: pol.Mode, sessionMode: sessionMode,
+	bp := &bgProcess{id: id, command: in.Command, cwd: cwd, mode: pol.Mode, sessionMode: sessionMode(call),
 		started: time.Now(), tty: in.TTY, proc: proc, out: out}
 	ps.mu.Lock()
 	ps.byID[id] = bp
