@@ -255,6 +255,23 @@ func TestOtherTerminalsAreUnreadable(t *testing.T) {
 			<-done
 			assert.NotContains(t, out, "TYPED-CANARY", "the command read the human's terminal")
 			assert.NotContains(t, out, "settings-changed", "the command changed the human's terminal")
+			// On the host: the terminal still echoes, and what was typed is
+			// still there for its own reader.
+			tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+			require.NoError(t, err)
+			assert.NotZero(t, tio.Lflag&unix.ECHO, "the human's terminal lost its echo")
+			got := make(chan string, 1)
+			go func() { // a read the slave's close ends, should nothing be left to read
+				typed := make([]byte, 4096)
+				n, _ := slave.Read(typed)
+				got <- string(typed[:max(n, 0)])
+			}()
+			select {
+			case typed := <-got:
+				assert.Contains(t, typed, "TYPED-CANARY", "what the human typed was taken")
+			case <-time.After(2 * time.Second):
+				t.Error("what the human typed was taken: nothing is left for the terminal's own reader")
+			}
 			assert.Contains(t, out, "devices-ok")
 			assert.Regexp(t, `(?m)^4\n3\ndevices-ok`, out)
 		})
