@@ -44,6 +44,10 @@ type Settings struct {
 	// workspace-write: the other writable roots (OwnDir, ExtraWriteAllow)
 	// are where the command writes (a wrapped server's default).
 	WorkspaceReadOnly bool
+	// ProgramTrees are the directories under the host's /tmp that a
+	// human-typed command runs from (see ProgramTrees): visible read-only
+	// over the private /tmp.
+	ProgramTrees []string
 }
 
 // ExecutionPolicy is the single resolved answer to "what may this call
@@ -77,6 +81,8 @@ type ExecutionPolicy struct {
 	ConfigDir      string
 	// OwnDir is Settings.OwnDir, canonical: a writable root.
 	OwnDir string
+	// ProgramTrees is Settings.ProgramTrees, canonical.
+	ProgramTrees []string
 	// WorkspaceReadOnly is Settings.WorkspaceReadOnly.
 	WorkspaceReadOnly bool
 	// Repos are the git repositories found beneath the writable roots
@@ -214,6 +220,13 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		if p.OwnDir, err = in.canonical(set.OwnDir); err != nil {
 			return ExecutionPolicy{}, fmt.Errorf("own directory: %w", err)
 		}
+	}
+	for _, t := range set.ProgramTrees {
+		c, err := in.canonical(t)
+		if err != nil {
+			return ExecutionPolicy{}, fmt.Errorf("program directory: %w", err)
+		}
+		p.ProgramTrees = append(p.ProgramTrees, c)
 	}
 	if p.TmpDir != "" {
 		if p.TmpDir, err = in.canonical(p.TmpDir); err != nil {

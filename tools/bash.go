@@ -210,6 +210,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	}
 	if res.ExitCode != 0 {
 		addLine(fmt.Sprintf("[exit code %d]", res.ExitCode))
+		if res.Backend == "bwrap" {
+			for _, n := range hostTmpNotes(command, pol.TmpDir) {
+				addLine(n)
+			}
+		}
 	}
 	if len(res.BlockedHosts) > 0 {
 		addLine(blockedLine(res.BlockedHosts))

@@ -212,6 +212,7 @@ func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdo
 		return exitCode(exitSandbox)
 	}
 	defer tmp.Remove()
+	set.ProgramTrees = sandbox.ProgramTrees(argv, d.settings.Workspace)
 	svc := sandbox.PolicyService{Settings: set}
 	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
 	if err != nil {

@@ -108,3 +108,48 @@ func TestWrapNpxInstallsIntoTheClassDirectory(t *testing.T) {
 		assert.Contains(t, r.stdout, "tiny server up")
 	}
 }
+
+// TestWrapProgramUnderTmp: a program installed under the host's /tmp (an
+// unpacked release, a `go build -o /tmp/…`, a node_modules of a checkout
+// there) runs wrapped on both backends, with what it loads beside it,
+// read-only; nothing else of the host's /tmp becomes visible under bwrap,
+// where /tmp is the session's own.
+func TestWrapProgramUnderTmp(t *testing.T) {
+	prog, err := os.MkdirTemp("/tmp", "cordon-wrap prog-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(prog) })
+	neighbour, err := os.MkdirTemp("/tmp", "cordon-wrap-neighbour-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(neighbour) })
+	secret := filepath.Join(neighbour, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("neighbour secret\n"), 0o644))
+	bin := filepath.Join(prog, "node_modules", ".bin")
+	lib := filepath.Join(prog, "node_modules", "server", "lib.sh")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(lib), 0o755))
+	require.NoError(t, os.WriteFile(lib, []byte("echo loaded-from-lib\nNEIGHBOUR='"+secret+"'\n"), 0o644))
+	main := filepath.Join(prog, "node_modules", "server", "main.sh")
+	require.NoError(t, os.WriteFile(main, []byte("#!/bin/sh\n. \"$(dirname \"$(readlink -f \"$0\")\")/lib.sh\"\ncat \"$NEIGHBOUR\" 2>/dev/null || echo neighbour-hidden\necho x > \"$(dirname \"$(readlink -f \"$0\")\")/written\" 2>/dev/null || echo read-only\n"), 0o755))
+	require.NoError(t, os.Symlink("../server/main.sh", filepath.Join(bin, "server")))
+
+	ws := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	// The neighbour's path reaches the program in its own files, not on
+	// the command line (a path the human types there is theirs to show).
+	var env []string
+	for _, backend := range []string{"bwrap", "landlock"} {
+		r := cordon(t, env, ws, "wrap", "--backend", backend, "--state-dir", state, "--", filepath.Join(bin, "server"))
+		require.Equal(t, 0, r.code, "%s: %s", backend, r.stderr)
+		assert.Contains(t, r.stdout, "loaded-from-lib\n", backend)
+		assert.Contains(t, r.stdout, "read-only\n", backend)
+		assert.NoFileExists(t, filepath.Join(prog, "node_modules", "server", "written"), backend)
+		if backend == "bwrap" {
+			assert.Contains(t, r.stdout, "neighbour-hidden\n", "the rest of the host's /tmp stays out of sight")
+			assert.NotContains(t, r.stdout, "neighbour secret")
+		}
+	}
+	// exec makes the same choice.
+	r := cordon(t, env, ws, "exec", "--backend", "bwrap", "--state-dir", state, "--", filepath.Join(bin, "server"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "loaded-from-lib\nneighbour-hidden\nread-only\n")
+}
