@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -137,6 +138,9 @@ func runLog(f logFlags, id string, stdout io.Writer) error {
 		return usagef("%v", err)
 	}
 	path := filepath.Join(dir, id+".jsonl")
+	if err := sessionExists(dir, id); err != nil {
+		return err
+	}
 	if f.verify {
 		if err := sessionlog.VerifyFile(path); err != nil {
 			return fmt.Errorf("%s: %v", id, err)
@@ -203,11 +207,36 @@ func runMode(stateDir, session, arg string, stdout io.Writer) error {
 	if err := sessionlog.ValidateSessionID(session); err != nil {
 		return usagef("--session: %v", err)
 	}
-	ev, err := sessionlog.AppendTo(sessionsDir(stateDir), session, sessionlog.EventSandboxMode,
+	dir := sessionsDir(stateDir)
+	if err := sessionExists(dir, session); err != nil {
+		return err
+	}
+	// An ended session has no next call: recording a mode there would
+	// say it changed something while nothing can apply it.
+	live, err := sessionlog.IsLive(dir, session)
+	if err != nil {
+		return err
+	}
+	if !live {
+		return fmt.Errorf("session %s has ended, so no call of it will run again: start a new session with --mode %s instead ('cordon sessions' lists the live ones)", session, mode)
+	}
+	ev, err := sessionlog.AppendTo(dir, session, sessionlog.EventSandboxMode,
 		sessionlog.ModeData{Mode: string(mode), Source: sessionlog.SourceUser})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "session %s: mode %s from its next call on (log line %d)\n", session, mode, ev.Seq)
+	return nil
+}
+
+// sessionExists says, in words a human can act on, that a session id names
+// no session here.
+func sessionExists(dir, id string) error {
+	if _, err := os.Stat(filepath.Join(dir, id+".jsonl")); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no session %s under %s: 'cordon sessions' lists the sessions there (or give --state-dir)", id, dir)
+		}
+		return err
+	}
 	return nil
 }
