@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -39,7 +40,7 @@ func resolveStateDir(dir string) string {
 func sessionsDir(stateDir string) string { return filepath.Join(stateDir, "sessions") }
 
 func newSessionsCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "sessions [flags]",
 		Short: "list sessions and their effective modes",
@@ -47,17 +48,25 @@ func newSessionsCmd() *cobra.Command {
 	}
 	stateDir := stateDirFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "also list ended sessions that made no tool call (a client's health check)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runSessions(stateDir(), asJSON, cmd.OutOrStdout())
+		return runSessions(stateDir(), asJSON, all, cmd.OutOrStdout())
 	}
 	return cmd
 }
 
 // runSessions lists sessions: id, start, workspace, effective mode, live.
-func runSessions(stateDir string, asJSON bool, stdout io.Writer) error {
+// An ended session that made no call is a client's health check (every
+// `claude mcp list` connects and leaves): listed only with all.
+func runSessions(stateDir string, asJSON, all bool, stdout io.Writer) error {
 	list, err := sessionlog.List(sessionsDir(stateDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
+	}
+	if !all {
+		list = slices.DeleteFunc(list, func(s sessionlog.Summary) bool {
+			return !s.Live && s.Calls == 0 && s.Error == "" && s.Events <= 2
+		})
 	}
 	if asJSON {
 		if list == nil {
