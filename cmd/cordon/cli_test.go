@@ -16,7 +16,7 @@ import (
 )
 
 // commands are every command a user can name (help aside).
-var commands = []string{"serve", "exec", "status", "profile", "test", "log", "sessions", "mode", "completion", "version"}
+var commands = []string{"serve", "exec", "status", "profile", "test", "log", "sessions", "mode", "client-config", "completion", "version"}
 
 // newSession makes a session log under state, as serve would, live until
 // the test ends.
