@@ -72,6 +72,9 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	d, err := f.resolve()
 	if err != nil {
+		if f.http == "" {
+			return serveUnavailable(err, level, stdin, stdout, stderr)
+		}
 		return err
 	}
 	addr := f.http
@@ -147,6 +150,27 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// serveUnavailable serves stdio for a cordon whose configuration is
+// broken or refused: a client started it, and a server that exited would
+// show the human only "connection closed". The handshake is answered, and
+// the reason reaches the human through every tool call and the
+// instructions; nothing runs. It also goes to stderr, at once, and the
+// exit code is the one the error would have had.
+func serveUnavailable(cause error, level zerolog.Level, stdin io.Reader, stdout, stderr io.Writer) error {
+	fmt.Fprintf(stderr, "cordon serve: %v\n", cause)
+	logger := newLogger(stderr, level)
+	logger.Error().Msg("serving MCP on stdio with every tool call refused until the configuration is fixed")
+	srv := mcpserver.NewUnavailable(version, cause.Error(), logger)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	srv.ServeStdio(ctx, stdin, stdout)
+	var ue *usageError
+	if errors.As(cause, &ue) {
+		return exitCode(exitUsage)
+	}
+	return exitCode(exitFailure)
 }
 
 // tokenExposed says why a backend would let confined commands read a
