@@ -1,10 +1,11 @@
+//go:build linux
+
 package main
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -17,9 +18,6 @@ import (
 // fix, on both backends, and the command writes nothing; a project inside
 // the home runs.
 func TestExecRefusesWorkspaceAtHome(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("bwrap and Landlock are Linux backends")
-	}
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newCfgEnv(t)
@@ -45,9 +43,6 @@ func TestExecRefusesWorkspaceAtHome(t *testing.T) {
 // says a workspace at the home is refused (exit 1), names each relative
 // PATH entry, and lists the read-deny entries with their tools.
 func TestStatusShowsHomeRefusalPathWarningsAndCredentials(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("Linux backends")
-	}
 	e := newCfgEnv(t)
 	path := "PATH=./node_modules/.bin:" + os.Getenv("PATH")
 	r := e.run(t, []string{path}, "status", "--json", "--mode", "workspace-write", "--workspace", e.home)
