@@ -29,6 +29,13 @@ func TestExecRefusesWorkspaceAtHome(t *testing.T) {
 			assert.Contains(t, r.stderr, "project directory")
 			assert.NoFileExists(t, planted)
 
+			// wrap --writable follows the same rule.
+			r = e.run(t, nil, "wrap", "--backend", backend, "--workspace", e.ws, "--writable", e.home,
+				"--", "sh", "-c", `echo pwned >> "$HOME/.bashrc"`)
+			assert.Equal(t, 125, r.code, r.stderr)
+			assert.Contains(t, r.stderr, "the writable root "+e.home+" (extra_write_allow or wrap --writable)")
+			assert.NoFileExists(t, planted)
+
 			proj := filepath.Join(e.home, "proj")
 			require.NoError(t, os.MkdirAll(proj, 0o755))
 			r = e.run(t, nil, "exec", "--backend", backend, "--mode", "workspace-write", "--workspace", proj,
