@@ -9,14 +9,6 @@ import (
 	"strings"
 )
 
-// DefaultReadDeny lists the credential locations, relative to the home
-// directory, that no confined command and no file tool may read.
-var DefaultReadDeny = []string{
-	".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gh",
-	".config/gcloud", ".gcp", ".azure", ".netrc", ".git-credentials",
-	".npmrc", ".pypirc",
-}
-
 // Settings are the deployment's defaults: the config files, then the flags.
 type Settings struct {
 	Mode    Mode
@@ -94,6 +86,10 @@ type ExecutionPolicy struct {
 	// unconfinable, when set, is why no backend may confine this policy
 	// (a .git that is a symlink); the file tools still work.
 	unconfinable error
+	// refusal, when set, is why this policy may not run at all, on any
+	// backend or through the file tools that write: a writable root holds
+	// the home directory (homerule.go).
+	refusal error
 	// pinFloors maps the protected paths of nested repositories to their
 	// worktree: a mount-based backend pins the directories between the
 	// worktree and the path, not those above it, so that a directory
@@ -137,6 +133,9 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 	if !p.Mode.Confined() {
 		return ConfinedPolicy{}, fmt.Errorf("cannot confine unknown mode %q", p.Mode)
 	}
+	if p.refusal != nil {
+		return ConfinedPolicy{}, p.refusal
+	}
 	if p.Mode == ReadOnly {
 		for _, r := range p.WritableRoots {
 			if r != p.TmpDir && !(p.TmpDir != "" && Within(r, p.TmpDir)) {
@@ -148,6 +147,11 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 	}
 	return ConfinedPolicy{p: p}, nil
 }
+
+// Refusal is why no command and no file-tool write may run under this
+// policy (an *UnavailableError), or nil: a writable root holds the home
+// directory. Reads are unaffected.
+func (p ExecutionPolicy) Refusal() error { return p.refusal }
 
 // Policy returns the policy being confined.
 func (c ConfinedPolicy) Policy() ExecutionPolicy { return c.p }
@@ -234,6 +238,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	p.WritableRoots = writableRoots(p, &in)
+	p.refusal = homeRule(p, set.Home)
 	var links, dirs []string
 	p.ReadDeny, links, dirs = readDenyList(set, p.WritableRoots, &in)
 	for _, l := range links {
@@ -299,7 +304,7 @@ func readDenyList(set Settings, roots []string, in *PolicyInputs) (list, links, 
 		}
 	}
 	if set.Home != "" {
-		for _, rel := range slices.Concat(DefaultReadDeny, clientConfigReadDeny) {
+		for _, rel := range DefaultReadDeny {
 			add(filepath.Join(set.Home, filepath.FromSlash(rel)))
 		}
 	}

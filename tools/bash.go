@@ -85,6 +85,9 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
+	if terr := refusedPolicy(pol); terr != nil {
+		return nil, terr
+	}
 	cwd, terr := resolveCwd(pol.WorkspaceRoot, in.Cwd)
 	if terr != nil {
 		return nil, terr

@@ -90,6 +90,11 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		logger.Info().Str("file", file.Path).Str("layer", string(file.Layer)).Msg("read config")
 	}
 	d.warnings(func(msg string) { logger.Warn().Msg(msg) })
+	pathWarnings := sandbox.PathWarnings(os.Getenv("PATH"))
+	for i, dir := range sandbox.RelativePathEntries(os.Getenv("PATH")) {
+		logger.Warn().Str("path_entry", dir).Msg(pathWarnings[i])
+	}
+	go logHomeRefusal(logger, d)
 	// The probe is most of the start-up, and neither what follows nor
 	// initialize needs it: it runs beside them, and the first call that
 	// needs the sandbox waits for its verdict. (It confines nothing of
@@ -226,6 +231,26 @@ func servedAddrs(addr string) []netip.AddrPort {
 		ip = a.Unmap()
 	}
 	return []netip.AddrPort{netip.AddrPortFrom(ip, uint16(port))}
+}
+
+// logHomeRefusal says at start-up, rather than at the first call, when the
+// workspace-write policy of the deployment is one that no backend may
+// confine (a writable root holds the home directory). It resolves the
+// policy beside the start, as the probe runs.
+func logHomeRefusal(logger zerolog.Logger, d deployment) {
+	if d.requirement == sandbox.Off || d.settings.Mode == sandbox.DangerFullAccess {
+		return
+	}
+	svc := sandbox.PolicyService{Settings: d.settings}
+	pol, err := svc.Resolve(sandbox.Request{Override: sandbox.WorkspaceWrite})
+	if err != nil || pol.Refusal() == nil {
+		return
+	}
+	ev := logger.Warn()
+	if d.settings.Mode == sandbox.WorkspaceWrite {
+		ev = logger.Error()
+	}
+	ev.Str("code", sandbox.CodeUnavailable).Msg("workspace-write commands and file writes will be refused: " + trimUnavailable(pol.Refusal()))
 }
 
 // logSandbox says whether the sandbox works, and how.
