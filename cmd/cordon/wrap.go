@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -93,32 +92,6 @@ func classSettings(d deployment, f *sandboxFlags, w *wrapFlags, argv []string) (
 	set, err := wrapPolicy(d, f, w, classDir)
 	return set, classDir, err
 }
-
-// wrapName is the class directory's default name: the package a runner
-// like npx or uvx starts, else the command's base name, made safe as one
-// path element.
-func wrapName(argv []string) string {
-	name := filepath.Base(argv[0])
-	switch name {
-	case "npx", "uvx", "pipx", "bunx", "pnpx":
-		for _, a := range argv[1:] {
-			if !strings.HasPrefix(a, "-") {
-				name = a
-				break
-			}
-		}
-	}
-	if at := strings.LastIndex(name, "@"); at > 0 {
-		name = name[:at] // a version: @scope/pkg@1.2.3
-	}
-	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-.")
-	if name == "" {
-		return "program"
-	}
-	return name
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // wrapPolicy is the class's settings: the deployment's, with the class's
 // writable places and network.
