@@ -144,9 +144,18 @@ echo finished
 			assert.NoFileExists(t, ownHookRan, "its own settings are seeded again at each start: the hooks it wrote there are gone")
 			assert.DirExists(t, filepath.Join(w.state, "wrap", "claude", "claude", "projects"), "its sessions are kept in its own home")
 
+			// The copied login is the agent's alone: another wrapped
+			// program cannot read it.
+			creds := filepath.Join(w.state, "wrap", "claude", "claude", ".credentials.json")
+			require.FileExists(t, creds)
+			out, err := runAgent(t, w.ws, agentEnv(w), 60*time.Second, cordonBin,
+				"wrap", "--backend", backend, "--state-dir", w.state, "--name", "other", "--", "cat", creds)
+			assert.NotContains(t, out, token, "another class directory's program reads no other agent's credentials")
+			assert.Error(t, err, "cat fails")
+
 			// The human's next unwrapped run.
 			plain, _ := claudeBashStandIn(t, nil)
-			out, err := runAgent(t, w.ws, agentEnv(w, "ANTHROPIC_BASE_URL="+plain.url, "ENABLE_TOOL_SEARCH=false",
+			out, err = runAgent(t, w.ws, agentEnv(w, "ANTHROPIC_BASE_URL="+plain.url, "ENABLE_TOOL_SEARCH=false",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"), 180*time.Second,
 				claude, "-p", "Hello.", "--output-format", "json")
 			require.NoError(t, err, "the human's claude -p: %s", out)
