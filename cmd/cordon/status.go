@@ -73,7 +73,7 @@ func newClassReports(d deployment) map[string]classReport {
 		prof := d.classes[class]
 		writes := filepath.Join(d.settings.StateDir, "wrap", "NAME") + ", the workspace with --mode workspace-write, --writable DIR"
 		if class == classExternalAgent {
-			writes += ", ~/.claude, ~/.codex"
+			writes += "; its config home: " + filepath.Join(d.settings.StateDir, "wrap", "NAME", "{claude,codex}")
 		}
 		out[class] = classReport{Writes: writes, Network: prof.network,
 			AllowedDomains: slices.Concat(d.settings.AllowedDomains, prof.allowed),

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,4 +153,29 @@ func TestWrapProgramUnderTmp(t *testing.T) {
 	r := cordon(t, env, ws, "exec", "--backend", "bwrap", "--state-dir", state, "--", filepath.Join(bin, "server"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "loaded-from-lib\nneighbour-hidden\nread-only\n")
+}
+
+// TestWrapClassDirPerScript: two servers that one interpreter runs, `node
+// a.js` and `node b.js`, get class directories of their own: the data
+// one keeps is not the other's to read or overwrite.
+func TestWrapClassDirPerScript(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is needed: %v", err)
+	}
+	ws := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	script := `const fs = require("fs"); const f = process.env.XDG_DATA_HOME + "/who";
+fs.mkdirSync(process.env.XDG_DATA_HOME, {recursive: true});
+let before = ""; try { before = fs.readFileSync(f, "utf8") } catch {}
+fs.writeFileSync(f, %q); console.log("before=" + before);`
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name+".js"), []byte(fmt.Sprintf(script, name)), 0o644))
+	}
+	for _, name := range []string{"a", "b"} {
+		r := cordon(t, nil, ws, "wrap", "--state-dir", state, "--", "node", name+".js")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "before=\n", r.stdout, "%s.js finds nothing the other left", name)
+		assert.Equal(t, name, readFileString(t, filepath.Join(state, "wrap", name, "data", "who")))
+	}
+	assert.NoDirExists(t, filepath.Join(state, "wrap", "node"))
 }
