@@ -8,24 +8,6 @@ import (
 	"strings"
 )
 
-// DefaultProtectedNames are the paths, relative to each writable root, that
-// stay read-only even in workspace-write: files that name programs which a
-// human (or the next cordon) will later run or trust outside the sandbox.
-// Git's own paths are not listed: they come from the repositories actually
-// found (gitrepos.go), read as git reads them.
-var DefaultProtectedNames = []string{
-	// cordon's own configuration of a workspace.
-	".cordon", "cordon.toml",
-	// Shell start-up files.
-	".bashrc", ".bash_aliases", ".bashrc.d", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zshrc.d", ".zprofile", ".zshenv", ".zlogin", ".zlogout",
-	// The per-user configuration of git and systemd, where a root holds it.
-	".gitconfig", ".config/git", ".config/systemd",
-	// Editor and agent configuration that names programs to run.
-	".vscode", ".idea", ".mcp.json", ".claude", ".cursor", ".codex", ".gemini",
-	".envrc", ".ripgreprc", ".devcontainer", ".pre-commit-config.yaml",
-}
-
 // homeStartupNames are the places, relative to the home directory, from
 // which a login, a desktop session, an interactive shell, an editor or a
 // REPL runs code. They are protected when a writable root contains the
@@ -91,6 +73,13 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 			for _, name := range p.ProtectedNames {
 				add(filepath.Join(root, filepath.FromSlash(name)))
 			}
+		}
+		// The protected names found deeper: a monorepo's pkg/.vscode is
+		// loaded by the editor opened in pkg/. Pinned down to the
+		// directory that holds them, not above, so that a package can
+		// still be moved (what it carries to a new place is audited).
+		for _, n := range p.named {
+			addFrom(n.Dir, n.Path)
 		}
 		if home := set.Home; home != "" && slices.ContainsFunc(roots, func(r string) bool { return Within(home, r) }) {
 			home = in.canonicalOrClean(home)
