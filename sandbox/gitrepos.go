@@ -170,7 +170,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 				}
 			}
 			for _, e := range entries {
-				for _, rest := range byFirst[strings.ToLower(e.Name())] {
+				for _, rest := range namesStartingWith(byFirst, e.Name()) {
 					found.named = append(found.named, namedPath{cur.dir, path.Join(e.Name(), rest), filepath.Join(cur.dir, e.Name(), filepath.FromSlash(rest))})
 				}
 			}
@@ -268,6 +268,22 @@ func namesByFirstComponent(names []string) map[string][]string {
 		}
 	}
 	return m
+}
+
+// namesStartingWith looks a directory entry up in namesByFirstComponent's
+// map, lower-casing only a name that has upper case in it: the search
+// looks up every entry of every directory it lists.
+func namesStartingWith(byFirst map[string][]string, name string) []string {
+	if len(byFirst) == 0 {
+		return nil
+	}
+	if rest, ok := byFirst[name]; ok {
+		return rest
+	}
+	if strings.ToLower(name) != name {
+		return byFirst[strings.ToLower(name)]
+	}
+	return nil
 }
 
 func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }
