@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,4 +176,95 @@ git log --oneline | wc -l
 			assert.Equal(t, want, string(b), rel)
 		}
 	})
+}
+
+// guardSetFor is the guard set a launch would take for root: the
+// repositories and protected names the policy's search found.
+func guardSetFor(t *testing.T, root string) guardSet {
+	t.Helper()
+	repos, named, incomplete, err := findReposAndNames([]string{root}, DefaultProtectedNames, nil)
+	require.NoError(t, err)
+	set := guardSet{Root: root, Repos: repoIDs(repos), Incomplete: incomplete, Names: DefaultProtectedNames}
+	for _, n := range named {
+		set.Named = append(set.Named, n.Path)
+	}
+	return set
+}
+
+// TestAuditSetsAsideNewProtectedNames: what a command makes under a
+// protected name beneath the top of the root is set aside once it is
+// over, a symlink on the way to one too; the human's, there before, stay.
+func TestAuditSetsAsideNewProtectedNames(t *testing.T) {
+	root := testBase(t)
+	outside := testBase(t)
+	write := func(p, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write(filepath.Join(root, "pkg", ".vscode", "settings.json"), "{}")
+	write(filepath.Join(root, "pkg", ".hg", "store", "x"), "")
+	write(filepath.Join(outside, "repo", "config.toml"), "[hooks]")
+	h, err := memStore.begin(guardSetFor(t, root))
+	require.NoError(t, err)
+
+	// The command's.
+	write(filepath.Join(root, "new", ".envrc"), "evil")
+	write(filepath.Join(root, "pkg", ".claude", "settings.json"), `{"hooks":{}}`)
+	write(filepath.Join(root, "pkg", ".hg", "hgrc"), "[hooks]")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "other", ".jj")))
+	changes, err := h.end()
+	require.NoError(t, err)
+
+	var disarmed []string
+	for _, c := range changes {
+		disarmed = append(disarmed, c.Path)
+	}
+	for _, rel := range []string{"new/.envrc", "pkg/.claude", "pkg/.hg/hgrc", "other/.jj"} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		assert.Contains(t, disarmed, p)
+		_, err := os.Lstat(p)
+		assert.True(t, os.IsNotExist(err), "%s is still there", rel)
+		_, err = os.Lstat(p + disarmedSuffix)
+		assert.NoError(t, err, "%s is set aside, not deleted", rel)
+	}
+	assert.FileExists(t, filepath.Join(root, "pkg", ".vscode", "settings.json"), "the human's stays")
+	assert.FileExists(t, filepath.Join(outside, "repo", "config.toml"), "nothing is followed out of the root")
+
+	// A baseline of an older cordon, which knew no names: nothing is set
+	// aside on its word.
+	base, err := takeBaseline(guardSetFor(t, root))
+	require.NoError(t, err)
+	base.NamesKnown = false
+	write(filepath.Join(root, "later", ".mcp.json"), "{}")
+	base.restoreAfter(t)
+	assert.FileExists(t, filepath.Join(root, "later", ".mcp.json"))
+}
+
+// TestAuditKnowsProtectedNamesPastTheBound: where the policy's search
+// stopped at its bound, the baseline searches the whole root, so the
+// human's configuration beyond it is not taken for a command's.
+func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
+	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
+	repoScanMaxDirs = 20
+	root := testBase(t)
+	for i := range 30 {
+		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
+	}
+	human := filepath.Join(root, "zzz", ".vscode", "tasks.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(human), 0o755))
+	require.NoError(t, os.WriteFile(human, []byte("{}"), 0o644))
+	set := guardSetFor(t, root)
+	require.True(t, set.Incomplete)
+	require.NotContains(t, set.Named, filepath.Dir(human), "the bounded search does not reach zzz")
+
+	h, err := memStore.begin(set)
+	require.NoError(t, err)
+	evil := filepath.Join(root, "zzz2", ".envrc")
+	require.NoError(t, os.MkdirAll(filepath.Dir(evil), 0o755))
+	require.NoError(t, os.WriteFile(evil, []byte("evil"), 0o644))
+	_, err = h.end()
+	require.NoError(t, err)
+	assert.NoFileExists(t, evil)
+	assert.FileExists(t, human, "the human's was there before")
 }
