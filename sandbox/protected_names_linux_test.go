@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,14 +14,15 @@ import (
 )
 
 // plantEverywhere is a script that writes every protected name, as a
-// file, at each of the directories given (relative to the workspace),
+// file (or, with inside, a directory holding that file), at each of the
+// directories given (relative to the workspace),
 // making the directories on the way; each write may fail (a read-only
 // bind), the script goes on.
-func plantEverywhere(names, dirs []string) string {
+func plantEverywhere(names, dirs []string, inside string) string {
 	var b strings.Builder
 	for _, dir := range dirs {
 		for _, n := range names {
-			p := filepath.Join(dir, filepath.FromSlash(n))
+			p := filepath.Join(dir, filepath.FromSlash(n), inside)
 			b.WriteString("mkdir -p '" + filepath.Dir(p) + "' 2>/dev/null; printf evil > '" + p + "' 2>/dev/null\n")
 		}
 	}
@@ -40,6 +42,7 @@ func TestProtectedNamesPlantedAtAnyDepth(t *testing.T) {
 		f := newFixture(t, prov)
 		for rel, content := range map[string]string{
 			"pkg/main.go":               "package main\n",
+			"pkg2/main.go":              "package main\n",
 			"deep/a/b/main.go":          "package main\n",
 			"app/.claude/settings.json": `{"permissions":{}}`,
 			"app/.vscode/settings.json": `{}`,
@@ -51,12 +54,22 @@ func TestProtectedNamesPlantedAtAnyDepth(t *testing.T) {
 		}
 		before := snapshot(t, f.ws)
 		p := f.policy(WorkspaceWrite, NetworkAllow)
-		dirs := []string{".", "pkg", "new", "deep/a/b", "app"}
-		script := plantEverywhere(DefaultProtectedNames, dirs) +
+		// Each name as a file here, as a directory holding tasks.json there.
+		asFile, asDir := []string{".", "pkg", "new", "deep/a/b", "app"}, []string{"pkg2", "new2/x"}
+		dirs := append(slices.Clone(asFile), asDir...)
+		script := plantEverywhere(DefaultProtectedNames, asFile, "") +
+			plantEverywhere(DefaultProtectedNames, asDir, "tasks.json") +
 			`printf '{"hooks":1}' > app/.claude/settings.json; printf evil >> app/.vscode/settings.json; printf '[hooks]' > app/.hg/hgrc; true`
 		out, o := f.launch(p, "/bin/sh", "-c", script)
 		require.Equal(t, 0, o.ExitCode, out)
-		assert.NotEmpty(t, o.Undone, "nothing reported undone")
+		// The writes happened inside, and were undone: the result says so.
+		var undone []string
+		for _, c := range o.Undone {
+			undone = append(undone, c.Path)
+		}
+		for _, rel := range []string{"pkg/.envrc", "new/.mcp.json", "deep/a/b/.claude", "pkg2/.vscode", "new2/x/.vscode", "pkg2/.hg/hgrc", "app/.hg/hgrc"} {
+			assert.Contains(t, undone, filepath.Join(f.ws, filepath.FromSlash(rel)))
+		}
 		for _, e := range ProtectedNameList {
 			t.Run(e.Name, func(t *testing.T) {
 				for _, dir := range dirs {
