@@ -41,8 +41,9 @@ type auditor struct {
 	root string
 	keep []string
 	// names are the protected names the audit looks for, and knownNamed
-	// (relative to root) those of them that existed before the command.
-	names, knownNamed []string
+	// (relative to root) those of them that existed before the command;
+	// innerRoots the writable roots beneath root, never set aside.
+	names, knownNamed, innerRoots []string
 }
 
 // errKeptInPlace: a step of the audit would have moved a read-deny entry.
@@ -464,7 +465,7 @@ func (a auditor) disarmNames(named []namedPath) ([]Change, error) {
 			continue
 		}
 		target, what := a.namedTarget(n)
-		if target == "" {
+		if target == "" || slices.ContainsFunc(a.innerRoots, func(r string) bool { return Within(r, target) }) {
 			continue
 		}
 		if err := a.setAside(target); err != nil {

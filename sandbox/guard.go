@@ -54,6 +54,9 @@ type guardSet struct {
 	// command's, and the audit sets it aside.
 	Names []string
 	Named []string
+	// InnerRoots are the other writable roots beneath Root: a protected
+	// name that is one, or holds one, is writable on purpose.
+	InnerRoots []string
 }
 
 // Change is one undo of the guard or the audit.

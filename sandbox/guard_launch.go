@@ -33,6 +33,11 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 				set.Named = append(set.Named, n.Path)
 			}
 		}
+		for _, r := range userRoots(p) {
+			if r != root && Within(r, root) {
+				set.InnerRoots = append(set.InnerRoots, r)
+			}
+		}
 		for _, path := range top {
 			if containingRoot(path, p.WritableRoots) == root {
 				set.Paths = append(set.Paths, path)

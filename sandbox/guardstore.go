@@ -44,6 +44,8 @@ type guardBaseline struct {
 	Names      []string `json:"names,omitempty"`
 	Named      []string `json:"named,omitempty"`
 	NamesKnown bool     `json:"names_known,omitempty"`
+	// InnerRoots are guardSet.InnerRoots, which the audit leaves alone.
+	InnerRoots []string `json:"inner_roots,omitempty"`
 }
 
 // guardStore coordinates the calls that guard one root: begin joins (the
@@ -78,7 +80,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 	// is one its watch shows unchanged until now); the audit's slack for
 	// change times covers the gap.
 	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: baselineClock().UnixNano(),
-		Names: set.Names, NamesKnown: true}
+		Names: set.Names, NamesKnown: true, InnerRoots: set.InnerRoots}
 	named := set.Named
 	if set.Incomplete {
 		// Beyond the bound, a repository the baseline did not know would
@@ -170,7 +172,7 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	}
 	a := auditor{root: b.Root, keep: b.ReadDeny}
 	if b.NamesKnown {
-		a.names, a.knownNamed = b.Names, b.Named
+		a.names, a.knownNamed, a.innerRoots = b.Names, b.Named, b.InnerRoots
 	}
 	c, err := a.auditNewRepos(b.Repos, since)
 	changes = append(changes, c...)

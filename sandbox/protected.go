@@ -78,8 +78,12 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		// loaded by the editor opened in pkg/. Pinned down to the
 		// directory that holds them, not above, so that a package can
 		// still be moved (what it carries to a new place is audited).
+		// One that is a writable root itself, or holds one, was made
+		// writable on purpose (a wrapped agent's own config directory).
 		for _, n := range p.named {
-			addFrom(n.Dir, n.Path)
+			if !slices.ContainsFunc(roots, func(r string) bool { return Within(r, n.Path) }) {
+				addFrom(n.Dir, n.Path)
+			}
 		}
 		if home := set.Home; home != "" && slices.ContainsFunc(roots, func(r string) bool { return Within(home, r) }) {
 			home = in.canonicalOrClean(home)

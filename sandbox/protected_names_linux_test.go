@@ -281,3 +281,28 @@ func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
 	assert.NoFileExists(t, evil)
 	assert.FileExists(t, human, "the human's was there before")
 }
+
+// TestProtectedNameThatIsAWritableRoot: a protected name made a writable
+// root on purpose (a wrapped agent's own config directory beneath its
+// class directory) stays writable: neither bound read-only nor set aside.
+// A protected name beside it is not.
+func TestProtectedNameThatIsAWritableRoot(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		own := filepath.Join(f.ws, "agent", ".claude")
+		require.NoError(t, os.MkdirAll(own, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(own, "settings.json"), []byte("{}"), 0o644))
+		svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Network: NetworkAllow, Workspace: f.ws, Home: f.home,
+			StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), ExtraWriteAllow: []string{own}}}
+		p, err := svc.Resolve(Request{TmpDir: f.tmp, SessionID: "test"})
+		require.NoError(t, err)
+		assert.NotContains(t, p.Protected, own)
+		out, o := f.launch(p, "/bin/sh", "-c", `printf '{"theme":"dark"}' > agent/.claude/settings.json && mkdir agent/.claude/projects && mkdir agent/.codex && printf x > agent/.codex/config.toml`)
+		require.Equal(t, 0, o.ExitCode, out)
+		b, err := os.ReadFile(filepath.Join(own, "settings.json"))
+		require.NoError(t, err)
+		assert.Equal(t, `{"theme":"dark"}`, string(b))
+		assert.DirExists(t, filepath.Join(own, "projects"))
+		assert.NoDirExists(t, filepath.Join(f.ws, "agent", ".codex"), "a protected name beside it is set aside")
+	})
+}
