@@ -306,3 +306,22 @@ func TestProtectedNameThatIsAWritableRoot(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(f.ws, "agent", ".codex"), "a protected name beside it is set aside")
 	})
 }
+
+// TestPackageMovedWithItsConfig: a package can still be moved (its
+// protected names pin nothing above the package), and what it carries to
+// the new place is set aside there: no tool loads it from where the
+// command put it.
+func TestPackageMovedWithItsConfig(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		tasks := filepath.Join(f.ws, "pkg", ".vscode", "tasks.json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(tasks), 0o755))
+		require.NoError(t, os.WriteFile(tasks, []byte("{}"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(f.ws, "pkg", "main.go"), []byte("package main\n"), 0o644))
+		out, o := f.launch(f.policy(WorkspaceWrite, NetworkAllow), "/bin/sh", "-c", `mv pkg moved && cat moved/main.go`)
+		require.Equal(t, 0, o.ExitCode, out)
+		assert.FileExists(t, filepath.Join(f.ws, "moved", "main.go"))
+		assert.NoDirExists(t, filepath.Join(f.ws, "moved", ".vscode"))
+		assert.FileExists(t, filepath.Join(f.ws, "moved", ".vscode"+disarmedSuffix, "tasks.json"), "set aside, not deleted")
+	})
+}
