@@ -43,6 +43,7 @@ type asker struct {
 
 type answer struct {
 	target   sandbox.Mode
+	current  sandbox.Mode // the session's mode the question was asked under
 	decision sandbox.Decision
 }
 
@@ -66,6 +67,9 @@ func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, er
 	if a.answer != nil {
 		if a.answer.target != q.Target {
 			return sandbox.Deny, errStateBinding
+		}
+		if a.answer.current != q.Current {
+			return sandbox.Deny, errStateMode
 		}
 		return a.answer.decision, nil
 	}
@@ -210,7 +214,7 @@ func decisionOf(r *mcp.ElicitationResponse) sandbox.Decision {
 // inputRequired turns a pending question into the 2026-07-28 result that
 // asks the client, with a signed, single-use state bound to this call.
 func (s *Server) inputRequired(sess, tool string, args map[string]any, q tools.Question) *mcp.CallToolResult {
-	state := s.states.issue(sess, tool, argsDigest(args), string(q.Target), s.cfg.ApprovalTimeout)
+	state := s.states.issue(sess, tool, argsDigest(args), string(q.Target), string(q.Current), s.cfg.ApprovalTimeout)
 	return server.NewInputRequestBuilder(state).Elicit(decisionField, elicitationParams(q)).ToolResult()
 }
 
@@ -224,7 +228,7 @@ func (s *Server) retryAnswer(sess, tool string, req mcp.CallToolRequest, args ma
 	if req.Params.InputResponses != nil {
 		resp = server.ElicitationResponse(req.Params.InputResponses, decisionField)
 	}
-	ans := &answer{target: sandbox.Mode(st.Target), decision: sandbox.Deny}
+	ans := &answer{target: sandbox.Mode(st.Target), current: sandbox.Mode(st.Current), decision: sandbox.Deny}
 	if resp != nil {
 		ans.decision = decisionOf(&resp.ElicitationResponse)
 	}

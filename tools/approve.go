@@ -136,7 +136,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		if err := sandbox.CanEscalateTo(pol.Mode, target); err != nil {
 			return pol, invalid("%v", err)
 		}
-		if c := call.Session.Ceiling; c != "" && target.WiderThan(c) {
+		if c, ok := call.Session.ceiling(); ok && target.WiderThan(c) {
 			return pol, &ToolError{Code: sandbox.CodeEscalationDenied,
 				Message: sandbox.DenialMarker(pol.Mode) + "\n" + fmt.Sprintf("this is a delegated session: its mode can never be wider than its parent's (%s)", c) + "\n" + sandbox.NotApprovedLine(target),
 				Denied:  true}
@@ -187,6 +187,9 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 			if err := call.Session.setMode(target, sessionlog.SourceEscalation); err != nil {
 				return pol, errorf(sandbox.CodeUnavailable, "%v; the call does not proceed", err)
 			}
+			if call.read != nil {
+				call.read.mode = target
+			}
 		}
 	default:
 		msg := "the human did not approve this call"
@@ -199,10 +202,29 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		}
 		return pol, &ToolError{Code: sandbox.CodeEscalationDenied, Message: lines, Denied: true}
 	}
+	if terr := narrowedWhileAsked(call, pol.Mode, target); terr != nil {
+		return pol, terr
+	}
 	if target == "" {
 		return pol, nil
 	}
 	return tb.resolve(call, target)
+}
+
+// narrowedWhileAsked refuses a call whose session's mode (or parent's)
+// narrowed while the human was being asked: the answer was to a question
+// about a wider session than there is now (SPEC §6, "One call, one mode").
+func narrowedWhileAsked(call Call, mode, target sandbox.Mode) *ToolError {
+	runs := mode
+	if target != "" {
+		runs = target
+	}
+	if !endedByNarrowing(call, runs) {
+		return nil
+	}
+	now := sessionMode(call)
+	return &ToolError{Code: sandbox.CodeEscalationDenied, Denied: true, Message: sandbox.DenialMarker(now) + "\n" + fmt.Sprintf(
+		"the session's mode was narrowed to %s while the question was open: the call, asked about under %s, did not run", now, mode)}
 }
 
 // noApprover fails closed and tells the human how to widen the mode

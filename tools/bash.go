@@ -147,10 +147,18 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	var handed *bgProcess
 	var refusal *ToolError
 	if call.Session != nil {
-		started := sessionMode(call)
+		started := call.sessionMode()
 		defer call.Session.foreground.add(&foregroundRun{mode: pol.Mode, sessionMode: started, cancel: narrowed})()
 		finished := make(chan struct{})
 		defer close(finished)
+		if endedByNarrowing(call, pol.Mode) {
+			// Narrowed since the call read the mode (while a question
+			// was open): registered first, so a narrowing after this
+			// check finds the run; refused here, so it never starts.
+			now := sessionMode(call)
+			return nil, denial("bash", now, fmt.Sprintf(
+				"the session's mode was narrowed to %s after this call began under %s: the command did not run", now, pol.Mode))
+		}
 		go watchNarrowing(call, pol.Mode, started, finished, func() { narrowed(errModeNarrowed) })
 		if mayHandOver {
 			adopt := tb.handOver(call, pol, command, cwd, started, sink, &refusal)
