@@ -92,6 +92,11 @@ func (q Question) Displayable() error {
 			"(%d characters on %d lines as shown; the dialog shows at most %d characters on %d lines), and cordon never asks about a cut one: %s",
 			what, s.Chars, len(s.Lines), approval.MaxShownChars, approval.MaxShownLines, instead)
 	}
+	if n := q.Effect.shownChars(); n > approval.MaxShownChars {
+		return fmt.Errorf("the command names too many files the agent can write, or paths too long, to show the human whole in the approval dialog "+
+			"(%d characters as shown; at most %d): write one script that does it all in the workspace and ask to run that file instead (bash ./task.sh)",
+			n, approval.MaxShownChars)
+	}
 	if j := approval.ShowLine(q.Justification); j.Chars > approval.MaxJustificationChars {
 		return fmt.Errorf("the justification is %d characters as shown; the approval dialog shows at most %d: say in one sentence why the call needs wider access",
 			j.Chars, approval.MaxJustificationChars)
@@ -169,6 +174,9 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 	if r.effect != nil {
 		if q.Effect, terr = r.effect(pol); terr != nil {
 			return pol, terr
+		}
+		if err := q.Displayable(); err != nil {
+			return pol, invalid("%v", err)
 		}
 	}
 	if a, ok := call.Asker.(interface{ Answered() bool }); !ok || !a.Answered() {

@@ -320,3 +320,12 @@ func (e Effect) logFields(fields map[string]any) {
 		fields["writable_programs"] = paths
 	}
 }
+
+// shownChars is how many characters the effect's paths take in the dialog.
+func (e Effect) shownChars() int {
+	n := approval.ShowLine(e.Dir).Chars
+	for _, l := range slices.Concat(e.Leads, e.Writable) {
+		n += approval.ShowLine(l.Path).Chars + approval.ShowLine(l.Target).Chars
+	}
+	return n
+}
