@@ -186,6 +186,13 @@ func TestApprovalPinsWhatItShowed(t *testing.T) {
 		assert.True(t, strings.HasPrefix(text(res), "[sandbox: file access denied under workspace-write mode]"), text(res))
 		assert.EqualValues(t, 2, h.asked.Load())
 		assert.NoFileExists(t, canary, "the replacement never ran")
+
+		// allow_session of what is no longer there widens nothing either.
+		h.decision = "allow_session"
+		res = call(t, cs, "bash", danger(map[string]any{"command": "bash ./task.sh"}))
+		assert.Equal(t, "ESCALATION_DENIED", errorCode(t, res), text(res))
+		assert.Equal(t, "workspace-write", structured(t, call(t, cs, "sandbox_status", nil))["mode"])
+		assert.NoFileExists(t, canary, "the replacement never ran")
 		logText := cordonCLI(t, w, "log", "--json", listSessions(t, w)[0])
 		assert.Contains(t, logText, `"writable_programs":[`)
 	})

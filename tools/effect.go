@@ -301,7 +301,9 @@ func pinEffect(call Call, r authRequest, q Question, pol sandbox.ExecutionPolicy
 			}
 			return e.pins
 		}}
-	return nil
+	// Checked at once too, before an allow_session widens the session's
+	// mode on the strength of a question about what is no longer there.
+	return r.approved.check()
 }
 
 // logFields adds what the question showed to its approval/request line.
