@@ -23,6 +23,9 @@ type NamedFile struct {
 	// they exist (make reads GNUmakefile, makefile, Makefile, the first
 	// that exists).
 	Alternatives []string
+	// Lookup says Path is a bare program name, which the shell finds
+	// through PATH (a PATH entry may be a directory the agent can write).
+	Lookup bool
 }
 
 // NamedFiles lists the files that command, a bash command line, runs as
@@ -50,16 +53,34 @@ type namer struct {
 	dir   string // the operand of the last literal cd, "" for none
 }
 
-func (n *namer) add(p string, alt ...string) {
-	if p == "" || len(n.files) >= maxNamedFiles {
+func (n *namer) add(p string, alt ...string) { n.addFile(NamedFile{Path: p, Dir: n.dir, Alternatives: alt}) }
+
+func (n *namer) addFile(f NamedFile) {
+	if f.Path == "" || len(n.files) >= maxNamedFiles {
 		return
 	}
-	for _, f := range n.files {
-		if f.Path == p && f.Dir == n.dir {
+	if f.Lookup {
+		f.Dir = "" // a relative PATH entry starts where the command does, as the best guess
+	}
+	for _, g := range n.files {
+		if g.Path == f.Path && g.Dir == f.Dir && g.Lookup == f.Lookup {
 			return
 		}
 	}
-	n.files = append(n.files, NamedFile{Path: p, Dir: n.dir, Alternatives: alt})
+	n.files = append(n.files, f)
+}
+
+// builtins are run by bash itself, never looked up in PATH.
+var builtins = map[string]bool{
+	":": true, ".": true, "[": true, "alias": true, "bg": true, "bind": true, "break": true, "builtin": true,
+	"caller": true, "cd": true, "command": true, "compgen": true, "complete": true, "continue": true,
+	"declare": true, "dirs": true, "disown": true, "echo": true, "enable": true, "eval": true, "exec": true,
+	"exit": true, "export": true, "false": true, "fc": true, "fg": true, "getopts": true, "hash": true,
+	"help": true, "history": true, "jobs": true, "kill": true, "let": true, "local": true, "logout": true,
+	"mapfile": true, "popd": true, "printf": true, "pushd": true, "pwd": true, "read": true,
+	"readarray": true, "readonly": true, "return": true, "set": true, "shift": true, "shopt": true,
+	"source": true, "suspend": true, "test": true, "times": true, "trap": true, "true": true, "type": true,
+	"typeset": true, "ulimit": true, "umask": true, "unalias": true, "unset": true, "wait": true,
 }
 
 func (n *namer) script(src string, lang syntax.LangVariant, depth int) {
@@ -89,6 +110,8 @@ func (n *namer) command(argv []field, depth, hops int) {
 	prog, args := argv[0].text(), argv[1:]
 	if strings.Contains(prog, "/") {
 		n.add(prog)
+	} else if !builtins[prog] && !isAssignment(argv[0]) {
+		n.addFile(NamedFile{Path: prog, Lookup: true})
 	}
 	name := strings.ToLower(path.Base(prog))
 	switch {

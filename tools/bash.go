@@ -83,7 +83,9 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	}
 	var approved approvedEffect
 	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background,
-		effect: func(pol sandbox.ExecutionPolicy) (Effect, *ToolError) { return bashEffect(pol, in.Cwd, in.Command) }, approved: &approved})
+		effect: func(pol sandbox.ExecutionPolicy) (Effect, *ToolError) {
+			return bashEffect(pol, in.Cwd, in.Command, envPath(commandEnv(call.conf(), false)))
+		}, approved: &approved})
 	if terr != nil {
 		return nil, terr
 	}
@@ -354,4 +356,14 @@ func commandEnv(conf Config, tty bool) []string {
 	}
 	out := slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") })
 	return append(out, "TERM=dumb")
+}
+
+// envPath is the PATH of an environment.
+func envPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -142,6 +142,8 @@ func changes(asked, now []pin) []string {
 		}
 		n := now[i]
 		switch {
+		case a.Resolved == "" && n.Resolved != "":
+			out = append(out, fmt.Sprintf("%s now leads to %s (the question showed nothing there)", a.What, n.Resolved))
 		case a.Resolved != n.Resolved:
 			out = append(out, fmt.Sprintf("%s now leads to %s (the question showed %s)", a.What, n.Resolved, a.Resolved))
 		case a.ID == "" && n.ID != "":
@@ -185,7 +187,7 @@ func writableRoots(pol sandbox.ExecutionPolicy) []string {
 
 // bashEffect is what a bash command resolves to: the directory it runs in
 // and the files it runs as program text.
-func bashEffect(pol sandbox.ExecutionPolicy, rawCwd, command string) (Effect, *ToolError) {
+func bashEffect(pol sandbox.ExecutionPolicy, rawCwd, command, pathEnv string) (Effect, *ToolError) {
 	cwd, terr := resolveCwd(pol.WorkspaceRoot, rawCwd)
 	if terr != nil {
 		return Effect{}, terr
@@ -194,6 +196,15 @@ func bashEffect(pol sandbox.ExecutionPolicy, rawCwd, command string) (Effect, *T
 	e := Effect{Dir: dir.Resolved, pins: []pin{dir}}
 	roots := writableRoots(pol)
 	for _, f := range approval.NamedFiles(command) {
+		if f.Lookup {
+			if l, pn, ok := lookPath(roots, cwd, pathEnv, f.Path); ok {
+				e.pins = append(e.pins, pn)
+				if l != nil {
+					e.Writable = append(e.Writable, *l)
+				}
+			}
+			continue
+		}
 		base := cwd
 		if f.Dir != "" {
 			base = filepath.Join(cwd, f.Dir)
@@ -330,4 +341,48 @@ func (e Effect) shownChars() int {
 		n += approval.ShowLine(l.Path).Chars + approval.ShowLine(l.Target).Chars
 	}
 	return n
+}
+
+// lookPath finds name through pathEnv as the shell would, and pins where
+// it was found; only a program found where the agent can write is shown
+// (and its content pinned): a PATH entry such as "." or node_modules/.bin
+// makes "make" or "git" workspace content. ok is false when no PATH entry
+// is a directory the agent can write, now or ever: nothing to pin.
+func lookPath(roots []string, cwd, pathEnv, name string) (*Lead, pin, bool) {
+	what := fmt.Sprintf("%s (found through PATH)", name)
+	writableEntry := false
+	found := ""
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cwd, dir)
+		}
+		if modelWritable(roots, dir, resolvePath(dir)) {
+			writableEntry = true
+		}
+		if found != "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			found = filepath.Join(dir, name)
+		}
+	}
+	if !writableEntry {
+		return nil, pin{}, false
+	}
+	if found == "" {
+		return nil, pin{What: what}, true
+	}
+	pn := fingerprint(what, found, false)
+	if !modelWritable(roots, found, pn.Resolved) {
+		return nil, pn, true
+	}
+	pn = fingerprint(what, found, true)
+	l := &Lead{Path: found}
+	if pn.Resolved != found {
+		l.Target = pn.Resolved
+	}
+	return l, pn, true
 }

@@ -22,7 +22,7 @@ func TestEffectPins(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "x.sh"), []byte("echo x\n"), 0o644))
 	pol := sandbox.ExecutionPolicy{WorkspaceRoot: ws, WritableRoots: []string{ws}}
 	take := func(cwd, command string) Effect {
-		e, terr := bashEffect(pol, cwd, command)
+		e, terr := bashEffect(pol, cwd, command, "/usr/bin:/bin")
 		require.Nil(t, terr)
 		return e
 	}
@@ -74,4 +74,31 @@ func TestEffectTooLongIsNotAsked(t *testing.T) {
 	assert.Contains(t, err.Error(), "one script")
 	q.Effect.Writable = q.Effect.Writable[:3]
 	assert.NoError(t, q.Displayable())
+}
+
+// TestEffectPathLookup: a bare program name that PATH finds in a directory
+// the agent can write is shown and pinned like ./build.sh; one that PATH
+// finds elsewhere is not shown, but a planted one appearing ahead of it
+// later is a change.
+func TestEffectPathLookup(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "bin"), 0o755))
+	mk := filepath.Join(ws, "bin", "make")
+	require.NoError(t, os.WriteFile(mk, []byte("#!/bin/sh\n"), 0o755))
+	sys := t.TempDir() // a system directory the agent cannot write
+	require.NoError(t, os.WriteFile(filepath.Join(sys, "ls"), []byte("#!/bin/sh\n"), 0o755))
+	pol := sandbox.ExecutionPolicy{WorkspaceRoot: ws, WritableRoots: []string{ws}}
+	path := "bin:" + sys
+	e, terr := bashEffect(pol, "", "make && ls", path)
+	require.Nil(t, terr)
+	assert.Equal(t, []Lead{{Path: mk}}, e.Writable, "make is workspace content; ls is not")
+
+	asked := e.pins
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bin", "ls"), []byte("#!/bin/sh\n"), 0o755))
+	now, _ := bashEffect(pol, "", "make && ls", path)
+	assert.Equal(t, []string{"ls (found through PATH) now leads to " + filepath.Join(ws, "bin", "ls") + " (the question showed " + filepath.Join(sys, "ls") + ")"},
+		changes(asked, now.pins))
+
+	e, _ = bashEffect(pol, "", "make && ls", sys)
+	assert.Empty(t, e.Writable, "no PATH entry the agent can write")
 }
