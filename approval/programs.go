@@ -53,7 +53,9 @@ type namer struct {
 	dir   string // the operand of the last literal cd, "" for none
 }
 
-func (n *namer) add(p string, alt ...string) { n.addFile(NamedFile{Path: p, Dir: n.dir, Alternatives: alt}) }
+func (n *namer) add(p string, alt ...string) {
+	n.addFile(NamedFile{Path: p, Dir: n.dir, Alternatives: alt})
+}
 
 func (n *namer) addFile(f NamedFile) {
 	if f.Path == "" || len(n.files) >= maxNamedFiles {
