@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/sandbox"
@@ -87,19 +86,19 @@ const hashLimit = 64 << 20
 // pinned as absent. withContent adds the content of a regular file.
 func fingerprint(what, p string, withContent bool) pin {
 	pn := pin{What: what, Resolved: resolvePath(p)}
-	var st syscall.Stat_t
-	if err := syscall.Stat(pn.Resolved, &st); err != nil {
+	fi, err := os.Stat(pn.Resolved)
+	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			pn.ID = "error:" + err.Error()
 		}
 		return pn
 	}
-	pn.ID = fmt.Sprintf("%d:%d:%o", st.Dev, st.Ino, st.Mode&syscall.S_IFMT)
-	if !withContent || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	pn.ID = fileID(fi) + ":" + fi.Mode().Type().String()
+	if !withContent || !fi.Mode().IsRegular() {
 		return pn
 	}
-	pn.Content = fmt.Sprintf("%d:%d.%09d", st.Size, st.Mtim.Sec, st.Mtim.Nsec)
-	if st.Size > hashLimit {
+	pn.Content = fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
+	if fi.Size() > hashLimit {
 		return pn
 	}
 	if f, err := os.Open(pn.Resolved); err == nil {
