@@ -34,23 +34,27 @@ type NamedFile struct {
 // names known only at run time ($x/build.sh) are not listed, and a cd is
 // followed in source order whatever the control flow. The question shows
 // the command too; this is what it adds, not a boundary.
-func NamedFiles(command string) (files []NamedFile) {
+//
+// complete is false when the command names more than MaxNamedFiles: the
+// caller refuses to ask about what it cannot show and pin whole.
+func NamedFiles(command string) (files []NamedFile, complete bool) {
 	defer func() {
 		if recover() != nil {
-			files = nil // a command that cannot be read adds nothing
+			files, complete = nil, true // a command that cannot be read adds nothing
 		}
 	}()
 	n := &namer{}
 	n.script(command, syntax.LangBash, 0)
-	return n.files
+	return n.files, !n.overflow
 }
 
-// maxNamedFiles bounds what one command can make cordon stat and hash.
-const maxNamedFiles = 64
+// MaxNamedFiles bounds what one command can make cordon stat and hash.
+const MaxNamedFiles = 64
 
 type namer struct {
-	files []NamedFile
-	dir   string // the operand of the last literal cd, "" for none
+	files    []NamedFile
+	overflow bool   // more than MaxNamedFiles were named
+	dir      string // the operand of the last literal cd, "" for none
 }
 
 func (n *namer) add(p string, alt ...string) {
@@ -58,7 +62,7 @@ func (n *namer) add(p string, alt ...string) {
 }
 
 func (n *namer) addFile(f NamedFile) {
-	if f.Path == "" || len(n.files) >= maxNamedFiles {
+	if f.Path == "" {
 		return
 	}
 	if f.Lookup {
@@ -68,6 +72,10 @@ func (n *namer) addFile(f NamedFile) {
 		if g.Path == f.Path && g.Dir == f.Dir && g.Lookup == f.Lookup {
 			return
 		}
+	}
+	if len(n.files) == MaxNamedFiles {
+		n.overflow = true
+		return
 	}
 	n.files = append(n.files, f)
 }

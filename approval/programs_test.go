@@ -1,6 +1,8 @@
 package approval
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,6 +42,15 @@ func TestNamedFiles(t *testing.T) {
 		{"((((", nil},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, NamedFiles(c.command), c.command)
+		got, complete := NamedFiles(c.command)
+		assert.Equal(t, c.want, got, c.command)
+		assert.True(t, complete, c.command)
 	}
+	many := strings.Repeat("./a.sh; ", MaxNamedFiles) // the same one, once
+	for i := 0; i < MaxNamedFiles; i++ {
+		many += fmt.Sprintf("./s%d.sh; ", i)
+	}
+	got, complete := NamedFiles(many + "./evil.sh")
+	assert.False(t, complete, "one too many is reported, never dropped silently")
+	assert.Len(t, got, MaxNamedFiles)
 }

@@ -194,7 +194,12 @@ func bashEffect(pol sandbox.ExecutionPolicy, rawCwd, command, pathEnv string) (E
 	dir := fingerprint("the working directory", cwd, false)
 	e := Effect{Dir: dir.Resolved, pins: []pin{dir}}
 	roots := writableRoots(pol)
-	for _, f := range approval.NamedFiles(command) {
+	files, complete := approval.NamedFiles(command)
+	if !complete {
+		return Effect{}, invalid("the command names more than %d programs and scripts, more than cordon shows and pins in an approval question: "+
+			"write one script that does it all in the workspace and ask to run that file instead (bash ./task.sh)", approval.MaxNamedFiles)
+	}
+	for _, f := range files {
 		if f.Lookup {
 			if l, pn, ok := lookPath(roots, cwd, pathEnv, f.Path); ok {
 				e.pins = append(e.pins, pn)
