@@ -135,9 +135,9 @@ func TestApprovalShowsWhereSymlinkLeads(t *testing.T) {
 		assert.Contains(t, msg, "\nThat path goes through a symlink: it leads to \""+bashrc+"\", which is what the call writes.\n", msg)
 
 		h.decision = "allow_once"
-		h.during = func() {
-			require.NoError(t, os.Remove(todo))
-			require.NoError(t, os.Symlink(profile, todo))
+		h.during = func() { // on the client's goroutine: assert, not require
+			assert.NoError(t, os.Remove(todo))
+			assert.NoError(t, os.Symlink(profile, todo))
 		}
 		res = call(t, cs, "write_file", danger(map[string]any{"path": "todo.txt", "content": planted}))
 		assert.True(t, res.IsError, text(res))
@@ -158,42 +158,65 @@ func TestApprovalShowsWhereSymlinkLeads(t *testing.T) {
 // approval runs the script.
 func TestApprovalPinsWhatItShowed(t *testing.T) {
 	effectCases(t, func(t *testing.T, backend, version string) {
-		w := newWorld(t)
-		canary := filepath.Join(w.outside, "CANARY")
-		task := filepath.Join(w.ws, "task.sh")
-		require.NoError(t, os.WriteFile(task, []byte("echo harmless\n"), 0o644))
-
-		var cs *mcp.ClientSession
-		h := &answering{decision: "allow_once"}
-		cs = w.stdio(t, clientOpts{version: version, elicit: h.handle}, "--mode", "workspace-write", "--backend", backend)
-
-		res := call(t, cs, "bash", danger(map[string]any{"command": "bash ./task.sh"}))
-		require.False(t, res.IsError, "an unchanged script runs as approved: %s", text(res))
-		assert.Contains(t, text(res), "harmless")
-		assert.Contains(t, h.last(t), "\n  │ \""+task+"\"\n", "the script is named as content the agent can write")
-
-		h.during = func() {
-			// The model's own call, while the human reads the question.
-			res, err := tryCall(cs, "write_file", map[string]any{"path": "task.sh", "content": "touch " + canary + "\n"})
-			require.NoError(t, err)
-			require.False(t, res.IsError, text(res))
-		}
-		res = call(t, cs, "bash", danger(map[string]any{"command": "bash ./task.sh"}))
-		assert.True(t, res.IsError, text(res))
-		assert.Equal(t, "ESCALATION_DENIED", errorCode(t, res), text(res))
-		assert.Contains(t, text(res), task+" was replaced by another file", "write_file replaces a file by rename")
-		assert.Contains(t, text(res), "nothing ran")
-		assert.True(t, strings.HasPrefix(text(res), "[sandbox: file access denied under workspace-write mode]"), text(res))
-		assert.EqualValues(t, 2, h.asked.Load())
-		assert.NoFileExists(t, canary, "the replacement never ran")
-
-		// allow_session of what is no longer there widens nothing either.
-		h.decision = "allow_session"
-		res = call(t, cs, "bash", danger(map[string]any{"command": "bash ./task.sh"}))
-		assert.Equal(t, "ESCALATION_DENIED", errorCode(t, res), text(res))
-		assert.Equal(t, "workspace-write", structured(t, call(t, cs, "sandbox_status", nil))["mode"])
-		assert.NoFileExists(t, canary, "the replacement never ran")
-		logText := cordonCLI(t, w, "log", "--json", listSessions(t, w)[0])
-		assert.Contains(t, logText, `"writable_programs":[`)
+		pinsWhatItShowed(t, func(w *world, o clientOpts) *mcp.ClientSession {
+			return w.stdio(t, o, "--mode", "workspace-write", "--backend", backend)
+		}, version)
 	})
+}
+
+// TestApprovalPinsWhatItShowedHTTP: the same over Streamable HTTP, where
+// each protocol session is a session of its own.
+func TestApprovalPinsWhatItShowedHTTP(t *testing.T) {
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) {
+			pinsWhatItShowed(t, func(w *world, o clientOpts) *mcp.ClientSession {
+				url, token, _ := w.httpServer(t, "--mode", "workspace-write")
+				return connectHTTP(t, url, token, o)
+			}, v)
+		})
+	}
+}
+
+func pinsWhatItShowed(t *testing.T, connect func(*world, clientOpts) *mcp.ClientSession, version string) {
+	w := newWorld(t)
+	canary := filepath.Join(w.outside, "CANARY")
+	task := filepath.Join(w.ws, "task.sh")
+	require.NoError(t, os.WriteFile(task, []byte("echo harmless\n"), 0o644))
+
+	var cs *mcp.ClientSession
+	h := &answering{decision: "allow_once"}
+	cs = connect(w, clientOpts{version: version, elicit: h.handle})
+
+	res := call(t, cs, "bash", danger(map[string]any{"command": "bash ./task.sh"}))
+	require.False(t, res.IsError, "an unchanged script runs as approved: %s", text(res))
+	assert.Contains(t, text(res), "harmless")
+	assert.Contains(t, h.last(t), "\n  │ \""+task+"\"\n", "the script is named as content the agent can write")
+
+	h.during = func() {
+		// The model's own call, while the human reads the question.
+		res, err := tryCall(cs, "write_file", map[string]any{"path": "task.sh", "content": "touch " + canary + "\n"})
+		if assert.NoError(t, err) { // on the client's goroutine: assert, not require
+			assert.False(t, res.IsError, text(res))
+		}
+	}
+	res = call(t, cs, "bash", danger(map[string]any{"command": "bash ./task.sh"}))
+	assert.True(t, res.IsError, text(res))
+	assert.Equal(t, "ESCALATION_DENIED", errorCode(t, res), text(res))
+	assert.Contains(t, text(res), task+" was replaced by another file", "write_file replaces a file by rename")
+	assert.Contains(t, text(res), "nothing ran")
+	assert.True(t, strings.HasPrefix(text(res), "[sandbox: file access denied under workspace-write mode]"), text(res))
+	assert.EqualValues(t, 2, h.asked.Load())
+	assert.NoFileExists(t, canary, "the replacement never ran")
+
+	// allow_session of what is no longer there widens nothing either.
+	h.decision = "allow_session"
+	res = call(t, cs, "bash", danger(map[string]any{"command": "bash ./task.sh"}))
+	assert.Equal(t, "ESCALATION_DENIED", errorCode(t, res), text(res))
+	assert.Equal(t, "workspace-write", structured(t, call(t, cs, "sandbox_status", nil))["mode"])
+	assert.NoFileExists(t, canary, "the replacement never ran")
+	logText := ""
+	for _, id := range listSessions(t, w) {
+		logText += cordonCLI(t, w, "log", "--json", id)
+	}
+	assert.Contains(t, logText, `"writable_programs":[`)
 }
