@@ -28,6 +28,9 @@ type requestState struct {
 	Current string `json:"c,omitempty"`
 	Expires int64  `json:"e"` // unix seconds
 	Nonce   string `json:"n"`
+	// Pins are the fingerprints of what the question showed (tools.Effect),
+	// checked again before the approved call starts.
+	Pins string `json:"p,omitempty"`
 }
 
 // stateSigner signs and checks request states.
@@ -63,11 +66,11 @@ func (s *stateSigner) sign(st requestState) string {
 }
 
 // issue makes a fresh state for one question.
-func (s *stateSigner) issue(session, tool, argsDigest, target, current string, ttl time.Duration) string {
+func (s *stateSigner) issue(session, tool, argsDigest, target, current, pins string, ttl time.Duration) string {
 	nonce := make([]byte, 16)
 	rand.Read(nonce)
 	return s.sign(requestState{Session: session, Tool: tool, Args: argsDigest, Target: target, Current: current,
-		Expires: s.now().Add(ttl).Unix(), Nonce: hex.EncodeToString(nonce)})
+		Expires: s.now().Add(ttl).Unix(), Nonce: hex.EncodeToString(nonce), Pins: pins})
 }
 
 // redeem checks a state echoed by the client against the call it comes

@@ -81,7 +81,11 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	case in.YieldMs < 0 || time.Duration(in.YieldMs)*time.Millisecond > MaxYield:
 		return nil, invalid("yield_ms must be between 1 and %d", MaxYield.Milliseconds())
 	}
-	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background})
+	var approved approvedEffect
+	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background,
+		effect: func(pol sandbox.ExecutionPolicy) (Effect, *ToolError) {
+			return bashEffect(pol, in.Cwd, in.Command, envPath(commandEnv(call.conf(), false)))
+		}, approved: &approved})
 	if terr != nil {
 		return nil, terr
 	}
@@ -94,6 +98,11 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	}
 	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode, "background": in.Background})
 	var res *Result
+	if terr := approved.check(); terr != nil {
+		// What the human approved is not what would run: nothing runs.
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "bash", "error": terr.Code})
+		return nil, terr
+	}
 	if in.Background {
 		res, terr = tb.startBackground(ctx, call, pol, in, cwd)
 	} else {
@@ -355,4 +364,14 @@ func commandEnv(conf Config, tty bool) []string {
 	}
 	out := slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") })
 	return append(out, "TERM=dumb")
+}
+
+// envPath is the PATH of an environment.
+func envPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
 }
