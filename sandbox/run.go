@@ -58,6 +58,10 @@ const (
 	// the command and every process it started were killed.
 	TimedOut
 	Cancelled
+	// ProtectionLost: the host replaced a path whose protection the
+	// sandbox's mounts kept, and the sandbox was killed at once with
+	// everything in it (lasting_linux.go).
+	ProtectionLost
 )
 
 // RunResult is what happened.
@@ -117,6 +121,8 @@ func judge(c *ConfinedArgv, p ExecutionPolicy, o *Outcome, output string) Ending
 		}
 	}
 	switch {
+	case o.LostProtection:
+		return ProtectionLost
 	case o.RunnerFailure != "":
 		return RunnerFailed
 	case len(o.Undone) > 0 || o.GuardErr != nil:
