@@ -24,8 +24,8 @@ import (
 //   - Everything else a mount keeps — protected paths and pinned
 //     directories in the writable roots, read-deny entries there, and all
 //     read-deny entries where Landlock is missing — is watched: one inotify
-//     instance for the whole process watches the directories on the way
-//     to each, and a sandbox one of whose paths is replaced, removed or
+//     instance for the whole process watches the directory that holds
+//     each, and a sandbox one of whose paths is replaced, removed or
 //     moved is killed whole (a cold launch, a warm sandbox with its
 //     call): its command ends with ProtectionLost.
 //   - The guard (guard.go) holds the existing protected paths too, and
@@ -93,14 +93,16 @@ func watchLasting(paths []string, lost func(path string)) (stop func(), err erro
 	}
 	sub := &lastingSub{lost: lost}
 	for _, p := range paths {
-		// Every entry on the way from / counts: a directory renamed on
-		// the way carries the mounts beneath it away from the path.
-		for c := filepath.Clean(p); c != filepath.Dir(c); c = filepath.Dir(c) {
-			k := [2]string{filepath.Dir(c), filepath.Base(c)}
-			if !slices.Contains(sub.keys, k) {
-				sub.keys = append(sub.keys, k)
-				sub.path = append(sub.path, p)
-			}
+		// The entry itself: the directories on the way that a rename
+		// could carry the mounts away with are pinned, and watched as
+		// entries of their own (lastingPaths). A directory above the
+		// pins (a nested repository's worktree, which cordon lets a
+		// command move) is not: the next call's plan follows it.
+		p = filepath.Clean(p)
+		k := [2]string{filepath.Dir(p), filepath.Base(p)}
+		if !slices.Contains(sub.keys, k) {
+			sub.keys = append(sub.keys, k)
+			sub.path = append(sub.path, p)
 		}
 	}
 	w.mu.Lock()

@@ -195,7 +195,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		return fail(&ToolError{Code: sandbox.CodeTimeout,
 			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text)})
 	case sandbox.ProtectionLost:
-		what := fmt.Sprintf("the human's tools replaced %s, which the sandbox kept protected, while the command ran: cordon killed the sandbox and every process in it (protection-lost); run the command again", lostWhat(res.LostPath))
+		what := fmt.Sprintf("%s, which the sandbox kept protected, was replaced, removed or moved on the host while the command ran (the human's tools rewrite files so): cordon killed the sandbox and every process in it (protection-lost); run the command again", lostWhat(res.LostPath))
 		if len(res.Undone) > 0 || res.GuardErr != nil {
 			what += "\n" + undoneMessage(res.Outcome, "")
 		}

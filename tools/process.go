@@ -270,7 +270,7 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 			o.Ended = r
 			fmt.Fprintf(&b, "[process %s was killed (%s): it and every process it started are gone]", p.id, r)
 			if r == reasonProtectionLost {
-				fmt.Fprintf(&b, "\n[the human's tools replaced %s, which the sandbox kept protected: a sandbox cannot keep a replaced file protected, so it ended; start the process again]", lostWhat(res.LostPath))
+				fmt.Fprintf(&b, "\n[%s, which the sandbox kept protected, was replaced, removed or moved on the host (the human's tools rewrite files so): a sandbox cannot keep a replaced file protected, so it ended; start the process again]", lostWhat(res.LostPath))
 			}
 		default:
 			fmt.Fprintf(&b, "[process %s exited %d]", p.id, code)
