@@ -64,6 +64,19 @@ func BenchmarkLastingCall(b *testing.B) {
 			run(b, c)
 		}
 	})
+	// The guard over the existing protected paths alone (.git/config,
+	// the hooks, …): recorded before the call, compared after it.
+	b.Run("guard-existing-only", func(b *testing.B) {
+		for b.Loop() {
+			g := newLaunchGuard(cp.Policy(), plan.ProtectExisting)
+			if err := g.begin(); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.end(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// The watch alone: subscribing a sandbox's paths and leaving.
 	b.Run("watch-only", func(b *testing.B) {
 		c, _ := prov.Confine([]string{truePath}, cp)
