@@ -181,7 +181,9 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 	// follows the file, so a file the host renames over one while the
 	// sandbox lives is writable inside until the watch ends the sandbox
 	// (lasting_linux.go); the guard undoes what was written meanwhile.
-	c.guard = newLaunchGuard(p, slices.Concat(plan.Guard, plan.ProtectExisting))
+	if c.guard = newLaunchGuard(p, slices.Concat(plan.Guard, plan.ProtectExisting)); c.guard != nil {
+		c.guard.mounted = true
+	}
 	c.lasting = lastingPaths(p, plan, hc.LandlockABI > 0)
 	return c, nil
 }
