@@ -189,3 +189,51 @@ func TestLastingCredentialStoreReplacedOnTheHost(t *testing.T) {
 		assert.False(t, strings.Contains(got, "OLD-SECRET"), "the sandbox read the credentials")
 	})
 }
+
+// TestLastingWatch: the watch fires for a replacement, a removal and a
+// move of a watched entry, once per sandbox, and not for writes in place,
+// for other entries, or after it stopped.
+func TestLastingWatch(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config")
+	require.NoError(t, os.WriteFile(file, []byte("a"), 0o644))
+	fired := make(chan string, 4)
+	stop, err := watchLasting([]string{file}, func(path string) { fired <- path })
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, []byte("written in place"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other"), []byte("x"), 0o644))
+	require.NoError(t, os.Rename(filepath.Join(dir, "other"), filepath.Join(dir, "other2")))
+	select {
+	case p := <-fired:
+		t.Fatalf("fired for %s without a replacement", p)
+	case <-time.After(200 * time.Millisecond):
+	}
+	for _, replace := range []func(){
+		func() { // git's lock file and rename
+			os.WriteFile(file+".lock", []byte("b"), 0o644)
+			os.Rename(file+".lock", file)
+		},
+		func() { os.Remove(file) },
+		func() { os.Rename(file, file+".moved") },
+	} {
+		os.WriteFile(file, []byte("a"), 0o644)
+		stop()
+		stop, err = watchLasting([]string{file}, func(path string) { fired <- path })
+		require.NoError(t, err)
+		replace()
+		select {
+		case p := <-fired:
+			assert.Equal(t, file, p)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the watch did not fire")
+		}
+	}
+	stop()
+	os.WriteFile(file, []byte("a"), 0o644)
+	os.Remove(file)
+	select {
+	case p := <-fired:
+		t.Fatalf("fired for %s after it stopped", p)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
