@@ -66,7 +66,7 @@ func (wp *warmPool) take(key string) *zygoteProc {
 	defer wp.mu.Unlock()
 	for i := len(wp.idle) - 1; i >= 0; i-- {
 		switch z := wp.idle[i]; {
-		case z.ended():
+		case z.ended() || z.lostProtection():
 			wp.idle = slices.Delete(wp.idle, i, i+1)
 			z.end() // at once: only its control socket is left to close
 		case z.key == key:
@@ -86,10 +86,17 @@ func (z *zygoteProc) ended() bool {
 	}
 }
 
+// lostProtection reports whether the watch saw the sandbox lose a
+// protection: it is being killed, and takes no call meanwhile.
+func (z *zygoteProc) lostProtection() bool {
+	_, lost := z.lost.get()
+	return lost
+}
+
 // put gives a sandbox back after a call.
 func (wp *warmPool) put(z *zygoteProc) {
 	wp.mu.Lock()
-	if wp.closed || z.ended() {
+	if wp.closed || z.ended() || z.lostProtection() {
 		wp.mu.Unlock()
 		z.end()
 		return
