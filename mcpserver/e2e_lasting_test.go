@@ -54,3 +54,28 @@ func TestLastingProtectionLostEndsBackgroundProcess(t *testing.T) {
 	git("status")
 	assert.NoFileExists(t, canary, "the human's git status ran the planted fsmonitor")
 }
+
+// TestLastingCredentialStoreInBackground: `git credential-store` replaces
+// ~/.git-credentials while a read-only background process keeps reading
+// it: the new secret never reaches the process.
+func TestLastingCredentialStoreInBackground(t *testing.T) {
+	w := newWorld(t)
+	creds := filepath.Join(w.home, ".git-credentials")
+	require.NoError(t, os.WriteFile(creds, []byte("https://old:OLD-SECRET@example.com\n"), 0o600))
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "read-only", "--backend", "bwrap")
+	id, _ := startBackground(t, cs, map[string]any{"command": fmt.Sprintf(
+		`n=0; while :; do cat %s 2>&1; n=$((n+1)); echo "try $n"; sleep 0.05; done`, creds)})
+	seen := outputUntil(t, cs, id, "try 2")
+
+	store := exec.Command("git", "credential-store", "--file", creds, "store")
+	store.Stdin = strings.NewReader("protocol=https\nhost=example.com\nusername=new\npassword=NEW-SECRET\n\n")
+	out, err := store.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	// Some more tries, or the process's end; never the secret.
+	seen += outputUntil(t, cs, id, "try 30")
+	call(t, cs, "process_kill", map[string]any{"process_id": id})
+	seen += text(call(t, cs, "process_output", map[string]any{"process_id": id}))
+	assert.False(t, strings.Contains(seen, "NEW-SECRET"), "the background process read the replaced credentials")
+	assert.False(t, strings.Contains(seen, "OLD-SECRET"), "the background process read the credentials")
+}
