@@ -24,17 +24,16 @@ build:
 # run builds cordon, shows the sandbox it found, proves containment and
 # prints the line to paste into an MCP client.
 run: deps build
-	@echo "== cordon status"; ./$(BIN) status || true
+	@echo "== cordon status (the whole report: ./$(BIN) status; as JSON: --json)"; ./$(BIN) status | sed -n '1,13p' | awk '{ if (length($$0) > 150) $$0 = substr($$0, 1, 149) "…"; print }' || true
 	@echo; echo "== cordon test"; ./$(BIN) test
 	@echo; echo "== a write outside the workspace, confined:"; \
 	  ./$(BIN) exec --mode workspace-write -- sh -c 'echo hi > /etc/cordon-demo' || true
-	@echo; echo "== add cordon to your MCP client:"; \
-	  echo "  Claude Code:    claude mcp add cordon -- $(CURDIR)/$(BIN) serve --workspace \"\$$PWD\""; \
-	  echo "  Claude Desktop: {\"mcpServers\": {\"cordon\": {\"command\": \"$(CURDIR)/$(BIN)\", \"args\": [\"serve\", \"--workspace\", \"/path/to/project\"]}}}"
+	@echo; echo "== add cordon to your MCP client (one of them: ./$(BIN) client-config NAME):"; \
+	  ./$(BIN) client-config
 
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 40m ./...
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

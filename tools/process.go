@@ -90,6 +90,20 @@ func (ps *processes) all() []*bgProcess {
 	return out
 }
 
+// reserve takes the id of a process about to start, or says why none may.
+func (ps *processes) reserve(most int) (string, *ToolError) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	switch live := len(ps.runningLocked()); {
+	case ps.ended:
+		return "", errorf(sandbox.CodeUnavailable, "the session is ending: no process may start")
+	case live >= most:
+		return "", invalid("this session already runs %d background processes, the most it may (processes.max): end one with process_kill first:\n%s", live, ps.describeLocked())
+	}
+	ps.next++
+	return "p" + strconv.Itoa(ps.next), nil
+}
+
 // running is the processes still alive.
 func (ps *processes) running() []*bgProcess {
 	var live []*bgProcess
@@ -188,19 +202,10 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 	}
 	conf := call.conf()
 	ps := call.Session.procs()
-	ps.mu.Lock()
-	switch live := len(ps.runningLocked()); {
-	case ps.ended:
-		ps.mu.Unlock()
-		return nil, errorf(sandbox.CodeUnavailable, "the session is ending: no process may start")
-	case live >= conf.ProcessesMax:
-		list := ps.describeLocked()
-		ps.mu.Unlock()
-		return nil, invalid("this session already runs %d background processes, the most it may (processes.max): end one with process_kill first:\n%s", live, list)
+	id, terr := ps.reserve(conf.ProcessesMax)
+	if terr != nil {
+		return nil, terr
 	}
-	ps.next++
-	id := "p" + strconv.Itoa(ps.next)
-	ps.mu.Unlock()
 
 	out := NewStreamBuffer(conf.ProcessBufferChars)
 	proc, err := conf.Executor.Start(pol, sandbox.RunSpec{

@@ -104,6 +104,11 @@ func (tb *Toolbox) writePath(call Call, tool, p, permissions string) (string, *T
 	if terr != nil {
 		return "", terr
 	}
+	if permissions == "" {
+		if terr := refusedPolicy(pol); terr != nil {
+			return "", terr
+		}
+	}
 	path, terr := toolPath(pol, p, false)
 	if terr != nil || permissions != "" {
 		return path, terr
@@ -131,6 +136,9 @@ func (tb *Toolbox) prepareWrite(ctx context.Context, call Call, tool, rawPath, p
 	}
 	pol, terr := tb.authorize(ctx, call, authRequest{tool: tool, subject: path, Escalation: Escalation{SandboxPermissions: permissions, Justification: justification}})
 	if terr != nil {
+		return "", pol, nil, terr
+	}
+	if terr := refusedPolicy(pol); terr != nil {
 		return "", pol, nil, terr
 	}
 	f, terr := tb.fence(call, pol)
