@@ -46,7 +46,10 @@ func TestLastingProtectionLostEndsBackgroundProcess(t *testing.T) {
 	assert.Equal(t, "protection-lost", procs[0].(map[string]any)["ended"], text(res))
 	out := call(t, cs, "process_output", map[string]any{"process_id": id})
 	assert.Contains(t, text(out), "protection-lost", text(out))
-	assert.Contains(t, cordonCLI(t, w, "log", "--json", sessionOf(t, w)), `"reason":"protection-lost"`)
+	session := sessionOf(t, w)
+	assert.Eventually(t, func() bool {
+		return strings.Contains(cordonCLI(t, w, "log", "--json", session), `"reason":"protection-lost"`)
+	}, 30*time.Second, 200*time.Millisecond, "the session log records the process's end as protection-lost")
 
 	cfg, err := os.ReadFile(filepath.Join(w.ws, ".git", "config"))
 	require.NoError(t, err)
