@@ -245,6 +245,12 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		}
 		return fail(&ToolError{Code: sandbox.CodeTimeout,
 			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text)})
+	case sandbox.ProtectionLost:
+		what := fmt.Sprintf("%s, which the sandbox kept protected, was replaced, removed or moved on the host while the command ran (the human's tools rewrite files so): cordon killed the sandbox and every process in it (protection-lost); run the command again", lostWhat(res.LostPath))
+		if len(res.Undone) > 0 || res.GuardErr != nil {
+			what += "\n" + undoneMessage(res.Outcome, "")
+		}
+		return fail(denial("bash", pol.Mode, what+"; its output:\n"+text))
 	case sandbox.Denied:
 		what := fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", res.ExitCode, text)
 		if len(res.Undone) > 0 || res.GuardErr != nil {

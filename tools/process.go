@@ -43,6 +43,9 @@ const (
 	reasonKilled       = "killed"
 	reasonSessionEnded = "session-ended"
 	reasonModeNarrowed = "mode-narrowed"
+	// reasonProtectionLost: the host replaced a path the sandbox kept
+	// protected, and the sandbox ended with everything in it.
+	reasonProtectionLost = "protection-lost"
 )
 
 // bgProcess is one background process of a session.
@@ -137,6 +140,9 @@ func (p *bgProcess) endReason() string {
 	defer p.mu.Unlock()
 	if p.reason != "" {
 		return p.reason
+	}
+	if !p.alive() && p.proc.Result().Ending == sandbox.ProtectionLost {
+		return reasonProtectionLost
 	}
 	return reasonExited
 }
@@ -285,10 +291,13 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 		case r != reasonExited:
 			o.Ended = r
 			fmt.Fprintf(&b, "[process %s was killed (%s): it and every process it started are gone]", p.id, r)
+			if r == reasonProtectionLost {
+				fmt.Fprintf(&b, "\n[%s, which the sandbox kept protected, was replaced, removed or moved on the host (the human's tools rewrite files so): a sandbox cannot keep a replaced file protected, so it ended; start the process again]", lostWhat(res.LostPath))
+			}
 		default:
 			fmt.Fprintf(&b, "[process %s exited %d]", p.id, code)
 		}
-		if res.Ending == sandbox.Denied && len(res.Undone) > 0 {
+		if (res.Ending == sandbox.Denied || res.Ending == sandbox.ProtectionLost) && len(res.Undone) > 0 {
 			b.WriteString("\n" + sandbox.DenialMarker(pol.Mode) + "\n" + undoneMessage(res.Outcome, ""))
 		}
 	}
@@ -565,4 +574,12 @@ func oneLine(s string) string {
 		s = s[:117] + "…"
 	}
 	return s
+}
+
+// lostWhat names the path whose protection a sandbox lost.
+func lostWhat(path string) string {
+	if path == "" {
+		return "a protected path"
+	}
+	return path
 }
