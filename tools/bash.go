@@ -199,6 +199,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		if len(res.Undone) > 0 || res.GuardErr != nil {
 			what = undoneMessage(res.Outcome, text)
 		}
+		if pol.RootsBeforeClient != nil {
+			// Which path was refused is not known here: say what the
+			// client's roots took away beside the usual hint.
+			return fail(denial("bash", pol.Mode, what, narrowedLine(pol)))
+		}
 		return fail(denial("bash", pol.Mode, what))
 	}
 	msg := text
