@@ -128,7 +128,7 @@ func resolveCwd(workspace, cwd string) (string, *ToolError) {
 
 func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, command, cwd string, timeout time.Duration) (*Result, *ToolError) {
 	conf := call.conf()
-	out := NewOutputBuffer(conf.MaxOutput)
+	out := NewOutputBuffer(call.outputCap())
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	runCtx, narrowed := context.WithCancelCause(runCtx)
