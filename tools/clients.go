@@ -59,7 +59,9 @@ var clientTable = []ClientHabits{
 	// Qwen Code passes both: a 30,000-character bash output became ~64 KB
 	// and was replaced by "Output too large". cordon sends the big fields
 	// in the text only.
-	{Name: "qwen-cli-mcp-client", Delivers: DeliversBoth, Budget: 30000, Roots: "its own working directory", MeasuredWith: "@qwen-code/qwen-code 0.24.4"},
+	// Name: the clientInfo in the 0.24.4 bundle ("qwen-code"); its
+	// `qwen mcp list` health check says "mcp-test-client".
+	{Name: "qwen-code", Delivers: DeliversBoth, Budget: 30000, Roots: "its own working directory", MeasuredWith: "@qwen-code/qwen-code 0.24.4"},
 	{Name: "gemini-cli-mcp-client", Delivers: DeliversText, Budget: 30000, Roots: "its own working directory", MeasuredWith: "@google/gemini-cli 0.61.0"},
 	{Name: "opencode", Delivers: DeliversText, Budget: 30000, Roots: "its own working directory", MeasuredWith: "opencode-ai 1.18.33"},
 }
