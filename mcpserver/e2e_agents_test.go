@@ -48,13 +48,23 @@ func agentSteps(w *world) []agentStep {
 		{"edit_file", map[string]any{"path": "quoted.txt", "old_string": "beta", "new_string": "gamma"}},
 		{"bash", map[string]any{"command": "printf 'out-%s\\n' $((40+2))"}},
 		{"write_file", map[string]any{"path": filepath.Join(w.outside, "new.txt"), "content": "no\n"}},
+		{"read_file", map[string]any{"path": "page.txt"}},
 	}
 }
+
+// pageLines is how many short lines page.txt has: a default 2,000-line
+// page of them is over 30,000 characters, more than Codex passes on.
+const pageLines = 3000
 
 // agentWorld is a world with the file the script reads.
 func agentWorld(t *testing.T) *world {
 	w := newWorld(t)
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "quoted.txt"), []byte(agentFile), 0o644))
+	var page strings.Builder
+	for i := 1; i <= pageLines; i++ {
+		fmt.Fprintf(&page, "line %d\n", i)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "page.txt"), []byte(page.String()), 0o644))
 	return w
 }
 
@@ -84,8 +94,32 @@ func checkAgentResults(t *testing.T, client string, w *world, received []string)
 		"%s shows the model the denial marker: %q", client, received[3])
 	assert.Contains(t, field(received[3], "error", "message"), "sandbox_permissions", "and the escalation hint")
 
+	// A default page: every line from 1 to the last one shown, none
+	// missing, and the footer continues right after it, whether the page
+	// is whole or cordon cut it to what the client passes on.
+	checkPageWhole(t, client, received[4])
+
 	assert.Equal(t, strings.Replace(agentFile, "beta", "gamma", 1), fileContent(t, filepath.Join(w.ws, "quoted.txt")), "the edit landed")
 	assert.Equal(t, "<absent>", fileContent(t, filepath.Join(w.outside, "new.txt")), "the refused write did not")
+}
+
+// checkPageWhole asserts that a read_file page of page.txt that reached the
+// model has no hole it was not told about.
+func checkPageWhole(t *testing.T, client, page string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(page, "\n"), "\n")
+	require.Greater(t, len(lines), 2, "%s: %q", client, page)
+	n := 0
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "[") {
+			break
+		}
+		n++
+		require.Equal(t, fmt.Sprintf("%6d\tline %d", n, n), l, "%s hands the model the page's lines in order, none missing", client)
+	}
+	footer := fmt.Sprintf("[showing lines 1-%d of %d; call read_file with offset=%d to continue]", n, pageLines, n+1)
+	assert.Equal(t, footer, lines[len(lines)-1], "%s: the footer's offset follows the last line the model got", client)
+	assert.LessOrEqual(t, n, 2000)
 }
 
 // field is what the model can read of one result: when the client passed
