@@ -122,6 +122,21 @@ func checkPageWhole(t *testing.T, client, page string) {
 	assert.LessOrEqual(t, n, 2000)
 }
 
+// checkRootsSetAside asserts that the client, started outside the
+// workspace, declared its own directory as its roots and cordon set them
+// aside (the edit in the workspace landed: checkAgentResults).
+func checkRootsSetAside(t *testing.T, client string, w *world) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(w.state, "sessions", "*.jsonl"))
+	require.NoError(t, err)
+	var all strings.Builder
+	for _, l := range logs {
+		all.WriteString(fileContent(t, l))
+	}
+	assert.Contains(t, all.String(), `"type":"roots","data":{"roots":["`+w.outside+`"]`, "%s sends its own directory as its roots", client)
+	assert.Contains(t, all.String(), `"set_aside":true`, "%s: cordon set the roots aside", client)
+}
+
 // field is what the model can read of one result: when the client passed
 // it structuredContent (a JSON object), the string at path in it; else
 // the text itself.
