@@ -188,19 +188,7 @@ func geminiOutput(raw json.RawMessage) string {
 		out = strings.TrimSuffix(out, "\n</untrusted_context>")
 		return out
 	case r.Error != nil:
-		_, parts, ok := strings.Cut(*r.Error, " with response: ")
-		if !ok {
-			return *r.Error
-		}
-		var resp []struct {
-			FunctionResponse struct {
-				Response json.RawMessage `json:"response"`
-			} `json:"functionResponse"`
-		}
-		if json.Unmarshal([]byte(parts), &resp) != nil || len(resp) == 0 {
-			return *r.Error
-		}
-		return geminiOutput(resp[0].FunctionResponse.Response)
+		return unwrapToolError(*r.Error)
 	case len(r.Content) > 0:
 		var parts []string
 		for _, c := range r.Content {

@@ -137,20 +137,71 @@ func checkRootsSetAside(t *testing.T, client string, w *world) {
 	assert.Contains(t, all.String(), `"set_aside":true`, "%s: cordon set the roots aside", client)
 }
 
+// unwrapToolError takes away the sentence Gemini CLI and Qwen Code put
+// around an MCP tool error ("MCP tool 'NAME' reported tool error for
+// function call: {…} with response: [the result as JSON]"), leaving the
+// text of the result, which the model reads inside it.
+func unwrapToolError(s string) string {
+	_, parts, ok := strings.Cut(s, " with response: ")
+	if !ok || !strings.HasPrefix(s, "MCP tool ") {
+		return s
+	}
+	var resp []struct {
+		FunctionResponse struct {
+			Response struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+				Error *struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"error"`
+			} `json:"response"`
+		} `json:"functionResponse"`
+	}
+	if json.Unmarshal([]byte(parts), &resp) != nil || len(resp) == 0 {
+		return s
+	}
+	content := resp[0].FunctionResponse.Response.Content
+	if e := resp[0].FunctionResponse.Response.Error; e != nil {
+		content = e.Content
+	}
+	if len(content) == 0 {
+		return s
+	}
+	return content[0].Text
+}
+
 // field is what the model can read of one result: when the client passed
 // it structuredContent (a JSON object), the string at path in it; else
-// the text itself.
+// the text itself. A client that passes both (Qwen Code) shows the JSON on
+// the first line and the text after it: the string at path when the JSON
+// has it, else the text.
 func field(received string, path ...string) string {
+	if s, ok := jsonField(received, path); ok {
+		return s
+	}
+	if first, rest, ok := strings.Cut(received, "\n"); ok && json.Valid([]byte(first)) && strings.HasPrefix(first, "{") {
+		if s, ok := jsonField(first, path); ok {
+			return s
+		}
+		return rest
+	}
+	return received
+}
+
+func jsonField(doc string, path []string) (string, bool) {
 	var v any
-	if json.Unmarshal([]byte(received), &v) != nil {
-		return received
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return "", false
 	}
 	for _, k := range path {
 		m, _ := v.(map[string]any)
 		v = m[k]
 	}
-	s, _ := v.(string)
-	return s
+	s, ok := v.(string)
+	return s, ok || !strings.HasPrefix(doc, "{")
 }
 
 // checkInstructionsShown asserts that the instructions, as the client

@@ -59,18 +59,20 @@ var clientTable = []ClientHabits{
 	// Qwen Code passes both: a 30,000-character bash output became ~64 KB
 	// and was replaced by "Output too large". cordon sends the big fields
 	// in the text only.
-	// Name: the clientInfo in the 0.24.4 bundle ("qwen-code"); its
-	// `qwen mcp list` health check says "mcp-test-client".
-	{Name: "qwen-code", Delivers: DeliversBoth, Budget: 30000, Roots: "its own working directory", MeasuredWith: "@qwen-code/qwen-code 0.24.4"},
+	// Qwen Code names itself qwen-cli-mcp-client-SERVER, and persists a
+	// result over 25,000 characters to a file, showing the model a
+	// 2,000-character preview.
+	{Name: "qwen-cli-mcp-client", Delivers: DeliversBoth, Budget: 24000, Roots: "its own working directory", MeasuredWith: "@qwen-code/qwen-code 0.24.4"},
 	{Name: "gemini-cli-mcp-client", Delivers: DeliversText, Budget: 30000, Roots: "its own working directory", MeasuredWith: "@google/gemini-cli 0.61.0"},
 	{Name: "opencode", Delivers: DeliversText, Budget: 30000, Roots: "its own working directory", MeasuredWith: "opencode-ai 1.18.33"},
 }
 
 // HabitsFor returns the table's entry for a clientInfo.name, or
-// DefaultClient.
+// DefaultClient. A name may carry a suffix after a dash (Qwen Code adds
+// the server's name: qwen-cli-mcp-client-cordon).
 func HabitsFor(name string) ClientHabits {
 	for _, h := range clientTable {
-		if h.Name == name {
+		if h.Name == name || strings.HasPrefix(name, h.Name+"-") {
 			return h
 		}
 	}

@@ -29,7 +29,7 @@ func TestClientTable(t *testing.T) {
 	assert.Equal(t, tools.DefaultMaxOutput, d.Budget)
 	assert.Equal(t, tools.Delivery(""), d.Delivers, "unknown: both text and structuredContent are sent")
 	assert.Equal(t, tools.DeliversStructured, tools.HabitsFor("codex-mcp-client").Delivers)
-	assert.Equal(t, tools.DeliversBoth, tools.HabitsFor("qwen-code").Delivers)
+	assert.Equal(t, tools.DeliversBoth, tools.HabitsFor("qwen-cli-mcp-client-cordon").Delivers)
 }
 
 // TestReadFilePageFitsClientBudget: through Codex, a default page of a
@@ -68,7 +68,7 @@ func TestReadFilePageFitsClientBudget(t *testing.T) {
 func TestShapeBothSendsTheOutputOnce(t *testing.T) {
 	out := "say \"hi\"\tthere \\ end\n"
 	r := &tools.Result{Text: out, Structured: map[string]any{"output": out, "exit_code": 0, "truncated": false}}
-	r = tools.Shape(r, tools.HabitsFor("qwen-code"), 30000)
+	r = tools.Shape(r, tools.HabitsFor("qwen-cli-mcp-client-cordon"), 30000)
 	assert.Equal(t, out, r.Text)
 	assert.NotContains(t, r.Structured, "output")
 	assert.Equal(t, 0, r.Structured["exit_code"])
