@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -260,7 +261,9 @@ func runAgent(t *testing.T, dir string, env []string, timeout time.Duration, bin
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = dir, env
+	// PWD too: a client that takes its directory from it (opencode) would
+	// otherwise be where the test runs.
+	cmd.Dir, cmd.Env = dir, append(slices.Clip(env), "PWD="+dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	killGroupOnCancel(cmd)
