@@ -50,6 +50,8 @@ func agentSteps(w *world) []agentStep {
 		{"bash", map[string]any{"command": "printf 'out-%s\\n' $((40+2))"}},
 		{"write_file", map[string]any{"path": filepath.Join(w.outside, "new.txt"), "content": "no\n"}},
 		{"read_file", map[string]any{"path": "page.txt"}},
+		{"bash", map[string]any{"command": "cat quoted.txt"}},
+		{"grep", map[string]any{"pattern": "C:\\\\Users", "path": "quoted.txt"}},
 	}
 }
 
@@ -99,6 +101,13 @@ func checkAgentResults(t *testing.T, client string, w *world, received []string)
 	// missing, and the footer continues right after it, whether the page
 	// is whole or cordon cut it to what the client passes on.
 	checkPageWhole(t, client, received[4])
+	// bash cat of the same lines, and a grep match: their content,
+	// whether the client hands the model the text or the JSON of the
+	// structuredContent (escaped: SPEC keeps it for these tools).
+	edited := strings.Replace(agentFile, "beta", "gamma", 1)
+	assert.Equal(t, edited, field(received[5], "output"), "%s shows the model cat's output", client)
+	assert.Contains(t, grepMatches(received[6]), `quoted.txt:1:say "hi" to C:\Users\me; \n stays two characters`, "%s shows the model the grep match", client)
+	t.Logf("%s hands the model bash output verbatim: %v", client, strings.Contains(received[5], `say "hi" to C:\Users`))
 
 	assert.Equal(t, strings.Replace(agentFile, "beta", "gamma", 1), fileContent(t, filepath.Join(w.ws, "quoted.txt")), "the edit landed")
 	assert.Equal(t, "<absent>", fileContent(t, filepath.Join(w.outside, "new.txt")), "the refused write did not")
@@ -136,6 +145,20 @@ func checkRootsSetAside(t *testing.T, client string, w *world) {
 	}
 	assert.Contains(t, all.String(), `"type":"roots","data":{"roots":["`+w.outside+`"]`, "%s sends its own directory as its roots", client)
 	assert.Contains(t, all.String(), `"set_aside":true`, "%s: cordon set the roots aside", client)
+}
+
+// grepMatches is grep's matches as the model can read them: from the text,
+// or from structuredContent.matches.
+func grepMatches(received string) string {
+	for _, doc := range []string{received, strings.SplitN(received, "\n", 2)[0]} {
+		var v struct {
+			Matches []string `json:"matches"`
+		}
+		if json.Unmarshal([]byte(doc), &v) == nil && v.Matches != nil {
+			return strings.Join(v.Matches, "\n")
+		}
+	}
+	return received
 }
 
 // unwrapToolError takes away the sentence Gemini CLI and Qwen Code put
