@@ -36,6 +36,13 @@ type ClientHabits struct {
 	// boundary and saying how to get the rest, so the model never gets a
 	// hole it was not told about.
 	Budget int
+	// TextWithoutSchema: the client takes a result without
+	// structuredContent from a tool that declares an output schema (Codex
+	// does; Claude Code reports "Tool X has an output schema but did not
+	// return structured content" to the model instead). cordon then sends
+	// such a client text only, so that output, diffs and matches reach
+	// its model verbatim rather than JSON-escaped.
+	TextWithoutSchema bool
 	// Roots is how the client answers roots/list.
 	Roots        string
 	MeasuredWith string
@@ -55,7 +62,7 @@ var clientTable = []ClientHabits{
 	// Codex keeps about 12,000 characters of a result and drops the middle
 	// (a 2,000-line read_file page lost lines 548-1508 unannounced):
 	// cordon cuts below that itself, leaving room for Codex's own framing.
-	{Name: "codex-mcp-client", Delivers: DeliversStructured, Budget: 11000, Roots: "declares none", MeasuredWith: "@openai/codex 0.171.0"},
+	{Name: "codex-mcp-client", Delivers: DeliversStructured, Budget: 11000, TextWithoutSchema: true, Roots: "declares none", MeasuredWith: "@openai/codex 0.171.0"},
 	// Qwen Code passes both: a 30,000-character bash output became ~64 KB
 	// and was replaced by "Output too large". cordon sends the big fields
 	// in the text only.
@@ -118,6 +125,8 @@ var duplicatedFields = []string{"output", "diff", "matches", "entries"}
 // Shape fits a result to what the client passes on: for a client that
 // passes both text and structuredContent, the fields the text carries are
 // left out of structuredContent (its schema requires none of them); a
+// client that shows only structuredContent but takes a result without it
+// gets the text alone, verbatim (errors keep theirs: denied, the code); a
 // result over the client's budget has the middle of its big field cut at
 // line boundaries, with a line saying so. read_file cuts its own pages
 // (its footer must name the true next offset).
@@ -134,6 +143,9 @@ func Shape(r *Result, h ClientHabits, budget int) *Result {
 			delete(st, k)
 		}
 		r.Structured = st
+	}
+	if h.Delivers == DeliversStructured && h.TextWithoutSchema && r.Structured != nil && !r.IsError {
+		r.Structured = nil
 	}
 	if h.Delivers == "" {
 		// An unknown client: the bash output cap and read_file's page

@@ -76,9 +76,14 @@ func TestShapeBothSendsTheOutputOnce(t *testing.T) {
 	r = &tools.Result{Text: out, Structured: map[string]any{"output": out}}
 	r = tools.Shape(r, tools.HabitsFor("claude-code"), 30000)
 	assert.Equal(t, out, r.Structured["output"], "a client that shows only structuredContent keeps it whole")
+
+	r = &tools.Result{Text: out, Structured: map[string]any{"output": out}}
+	r = tools.Shape(r, tools.HabitsFor("codex-mcp-client"), 30000)
+	assert.Nil(t, r.Structured, "Codex takes text alone, which reaches its model verbatim")
+	assert.Equal(t, out, r.Text)
 }
 
-// TestShapeCutsToStructuredBudget: for Codex the budget counts the
+// TestShapeCutsToStructuredBudget: for Claude Code the budget counts the
 // JSON-serialised structuredContent (escapes included); the cut is in the
 // middle, at line boundaries, said in a line, and the same in the text.
 func TestShapeCutsToStructuredBudget(t *testing.T) {
@@ -88,11 +93,12 @@ func TestShapeCutsToStructuredBudget(t *testing.T) {
 	}
 	out := b.String()
 	r := &tools.Result{Text: out, Structured: map[string]any{"output": out, "truncated": false, "exit_code": 0}}
-	codex := tools.HabitsFor("codex-mcp-client")
-	r = tools.Shape(r, codex, codex.Budget)
+	claude := tools.HabitsFor("claude-code")
+	budget := 11000
+	r = tools.Shape(r, claude, budget)
 	js, err := json.Marshal(r.Structured)
 	require.NoError(t, err)
-	assert.LessOrEqual(t, utf8.RuneCount(js), codex.Budget)
+	assert.LessOrEqual(t, utf8.RuneCount(js), budget)
 	got := r.Structured["output"].(string)
 	assert.Equal(t, got, r.Text)
 	assert.True(t, strings.HasPrefix(got, "row 0\t"))
