@@ -204,4 +204,3 @@ func (s *geminiStandIn) system() string {
 	defer s.mu.Unlock()
 	return strings.Join(s.systems, "\n")
 }
-
