@@ -201,6 +201,11 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	} else {
 		a = append(a, "--tmpfs", "/tmp")
 	}
+	// What a human-typed command runs from under the host's /tmp, read-only
+	// over the private one; the roots bound below may lie on top of it.
+	for _, t := range p.ProgramTrees {
+		a = append(a, "--ro-bind", t, t)
+	}
 	if p.egress != nil && p.egress.dir != "" {
 		a = append(a, "--ro-bind", p.egress.dir, egressSocketDir)
 	}

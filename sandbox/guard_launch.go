@@ -27,7 +27,17 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	ids := repoIDs(p.Repos)
 	top := outermost(paths)
 	for _, root := range userRoots(p) {
-		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, ReadDeny: readDenyIn(p.ReadDeny, root)}
+		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames}
+		for _, n := range p.named {
+			if containingRoot(n.Path, p.WritableRoots) == root {
+				set.Named = append(set.Named, n.Path)
+			}
+		}
+		for _, r := range userRoots(p) {
+			if r != root && Within(r, root) {
+				set.InnerRoots = append(set.InnerRoots, r)
+			}
+		}
 		for _, path := range top {
 			if containingRoot(path, p.WritableRoots) == root {
 				set.Paths = append(set.Paths, path)

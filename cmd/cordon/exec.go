@@ -72,7 +72,9 @@ func runExec(f *sandboxFlags, argv []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(exitSandbox)
 	}
 	defer tmp.Remove()
-	svc := sandbox.PolicyService{Settings: d.settings}
+	set := d.settings
+	set.ProgramTrees = sandbox.ProgramTrees(argv, set.Workspace)
+	svc := sandbox.PolicyService{Settings: set}
 	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
 	if err != nil {
 		return err
