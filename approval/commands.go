@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -157,7 +158,7 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 		return c.shell(sc, text, args, lang)
 	}
 	if in, ok := interpreters[versionless(name)]; ok {
-		return c.interpreter(sc, text, args, in)
+		return c.interpreter(sc, text, name, args, in)
 	}
 	switch name {
 	case "eval":
@@ -166,19 +167,56 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 		}
 		return info{wantsCode: len(args) == 0}
 	case "source", ".":
-		if len(args) > 0 && c.downloadsIn(sc, args[0].word) {
+		if len(args) == 0 {
+			return info{}
+		}
+		if c.downloadsIn(sc, args[0].word) {
 			c.add(text, reasonDownload)
+		} else {
+			c.runs(text, args[0])
 		}
 		return info{}
+	case "alias":
+		c.alias(text, args)
+		return info{}
+	case "trap":
+		c.trap(sc, text, args)
+		return info{}
+	case "hash":
+		if opts, _ := scanOptions(args, optSpec{value: "p"}); hasFlag(opts, "-p") {
+			c.add(text, reasonCommandPath)
+		}
+		return info{}
+	case "enable":
+		if opts, _ := scanOptions(args, optSpec{value: "f"}); hasFlag(opts, "-f") {
+			c.add(text, reasonLoadsBuiltin)
+		}
+		return info{}
+	case "git":
+		c.gitOptions(text, args)
+		return info{}
+	case "script":
+		// util-linux script -c CODE runs CODE with the user's shell.
+		spec := optSpec{value: "cEIOBTm", valueLong: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}, permute: true}
+		opts, _ := scanOptions(args, spec)
+		if code, ok := optionValue(opts, "-c", "--command"); ok {
+			c.nested(sc, text, code, syntax.LangBash)
+		}
+		return info{}
+	case "parallel":
+		return c.parallel(sc, text, args, hops)
+	case "sudo":
+		c.envAssignments(text, args)
 	case "su", "runuser":
 		return c.switchUser(sc, text, name, args, hops)
 	case "env":
+		c.envAssignments(text, args)
 		opts, _ := scanOptions(args, wrappers["env"].opts)
 		if code, ok := optionValue(opts, "-S", "--split-string"); ok {
 			c.nested(sc, text, code, syntax.LangBash)
 		}
 	case "xargs":
-		inf := c.command(sc, text, wrappers["xargs"].inner(args), hops+1)
+		inf := c.runTimeArgs(sc, text, wrappers["xargs"].inner(args), hops+1)
 		// xargs feeds its input to the command as arguments: a shell that
 		// is missing its -c script gets it from there.
 		return info{readsStdin: inf.wantsCode}
@@ -205,7 +243,7 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 // shell inspects sh/bash/zsh ... : the -c script, or whether the program
 // comes from standard input.
 func (c *classifier) shell(sc scope, text string, args []field, lang syntax.LangVariant) info {
-	codeMode, stdin := false, false
+	codeMode, stdin, version := false, false, false
 	var operands []field
 	var command *field
 scan:
@@ -227,6 +265,8 @@ scan:
 			case name == "--command" && i+1 < len(args):
 				i++
 				command = &args[i]
+			case name == "--version" || name == "--help":
+				version = true
 			case (name == "--rcfile" || name == "--init-file") && !eq:
 				i++
 			}
@@ -251,6 +291,8 @@ scan:
 	}
 
 	switch {
+	case version:
+		return info{}
 	case command != nil:
 		c.nested(sc, text, *command, lang)
 	case codeMode && len(operands) == 0:
@@ -262,31 +304,35 @@ scan:
 	case c.downloadsIn(sc, operands[0].word):
 		// bash <(curl ...): the script file is a download.
 		c.add(text, reasonDownload)
+	default:
+		c.runs(text, operands[0])
 	}
 	return info{}
 }
 
 // interpreter inspects python/perl/node ... : whether the program comes
 // from standard input, and whether the program text is a download.
-func (c *classifier) interpreter(sc scope, text string, args []field, in interpreter) info {
+func (c *classifier) interpreter(sc scope, text, name string, args []field, in interpreter) info {
 	opts, operands := scanOptions(args, in.opts)
-	var program *field
 	switch {
 	case hasFlag(opts, in.code...):
-		if code, ok := optionValue(opts, in.code...); ok {
-			program = &code
-		} else {
+		code, ok := optionValue(opts, in.code...)
+		switch {
+		case !ok:
 			return info{wantsCode: true}
+		case c.downloadsIn(sc, code.word):
+			c.add(text, reasonDownload)
+		default:
+			// Code in another language: the classifier cannot read it.
+			c.add(text, fmt.Sprintf("runs %s code, which is not inspected", name))
 		}
-	case hasFlag(opts, in.other...):
-		return info{}
+	case hasFlag(opts, in.other...), hasFlag(opts, "--version", "-V", "--help", "-h"):
 	case len(operands) == 0 || operands[0].text() == "-" && operands[0].static():
 		return info{readsStdin: true}
-	default:
-		program = &operands[0]
-	}
-	if c.downloadsIn(sc, program.word) {
+	case c.downloadsIn(sc, operands[0].word):
 		c.add(text, reasonDownload)
+	default:
+		c.runs(text, operands[0])
 	}
 	return info{}
 }
@@ -342,7 +388,12 @@ func (c *classifier) findExec(sc scope, text string, args []field, hops int) {
 			}
 			end++
 		}
-		c.command(sc, text, args[i+1:end], hops+1)
+		cmd := args[i+1 : end]
+		if slices.ContainsFunc(cmd, func(f field) bool { return strings.Contains(f.raw, "{}") }) {
+			c.runTimeArgs(sc, text, cmd, hops+1)
+		} else {
+			c.command(sc, text, cmd, hops+1)
+		}
 		i = end
 	}
 }
@@ -379,4 +430,25 @@ func (c *classifier) flock(sc scope, text string, args []field, hops int) info {
 		return info{}
 	}
 	return c.command(sc, text, rest, hops+1)
+}
+
+// parallel inspects GNU parallel: the command it runs gets its arguments
+// from ::: lists or its input, and with no command each input line is a
+// command of its own.
+func (c *classifier) parallel(sc scope, text string, args []field, hops int) info {
+	spec := optSpec{value: "jSPnNLlaEIdCX", valueLong: []string{
+		"--jobs", "--sshlogin", "--max-procs", "--max-args", "--max-lines", "--arg-file",
+		"--delimiter", "--colsep", "--replace", "--eof", "--workdir", "--tmpdir", "--results", "--joblog",
+	}}
+	_, operands := scanOptions(args, spec)
+	end := slices.IndexFunc(operands, func(f field) bool { return strings.HasPrefix(f.text(), ":::") })
+	if end < 0 {
+		end = len(operands)
+	}
+	if end == 0 {
+		c.add(text, reasonStdinProgram)
+		return info{}
+	}
+	c.runTimeArgs(sc, text, operands[:end], hops+1)
+	return info{}
 }
