@@ -25,6 +25,21 @@ func FuzzClassify(f *testing.F) {
 		"bash <<'EOF'\nrm -rf x\nEOF",
 		`rm $'\x2drf' {a,b}`,
 		"f() { (cd x && git push) | tee y; }",
+		// Where the classifier cannot tell what runs.
+		`f(){ git "$@"; }; f push`,
+		"g=git; $g push",
+		"git -c alias.p=push p",
+		"git -C d config set core.fsmonitor 'x'; git --config-env=a.b=C s",
+		"alias gp='git push'; gp",
+		"echo push | xargs -I{} git {}",
+		"parallel git ::: push",
+		"find push -exec git {} \\;",
+		"printf 'git push' | sh",
+		"python3 - <<< 'import os'",
+		"printf 'git push' > s.sh; . ./s.sh; bash s.sh",
+		`trap "$x" EXIT; trap 'git push' INT`,
+		`GIT_SSH_COMMAND=x env LD_PRELOAD=y sudo A=1 git fetch; declare -x "$n=1"`,
+		"hash -p /bin/sh ls; enable -f x.so y; script -qc 'git push' /dev/null",
 	} {
 		f.Add(seed)
 	}

@@ -3,6 +3,7 @@ package approval
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -118,6 +119,10 @@ func (c *classifier) gitOptions(text string, args []field) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		t := a.text()
+		if a.static() && t == "config" {
+			c.gitConfigCommand(text, args[i+1:])
+			return
+		}
 		if !a.static() || !isOption(t) {
 			return // the subcommand, or a word only known at run time
 		}
@@ -149,28 +154,67 @@ var safeGitConfig = []string{
 	"gc.auto", "maintenance.auto", "protocol.version", "column.ui",
 }
 
+// safeGitValues lists values that turn a program-naming key off: git -c
+// core.pager=cat log and git -c core.hooksPath=/dev/null commit are the
+// usual ways to keep git from running anything.
+var safeGitValues = map[string][]string{
+	"core.pager":     {"cat", "", "false"},
+	"core.fsmonitor": {"false", "", "0", "no", "off"},
+	"core.hookspath": {"/dev/null"},
+}
+
 // gitConfig checks one -c KEY=VALUE (or --config-env KEY=ENVVAR).
 func (c *classifier) gitConfig(text string, kv field) {
-	if !kv.static() {
-		key, _, _ := strings.Cut(kv.raw, "=")
-		if strings.Contains(key, dynMark) {
-			c.add(text, reasonDynamicGitConf)
-			return
-		}
-	}
-	key, value, _ := strings.Cut(kv.text(), "=")
-	key = strings.ToLower(key)
-	for _, safe := range safeGitConfig {
-		if key == safe || strings.HasSuffix(safe, ".") && strings.HasPrefix(key, safe) {
-			return
-		}
-	}
-	// git -c core.pager=cat log: a pager that only copies is the usual way
-	// to turn paging off.
-	if (key == "core.pager" || strings.HasPrefix(key, "pager.")) && (value == "cat" || value == "" || value == "false") && kv.static() {
+	key, value, _ := strings.Cut(kv.raw, "=")
+	c.gitConfigKey(text, field{raw: key}, field{raw: value})
+}
+
+// gitConfigKey says dangerous unless key names no program, or value turns
+// the program off.
+func (c *classifier) gitConfigKey(text string, key, value field) {
+	if !key.static() {
+		c.add(text, reasonDynamicGitConf)
 		return
 	}
-	c.add(text, fmt.Sprintf("sets git config %s, which can change what git runs", key))
+	k := strings.ToLower(key.text())
+	for _, safe := range safeGitConfig {
+		if k == safe || strings.HasSuffix(safe, ".") && strings.HasPrefix(k, safe) {
+			return
+		}
+	}
+	section := k
+	if strings.HasPrefix(k, "pager.") {
+		section = "core.pager"
+	}
+	if value.static() && slices.Contains(safeGitValues[section], strings.ToLower(value.text())) {
+		return
+	}
+	c.add(text, fmt.Sprintf("sets git config %s, which can change what git runs", k))
+}
+
+// gitConfigCommand checks git config KEY VALUE (and git config set KEY
+// VALUE): the value lasts beyond this command, in whichever config file it
+// lands in. Reading (a key alone, get, list, --get...) is harmless.
+func (c *classifier) gitConfigCommand(text string, args []field) {
+	spec := optSpec{value: "f", valueLong: []string{"--file", "--blob", "--type", "--default", "--comment", "--value", "--url"}, permute: true}
+	opts, operands := scanOptions(args, spec)
+	for _, o := range opts {
+		if strings.HasPrefix(o.name, "--get") || strings.HasPrefix(o.name, "--unset") ||
+			o.name == "--list" || o.name == "-l" || o.name == "--remove-section" || o.name == "--rename-section" {
+			return
+		}
+	}
+	if len(operands) > 0 && operands[0].static() {
+		switch operands[0].text() {
+		case "set":
+			operands = operands[1:]
+		case "get", "list", "unset", "remove-section", "rename-section", "edit":
+			return
+		}
+	}
+	if len(operands) >= 2 {
+		c.gitConfigKey(text, operands[0], operands[1])
+	}
 }
 
 // programVariables name a program or library that other programs run or
