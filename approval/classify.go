@@ -119,7 +119,8 @@ func Classify(command string) Verdict { return defaultRules.Classify(command) }
 // It fails closed: a command line that does not parse, a command whose name
 // is only known at run time ($RM -rf x), a nested script that is only known
 // at run time (bash -c "$x"), or one beyond the size and depth limits is
-// dangerous, so that under ask-dangerous the human decides.
+// dangerous, and so is every command line that hides what it runs in
+// another way (hidden.go), so that under ask-dangerous the human decides.
 func (rs Rules) Classify(command string) (v Verdict) {
 	c := &classifier{
 		rules: rs,
