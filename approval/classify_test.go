@@ -238,6 +238,17 @@ func TestClassifyDangerous(t *testing.T) {
 		{"enable -f", "enable -f ./x.so x; x", reasonLoadsBuiltin},
 		{"script -c", "script -qc 'git push' /dev/null", "pushes to a remote"},
 		{"command substitution as the command", "`echo git` push", reasonDynamicName},
+		{"source of standard input", `source /dev/stdin <<< "git push"`, reasonStdinProgram},
+		{"bash of standard input", "printf 'git push' | bash /dev/fd/0", reasonStdinProgram},
+		{"awk system", `awk 'BEGIN { system("git push") }'`, reasonAwkRuns},
+		{"awk pipe to a shell", `awk '{ print | "sh" }' cmds.txt`, reasonAwkRuns},
+		{"gawk -e", `gawk -e 'BEGIN { "git push" | getline x }'`, reasonAwkRuns},
+		{"awk of a run-time program", `awk "$prog" x`, reasonDynamicScript},
+		{"awk extension", "gawk -l ./ext.so 1", "loads an awk extension"},
+		{"sed e command", "sed -n '1e git push' x", reasonSedRuns},
+		{"sed s///e", "echo x | sed 's/x/git push/e'", reasonSedRuns},
+		{"sed e after other commands", `sed -e '/^#/d;s|a|b|g' -e '$!N;e git push' x`, reasonSedRuns},
+		{"sed of a run-time script", `sed "$script" x`, reasonDynamicScript},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -365,6 +376,11 @@ func TestClassifySafe(t *testing.T) {
 		{"hash", "hash -r"},
 		{"write then cat", "echo hi > notes.txt && cat notes.txt"},
 		{"python module", "python3 -m json.tool data.json"},
+		{"awk print", `awk -F'|' '{ s += $2 } END { print s }' data.txt`},
+		{"sed substitute in place", `sed -i.bak -e 's/foo/bar/g' -e '/^$/d' main.go`},
+		{"sed with other delimiters", `sed -n 's|/usr/local|/opt|gp; y/abc/xyz/; 1i\header' x`},
+		{"sed print range", `sed -n '/start/,/end/{p}' x`},
+		{"sed --sandbox", "sed --sandbox 's/x/y/e' x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

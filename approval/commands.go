@@ -205,6 +205,12 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 		return info{}
 	case "parallel":
 		return c.parallel(sc, text, args, hops)
+	case "awk", "gawk", "mawk", "nawk":
+		c.awk(text, args)
+		return info{}
+	case "sed", "gsed":
+		c.sed(text, args)
+		return info{}
 	case "sudo":
 		c.envAssignments(text, args)
 	case "su", "runuser":

@@ -40,6 +40,9 @@ func FuzzClassify(f *testing.F) {
 		`trap "$x" EXIT; trap 'git push' INT`,
 		`GIT_SSH_COMMAND=x env LD_PRELOAD=y sudo A=1 git fetch; declare -x "$n=1"`,
 		"hash -p /bin/sh ls; enable -f x.so y; script -qc 'git push' /dev/null",
+		`awk -F'|' -e 'BEGIN{system("x")}' -f p.awk; gawk -l e 1`,
+		`sed -n -e '/a/,+2{s|x\|y|z|gw out' -e '$!N;1e ls' -i.bak f; sed 'y/a/b/;1i\t'`,
+		`source /dev/stdin <<< "git push"; bash /proc/self/fd/0`,
 	} {
 		f.Add(seed)
 	}

@@ -306,6 +306,11 @@ func (c *classifier) runs(text string, f field) {
 		c.add(text, reasonDynamicScript)
 		return
 	}
+	// /dev/stdin, /dev/fd/0, /proc/self/fd/0: the file is the input.
+	if p := path.Clean(f.raw); strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/") {
+		c.add(text, reasonStdinProgram)
+		return
+	}
 	c.ran = append(c.ran, ranFile{text: text, base: base})
 }
 
