@@ -370,6 +370,7 @@ func TestClassifySafe(t *testing.T) {
 		{"run a built program", "./bin/tool --help"},
 		{"python version", "python3 --version"},
 		{"bash version", "bash --version"},
+		{"node version", "node -v && npm -v && perl -v && php -v"},
 		{"trap reset", "trap - EXIT"},
 		{"trap ignore", "trap '' INT; go test ./..."},
 		{"alias list", "alias"},

@@ -332,7 +332,9 @@ func (c *classifier) interpreter(sc scope, text, name string, args []field, in i
 			// Code in another language: the classifier cannot read it.
 			c.add(text, fmt.Sprintf("runs %s code, which is not inspected", name))
 		}
-	case hasFlag(opts, in.other...), hasFlag(opts, "--version", "-V", "--help", "-h"):
+	case hasFlag(opts, in.other...), hasFlag(opts, "--version", "-V", "--help", "-h"),
+		// -v is the version everywhere but in python, where it is verbose.
+		!strings.HasPrefix(versionless(name), "py") && hasFlag(opts, "-v"):
 	case len(operands) == 0 || operands[0].text() == "-" && operands[0].static():
 		return info{readsStdin: true}
 	case c.downloadsIn(sc, operands[0].word):
