@@ -473,3 +473,34 @@ func TestClassifyCapsFindings(t *testing.T) {
 	assert.Equal(t, 5, v.More)
 	assert.True(t, strings.HasSuffix(v.Summary(), "; and 5 more"), v.Summary())
 }
+
+// Every runner in the wrappers table is followed to the command it runs,
+// and every interpreter's inline code asks: both tables are data, and a
+// new entry is covered by these without another line of test.
+func TestClassifyEveryRunnerAndInterpreter(t *testing.T) {
+	for name, w := range wrappers {
+		cmd := name + strings.Repeat(" x", w.operands) + " git push"
+		t.Run(cmd, func(t *testing.T) {
+			assert.Contains(t, reasons(Classify(cmd)), "pushes to a remote")
+		})
+	}
+	for name, in := range interpreters {
+		for _, flag := range in.code {
+			cmd := name + " " + flag + " 'x'"
+			t.Run(cmd, func(t *testing.T) {
+				assert.Contains(t, reasons(Classify(cmd)), "runs "+name+" code, which is not inspected")
+			})
+		}
+		t.Run(name+" fed by a pipe", func(t *testing.T) {
+			assert.Contains(t, reasons(Classify("echo x | "+name)), reasonStdinProgram)
+		})
+	}
+}
+
+func reasons(v Verdict) []string {
+	var out []string
+	for _, f := range v.Findings {
+		out = append(out, f.Reason)
+	}
+	return out
+}

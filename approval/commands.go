@@ -59,7 +59,13 @@ var interpreters = map[string]interpreter{
 		opts: optSpec{value: "epr", valueLong: []string{"--eval", "--print", "--require", "--import"}},
 		code: []string{"-e", "-p", "--eval", "--print"},
 	},
-	"php": {opts: optSpec{value: "rRfcd"}, code: []string{"-r", "-R"}, other: []string{"-f"}},
+	"php":       {opts: optSpec{value: "rRfcd"}, code: []string{"-r", "-R"}, other: []string{"-f"}},
+	"lua":       {opts: optSpec{value: "el"}, code: []string{"-e"}},
+	"luajit":    {opts: optSpec{value: "elbj"}, code: []string{"-e"}},
+	"julia":     {opts: optSpec{value: "eEpLt", valueLong: []string{"--eval", "--print", "--load", "--threads", "--procs"}}, code: []string{"-e", "-E", "--eval", "--print"}},
+	"osascript": {opts: optSpec{value: "els"}, code: []string{"-e"}},
+	"expect":    {opts: optSpec{value: "cfD"}, code: []string{"-c"}, other: []string{"-f"}},
+	"rscript":   {opts: optSpec{value: "e"}, code: []string{"-e"}},
 }
 
 // wrapper describes a program that runs the rest of its arguments as a
@@ -111,6 +117,25 @@ var wrappers = map[string]wrapper{
 	"pkexec": {opts: optSpec{valueLong: []string{"--user"}}},
 	"xargs": {opts: optSpec{value: "IadELnPs", valueLong: []string{
 		"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var",
+	}}},
+	// Other runners: each runs the rest of its arguments as a command.
+	"fakeroot":         {opts: optSpec{value: "lsib", valueLong: []string{"--lib", "--faked"}}},
+	"faketime":         {operands: 1},
+	"unbuffer":         {},
+	"chronic":          {},
+	"catchsegv":        {},
+	"dbus-run-session": {opts: optSpec{valueLong: []string{"--config-file", "--dbus-daemon"}}},
+	"xvfb-run": {opts: optSpec{value: "nfsepw", valueLong: []string{
+		"--server-num", "--error-file", "--server-args", "--xauth-protocol", "--wait", "--auth-file",
+	}}},
+	"firejail": {},
+	"valgrind": {},
+	"ltrace":   {opts: optSpec{value: "aeEnopsuFlxXAD", valueLong: []string{"--output", "--library"}}},
+	"systemd-run": {opts: optSpec{value: "pEuMH", valueLong: []string{
+		"--property", "--unit", "--setenv", "--uid", "--gid", "--machine", "--host",
+		"--working-directory", "--slice", "--description", "--nice", "--service-type",
+		"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive",
+		"--on-calendar", "--timer-property", "--path-property", "--socket-property",
 	}}},
 }
 
