@@ -182,6 +182,9 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 	if lang, ok := shells[name]; ok {
 		return c.shell(sc, text, args, lang)
 	}
+	if p, ok := optionPrograms[name]; ok {
+		c.optionProgram(sc, text, p, args)
+	}
 	if in, ok := interpreters[versionless(name)]; ok {
 		return c.interpreter(sc, text, name, args, in)
 	}

@@ -43,6 +43,8 @@ func FuzzClassify(f *testing.F) {
 		`awk -F'|' -e 'BEGIN{system("x")}' -f p.awk; gawk -l e 1`,
 		`sed -n -e '/a/,+2{s|x\|y|z|gw out' -e '$!N;1e ls' -i.bak f; sed 'y/a/b/;1i\t'`,
 		`source /dev/stdin <<< "git push"; bash /proc/self/fd/0`,
+		`tar -xf x --to-com='git push' --checkpoint-action=exec="$y"; ssh -o"ProxyCommand $x" -oLocalCommand=ls -F c h`,
+		`rsync -e 'ssh -p 2' a b:; sort --compress-program=gzip; rg --pre ./p; man -P 'sh -c x' ls`,
 	} {
 		f.Add(seed)
 	}

@@ -228,6 +228,7 @@ var programVariables = []string{
 	"GIT_TEMPLATE_DIR", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH",
 	"DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND",
 	"PAGER", "EDITOR", "VISUAL", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP",
+	"LESSOPEN", "LESSCLOSE", "MANPAGER", "BROWSER",
 }
 
 // programVariable reports whether name is one of programVariables.
