@@ -83,6 +83,10 @@ type ExecutionPolicy struct {
 	// (audit.go). RepoScanIncomplete says the search stopped early.
 	Repos              []GitRepo
 	RepoScanIncomplete bool
+	// named are the protected names the same search met beneath the
+	// writable roots, at any depth it reaches: in Protected too, and what
+	// the guard's audit knows were there before a command (audit.go).
+	named []namedPath
 	// unconfinable, when set, is why no backend may confine this policy
 	// (a .git that is a symlink); the file tools still work.
 	unconfinable error
@@ -252,7 +256,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	if p.Mode == WorkspaceWrite {
-		p.Repos, p.RepoScanIncomplete, p.unconfinable = findRepos(userRoots(p), &in)
+		p.Repos, p.named, p.RepoScanIncomplete, p.unconfinable = findReposAndNames(userRoots(p), p.ProtectedNames, &in)
 	}
 	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
 	in.finish()

@@ -48,7 +48,7 @@ func (tb *Toolbox) reading(call Call, p string, defaultWorkspace bool) (sandbox.
 
 func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
 	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: slices.Concat(pol.Protected, gitDirs(pol.Repos)),
-		ReadDeny: pol.ReadDeny, ProtectedNames: fileToolProtectedNames, ProtectedFileNames: fileToolProtectedFileNames}
+		ReadDeny: pol.ReadDeny, ProtectedNames: slices.Concat(fileToolProtectedNames, pol.ProtectedNames), ProtectedFileNames: fileToolProtectedFileNames}
 }
 
 // fileToolProtectedFileNames are never the name of a file the file tools
