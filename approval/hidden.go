@@ -193,8 +193,10 @@ func (c *classifier) gitConfigKey(text string, key, value field) {
 }
 
 // gitConfigCommand checks git config KEY VALUE (and git config set KEY
-// VALUE): the value lasts beyond this command, in whichever config file it
-// lands in. Reading (a key alone, get, list, --get...) is harmless.
+// VALUE) for an alias: git config alias.p push && git p is git push.
+// Other keys that name programs are the sandbox's to guard (the
+// repository's config is protected), and reading (a key alone, get, list,
+// --get...) is harmless.
 func (c *classifier) gitConfigCommand(text string, args []field) {
 	spec := optSpec{value: "f", valueLong: []string{"--file", "--blob", "--type", "--default", "--comment", "--value", "--url"}, permute: true}
 	opts, operands := scanOptions(args, spec)
@@ -212,8 +214,11 @@ func (c *classifier) gitConfigCommand(text string, args []field) {
 			return
 		}
 	}
-	if len(operands) >= 2 {
-		c.gitConfigKey(text, operands[0], operands[1])
+	if len(operands) < 2 {
+		return
+	}
+	if key := operands[0]; !key.static() || strings.HasPrefix(strings.ToLower(key.text()), "alias.") {
+		c.gitConfigKey(text, key, operands[1])
 	}
 }
 
