@@ -36,6 +36,16 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 40m ./...
 
+# test-short is the loop to run while working (a few minutes): every
+# package's unit tests without -race, and of the real-sandbox suites one
+# smoke test each — a command confined on both backends, a denial, the MCP
+# server end to end. `make test` is what CI runs.
+SHORT_SMOKE := TestBackendReadOnly$$|TestBackendWorkspaceWrite$$|TestBashBasics$$|TestBashDenial$$|TestToolsList$$|TestFlagsAnywhere$$
+test-short:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./approval/ ./fsfence/ ./sessionlog/ ./internal/... ./tools/
+	$(GO) test -count=1 -run '$(SHORT_SMOKE)' ./sandbox/ ./mcpserver/ ./cmd/cordon/
+
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
