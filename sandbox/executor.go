@@ -65,7 +65,7 @@ func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) 
 		return nil, fmt.Errorf("empty command")
 	}
 	if p.IsDanger() || e.Requirement == Off {
-		return direct(argv), nil
+		return unconfined(argv), nil
 	}
 	prov, st := e.Provider.Select()
 	if st.State != StateActive {
@@ -73,7 +73,7 @@ func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) 
 			if e.Warn != nil {
 				e.Warn("running unconfined: " + st.Reason)
 			}
-			return direct(argv), nil
+			return unconfined(argv), nil
 		}
 		return nil, &UnavailableError{Reason: st.Reason}
 	}

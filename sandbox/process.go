@@ -185,8 +185,8 @@ func (pr *Process) CloseInput() error {
 	return pr.stdin.Close()
 }
 
-// Signal sends sig to the command: through the reaper under Landlock
-// (which passes it on), to every process of the sandbox under bwrap (the
+// Signal sends sig to the command: through the reaper under Landlock and
+// for an unconfined command (which passes it on), to every process of the sandbox under bwrap (the
 // command runs in a pid namespace beneath bwrap's own two processes), to
 // the process group of an unconfined command.
 func (pr *Process) Signal(sig syscall.Signal) error {
@@ -198,5 +198,9 @@ func (pr *Process) Signal(sig syscall.Signal) error {
 	if pr.l == nil {
 		return fmt.Errorf("a command in a warm sandbox takes no signals but a kill")
 	}
-	return signalTree(pr.c.Backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)
+	backend := pr.c.Backend
+	if pr.c.reapFD > 0 {
+		backend = "landlock" // an unconfined command's reaper passes it on too
+	}
+	return signalTree(backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)
 }

@@ -46,7 +46,11 @@ type Config struct {
 	// StatusFD is then its control socket, and there is no command. With
 	// ReapFD, the reaper stays outside and the zygote it starts is confined.
 	Zygote bool
-	Argv   []string
+	// Unconfined, with ReapFD, makes the reaper start the command itself,
+	// with no confinement at all: an approved danger-full-access command
+	// (or --no-sandbox) whose whole tree must still end with its call.
+	Unconfined bool
+	Argv       []string
 }
 
 // Args renders the config as the helper's command line (after Arg).
@@ -88,6 +92,9 @@ func (c Config) Args() []string {
 	if c.Zygote {
 		a = append(a, "--zygote")
 	}
+	if c.Unconfined {
+		a = append(a, "--unconfined")
+	}
 	a = append(a, "--")
 	return append(a, c.Argv...)
 }
@@ -107,6 +114,11 @@ func Parse(args []string) (Config, error) {
 		switch args[i] {
 		case "--":
 			c.Argv = args[i+1:]
+			if c.Unconfined && (c.ReapFD == 0 || c.LandlockABI > 0 || c.Zygote) {
+				// Fail closed: the flag only ever drops the confinement a
+				// reaper would otherwise start.
+				return c, fmt.Errorf("--unconfined takes --reap-fd and no confinement")
+			}
 			if c.Zygote {
 				if len(c.Argv) > 0 || c.StatusFD == 0 {
 					return c, fmt.Errorf("--zygote takes a control socket (--status-fd) and no command")
@@ -167,6 +179,8 @@ func Parse(args []string) (Config, error) {
 			c.IPCDeny = true
 		case "--zygote":
 			c.Zygote = true
+		case "--unconfined":
+			c.Unconfined = true
 		default:
 			return c, fmt.Errorf("unknown helper argument %q", args[i])
 		}
