@@ -43,6 +43,11 @@ type Executor struct {
 // Close ends the executor's idle warm sandboxes.
 func (e *Executor) Close() { e.warm.closeAll() }
 
+// EndSession ends the warm sandboxes of the session whose private /tmp is
+// tmpDir, once the session has ended and removed it: their key holds that
+// /tmp, so no later call could take them, and they would idle on.
+func (e *Executor) EndSession(tmpDir string) { e.warm.endSession(tmpDir) }
+
 // Status reports the backend state as this executor sees it.
 func (e *Executor) Status() Status {
 	if e.Requirement == Off {

@@ -52,7 +52,7 @@ func (e *Executor) start(p ExecutionPolicy, spec RunSpec, warm bool) (*Process, 
 	proc := &Process{c: confined, p: p, tail: &tailWriter{max: tailSize}, done: make(chan struct{})}
 	proc.res = RunResult{Backend: confined.Backend, Enforcement: confined.Enforcement, Unenforced: confined.Unenforced}
 	if warm && !spec.TTY && !spec.Interactive && spec.Started == nil {
-		if w, ok := e.startWarm(confined, spec, proc.tail); ok {
+		if w, ok := e.startWarm(confined, spec, proc.tail, p.TmpDir); ok {
 			proc.run = w
 			started = true
 			go proc.wait()
