@@ -155,6 +155,14 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 			hc.Writable = append(hc.Writable, "/tmp")
 		}
 	}
+	// A warden whose lifeline is cordon (ABI 6: nothing of the command
+	// can signal it): bwrap's own --die-with-parent leaves the namespace's
+	// init unbound until its setup is done, so a cordon killed meanwhile
+	// left the sandbox running under init.
+	const wardenFD = 5
+	if hc.LandlockABI >= 6 {
+		hc.WardenFD = wardenFD
+	}
 	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), helper.Arg)
 	args = append(args, hc.Args()...)
 	c := &ConfinedArgv{
@@ -166,6 +174,7 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		DenialSignatures:   bwrapDenialSignatures,
 		RunnerFailureRules: bwrapRunnerRules,
 		statusFD:           statusFD,
+		wardenFD:           hc.WardenFD,
 		// The pid namespace makes the zygote init: nothing inside can
 		// signal it, and kill(-1) reaches every process of the sandbox.
 		warmable: true,

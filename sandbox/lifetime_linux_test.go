@@ -277,3 +277,34 @@ func TestOtherTerminalsAreUnreadable(t *testing.T) {
 		})
 	}
 }
+
+// TestBwrapSandboxEndsWithItsLifeline: under bwrap a warden inside the
+// sandbox holds a lifeline whose other end only cordon has: when it closes
+// (the kernel closes it however cordon ends, SIGKILL included), every
+// process of the sandbox is killed from inside — whether or not bwrap's
+// own --die-with-parent had been armed yet.
+func TestBwrapSandboxEndsWithItsLifeline(t *testing.T) {
+	prov := newBwrap()
+	f := newFixture(t, prov)
+	token := fmt.Sprintf("cordon-lifeline-%d", time.Now().UnixNano())
+	cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
+	require.NoError(t, err)
+	c, err := prov.Confine([]string{"bash", "-c", leavers(token) + "\nsleep 304; true", token}, cp)
+	require.NoError(t, err)
+	require.NotZero(t, c.wardenFD, "this kernel has Landlock ABI ≥ 6: the sandbox carries a warden")
+	l, err := c.newLaunch()
+	require.NoError(t, err)
+	l.OwnGroup = true
+	out := &tailWriter{max: 1 << 20}
+	l.Cmd.Stdout, l.Cmd.Stderr, l.Cmd.Dir = out, out, f.ws
+	require.NoError(t, l.Start())
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && !leaversRunning(token) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.True(t, leaversRunning(token), "the command should have started its processes: %s\n%s", out.String(), processTree(token))
+	l.lifeline.Close() // as the kernel does when cordon dies; bwrap itself is left alone
+	assert.Empty(t, waitGone(token), "the sandbox outlived its lifeline:\n%s", processTree(token))
+	l.Kill()
+	l.Wait()
+}
