@@ -155,14 +155,6 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 			hc.Writable = append(hc.Writable, "/tmp")
 		}
 	}
-	// A warden whose lifeline is cordon (ABI 6: nothing of the command
-	// can signal it): bwrap's own --die-with-parent leaves the namespace's
-	// init unbound until its setup is done, so a cordon killed meanwhile
-	// left the sandbox running under init.
-	const wardenFD = 5
-	if hc.LandlockABI >= 6 {
-		hc.WardenFD = wardenFD
-	}
 	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), helper.Arg)
 	args = append(args, hc.Args()...)
 	c := &ConfinedArgv{
@@ -174,12 +166,27 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		DenialSignatures:   bwrapDenialSignatures,
 		RunnerFailureRules: bwrapRunnerRules,
 		statusFD:           statusFD,
-		wardenFD:           hc.WardenFD,
 		// The pid namespace makes the zygote init: nothing inside can
 		// signal it, and kill(-1) reaches every process of the sandbox.
 		warmable: true,
 	}
 	c.guard = newLaunchGuard(p, plan.Guard)
+	// bwrap beneath a reaper (internal/helper/reaper_linux.go) that is
+	// cordon's child: bwrap arms --die-with-parent in the namespace's init
+	// only once its setup is done, and a cordon killed before then (or
+	// while bwrap starts the warm sandbox's zygote) left the sandbox
+	// running under init. The reaper waits on a pipe only cordon holds,
+	// which the kernel closes however cordon ends, and then kills bwrap
+	// and everything beneath it; it confines nothing and passes bwrap its
+	// descriptors as they are.
+	hostExe, err := helperExePath()
+	if err != nil {
+		return nil, &UnavailableError{Reason: err.Error()}
+	}
+	const reapFD = statusFD + 1
+	rc := helper.Config{ReapFD: reapFD, Unconfined: true, PassFDs: true, Argv: c.Argv}
+	c.Argv = append([]string{hostExe, helper.Arg}, rc.Args()...)
+	c.reapFD = reapFD
 	return c, nil
 }
 

@@ -29,10 +29,7 @@ type launch struct {
 	// control is cordon's end of a reaping helper's control pipe: closing
 	// it makes the helper kill the command's whole tree.
 	control *os.File
-	// lifeline is cordon's end of the pipe a warden in the sandbox waits
-	// on (bwrap): closing it makes the warden kill the whole sandbox.
-	lifeline *os.File
-	exited   chan struct{}
+	exited  chan struct{}
 	guarded bool
 }
 
@@ -84,16 +81,6 @@ func (l *launch) Start() error {
 		l.statusR, l.statusW = r, w
 		l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, w)
 		childEnds = append(childEnds, w)
-	}
-	if l.c.wardenFD > 0 {
-		r, w, err := pipeAt(l.c.wardenFD, "warden")
-		if err != nil {
-			l.closeAll(childEnds...)
-			return err
-		}
-		l.lifeline = w // close-on-exec: only cordon holds it
-		l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, r)
-		childEnds = append(childEnds, r)
 	}
 	if l.c.reapFD > 0 {
 		r, w, err := pipeAt(l.c.reapFD, "control")
@@ -147,7 +134,7 @@ func (l *launch) closeAll(fs ...*os.File) {
 	for _, f := range fs {
 		f.Close()
 	}
-	for _, f := range []*os.File{l.statusR, l.control, l.lifeline} {
+	for _, f := range []*os.File{l.statusR, l.control} {
 		if f != nil {
 			f.Close()
 		}
@@ -162,9 +149,6 @@ func (l *launch) Kill() {
 	p := l.Cmd.Process
 	if p == nil {
 		return
-	}
-	if l.lifeline != nil {
-		l.lifeline.Close() // the warden kills the sandbox from inside
 	}
 	if l.control != nil {
 		l.control.Close()
@@ -237,9 +221,6 @@ func (l *launch) finish() {
 	if l.control != nil {
 		l.control.Close()
 		l.control = nil
-	}
-	if l.lifeline != nil {
-		l.lifeline.Close()
 	}
 	l.endGuard()
 }

@@ -278,20 +278,19 @@ func TestOtherTerminalsAreUnreadable(t *testing.T) {
 	}
 }
 
-// TestBwrapSandboxEndsWithItsLifeline: under bwrap a warden inside the
-// sandbox holds a lifeline whose other end only cordon has: when it closes
-// (the kernel closes it however cordon ends, SIGKILL included), every
-// process of the sandbox is killed from inside — whether or not bwrap's
-// own --die-with-parent had been armed yet.
-func TestBwrapSandboxEndsWithItsLifeline(t *testing.T) {
+// TestBwrapSandboxEndsWithCordon: under bwrap a reaper stays above bwrap,
+// on a control pipe whose other end only cordon has: when it closes (the
+// kernel closes it however cordon ends, SIGKILL included), every process
+// of the sandbox is killed — whether or not bwrap's own --die-with-parent
+// had been armed yet.
+func TestBwrapSandboxEndsWithCordon(t *testing.T) {
 	prov := newBwrap()
 	f := newFixture(t, prov)
-	token := fmt.Sprintf("cordon-lifeline-%d", time.Now().UnixNano())
+	token := fmt.Sprintf("cordon-bwrap-reaped-%d", time.Now().UnixNano())
 	cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
 	require.NoError(t, err)
 	c, err := prov.Confine([]string{"bash", "-c", leavers(token) + "\nsleep 304; true", token}, cp)
 	require.NoError(t, err)
-	require.NotZero(t, c.wardenFD, "this kernel has Landlock ABI ≥ 6: the sandbox carries a warden")
 	l, err := c.newLaunch()
 	require.NoError(t, err)
 	l.OwnGroup = true
@@ -303,8 +302,9 @@ func TestBwrapSandboxEndsWithItsLifeline(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	require.True(t, leaversRunning(token), "the command should have started its processes: %s\n%s", out.String(), processTree(token))
-	l.lifeline.Close() // as the kernel does when cordon dies; bwrap itself is left alone
-	assert.Empty(t, waitGone(token), "the sandbox outlived its lifeline:\n%s", processTree(token))
+	require.NotNil(t, l.control, "bwrap runs beneath a reaper")
+	l.control.Close() // as the kernel does when cordon dies; nothing is killed by cordon
+	assert.Empty(t, waitGone(token), "the sandbox outlived cordon's end:\n%s", processTree(token))
 	l.Kill()
 	l.Wait()
 }

@@ -199,7 +199,7 @@ func (pr *Process) Signal(sig syscall.Signal) error {
 		return fmt.Errorf("a command in a warm sandbox takes no signals but a kill")
 	}
 	backend := pr.c.Backend
-	if pr.c.reapFD > 0 {
+	if backend == "none" && pr.c.reapFD > 0 {
 		backend = "landlock" // an unconfined command's reaper passes it on too
 	}
 	return signalTree(backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)

@@ -37,13 +37,9 @@ type ConfinedArgv struct {
 	// status pipe; 0 when the backend has no helper.
 	statusFD int
 	// reapFD is the fd number of the control pipe of a helper that stays
-	// as the command's subreaper (Landlock); 0 otherwise.
+	// as the command's subreaper (Landlock; above bwrap; above an
+	// unconfined command); 0 otherwise.
 	reapFD int
-	// wardenFD is the fd number, inside the sandbox, of a warden's
-	// lifeline (bwrap): cordon holds its other end, which the kernel
-	// closes however cordon ends, and the warden then kills every process
-	// of the sandbox. 0 without one.
-	wardenFD int
 	// guard keeps the protected paths the backend cannot keep read-only.
 	guard *launchGuard
 	// egress is the call's proxy (network restricted), closed by Cleanup.

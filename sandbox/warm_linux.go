@@ -212,21 +212,17 @@ func warmRequest(c *ConfinedArgv, spec RunSpec) ([]byte, error) {
 func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error) {
 	prefix := c.Argv[:len(c.Argv)-len(argv)]
 	zargv := append([]string{}, prefix[:len(prefix)-1]...)
-	if c.wardenFD > 0 {
-		// A zygote is its sandbox's init and carries no warden: it kills
-		// every command itself, and ends with its control socket.
-		n := len(zargv)
-		if n < 2 || zargv[n-2] != "--warden-fd" {
-			return nil, invariant("the bwrap argv does not end with its warden's fd")
-		}
-		zargv = zargv[:n-2]
-	}
 	if c.Backend == "bwrap" {
 		// The zygote is the namespace's init (--as-pid-1): a command
 		// cannot kill it (from inside, only the signals an init handles
 		// reach it, and it drops each one), so `kill -9 $PPID` or
 		// `kill -9 -1` ends no more than it does beneath bwrap's own init.
-		zargv = slices.Insert(zargv, 1, "--as-pid-1")
+		// (bwrap comes after its reaper's arguments.)
+		i := slices.Index(zargv, "--")
+		if i < 0 || i+1 >= len(zargv) {
+			return nil, invariant("no bwrap after its reaper in %q", zargv)
+		}
+		zargv = slices.Insert(zargv, i+2, "--as-pid-1")
 	}
 	zargv = append(zargv, "--zygote", "--")
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)

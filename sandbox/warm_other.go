@@ -10,4 +10,6 @@ func (*warmPool) closeAll() {}
 
 func (*warmPool) endSession(string) {}
 
-func (e *Executor) startWarm(*ConfinedArgv, RunSpec, *tailWriter, string) (runner, bool) { return nil, false }
+func (e *Executor) startWarm(*ConfinedArgv, RunSpec, *tailWriter, string) (runner, bool) {
+	return nil, false
+}

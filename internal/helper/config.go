@@ -50,7 +50,12 @@ type Config struct {
 	// with no confinement at all: an approved danger-full-access command
 	// (or --no-sandbox) whose whole tree must still end with its call.
 	Unconfined bool
-	Argv       []string
+	// PassFDs, with Unconfined, hands the command every descriptor the
+	// reaper inherited, at the same numbers, but its control pipe: bwrap
+	// beneath the reaper gets the helper and status descriptors it is
+	// given, and the reaper reports nothing itself.
+	PassFDs bool
+	Argv    []string
 }
 
 // Args renders the config as the helper's command line (after Arg).
@@ -95,6 +100,9 @@ func (c Config) Args() []string {
 	if c.Unconfined {
 		a = append(a, "--unconfined")
 	}
+	if c.PassFDs {
+		a = append(a, "--pass-fds")
+	}
 	a = append(a, "--")
 	return append(a, c.Argv...)
 }
@@ -114,6 +122,9 @@ func Parse(args []string) (Config, error) {
 		switch args[i] {
 		case "--":
 			c.Argv = args[i+1:]
+			if c.PassFDs && (!c.Unconfined || c.StatusFD > 0) {
+				return c, fmt.Errorf("--pass-fds takes --unconfined and no --status-fd")
+			}
 			if c.Unconfined && (c.ReapFD == 0 || c.LandlockABI > 0 || c.Zygote) {
 				// Fail closed: the flag only ever drops the confinement a
 				// reaper would otherwise start.
@@ -181,6 +192,8 @@ func Parse(args []string) (Config, error) {
 			c.Zygote = true
 		case "--unconfined":
 			c.Unconfined = true
+		case "--pass-fds":
+			c.PassFDs = true
 		default:
 			return c, fmt.Errorf("unknown helper argument %q", args[i])
 		}

@@ -41,6 +41,11 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 // signal, the reaper kills itself with the same one.
 func reap(cfg Config, status *os.File) int {
 	control := os.NewFile(uintptr(cfg.ReapFD), "control")
+	var passed []uintptr
+	if cfg.PassFDs {
+		// Listed before anything of the reaper's own is opened.
+		passed = inheritedFDs(cfg.ReapFD)
+	}
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return failStarting(status, fmt.Errorf("marking inherited descriptors close-on-exec: %w", err))
 	}
@@ -110,7 +115,7 @@ func reap(cfg Config, status *os.File) int {
 	if cfg.Unconfined {
 		// The command itself, started by the reaper: what it reports is
 		// the command's, as from a confining helper that execs it.
-		files = files[:3]
+		files = append(files[:3], passed...)
 		if status != nil {
 			status.WriteString(StatusStarted)
 		}
@@ -171,7 +176,7 @@ func reap(cfg Config, status *os.File) int {
 		}
 		killAll()
 	})
-	if cfg.Unconfined && leftSome.Load() {
+	if cfg.Unconfined && !cfg.PassFDs && leftSome.Load() {
 		// Said where the caller reads the command's output: an unconfined
 		// command's daemon is ended as a confined one's is, and the model
 		// must not believe it still runs.
@@ -341,4 +346,33 @@ func childrenByStat(ppid int) []int {
 		}
 	}
 	return pids
+}
+
+// inheritedFDs lists, for a child that must get them at the same numbers,
+// the descriptors from 3 up that this process inherited: each at its own
+// index, and -1 (closed in the child) for control and any gap.
+func inheritedFDs(control int) []uintptr {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	top := -1
+	open := map[int]bool{}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		// The listing's own descriptor is closed by now.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			open[fd] = true
+			top = max(top, fd)
+		}
+	}
+	var files []uintptr
+	for fd := 3; fd <= top; fd++ {
+		if open[fd] && fd != control {
+			files = append(files, uintptr(fd))
+		} else {
+			files = append(files, ^uintptr(0))
+		}
+	}
+	return files
 }

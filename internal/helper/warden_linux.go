@@ -42,10 +42,11 @@ const wardenArg = "--warden"
 // runs beside the command; it need not be up before the command starts,
 // since nothing of the command can reach it.
 func startWarden(pipe int) error {
-	// The helper itself, through /proc: inside bwrap its path may lie
-	// where the sandbox's own mounts hide it (the host's /tmp).
-	const exe = "/proc/self/exe"
-	_, err := syscall.ForkExec(exe, []string{exe, Arg, wardenArg, strconv.Itoa(os.Getppid())}, &syscall.ProcAttr{
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("starting the warden: %w", err)
+	}
+	_, err = syscall.ForkExec(exe, []string{exe, Arg, wardenArg, strconv.Itoa(os.Getppid())}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{uintptr(pipe)},
 		// The reaper's child, not the command's: a command (a warm
@@ -82,9 +83,8 @@ func nestScope() error {
 // process of its domain and the ones beneath it, and exits. It never
 // returns.
 func serveWarden(reaperArg string) {
-	// Under bwrap the warden's parent is the pid namespace's init, 1.
 	reaper, err := strconv.Atoi(reaperArg)
-	if err != nil || reaper < 1 {
+	if err != nil || reaper < 2 {
 		os.Exit(125)
 	}
 	// Not dumpable, as every helper that outlives its start; and deaf to
