@@ -66,8 +66,10 @@ func TestSIGKILLUnderLoadLeavesNoConfinedProcess(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			for round := 0; round < crashRounds(t); round++ {
 				token := fmt.Sprintf("cordon-crash-%s-%d-%d", backend, round, time.Now().UnixNano())
-				killUnderLoad(t, backend, token, 8, 2)
-				left := awaitNone(token)
+				ws := killUnderLoad(t, backend, token, 8, 2)
+				// Every sandbox names the workspace (a warm one's has no
+				// token in its argv).
+				left := append(awaitNone(token), awaitNone(ws)...)
 				if !assert.Empty(t, left, "round %d: confined processes outlived cordon's SIGKILL:\n%s", round, describe(left)) {
 					killLeft(left)
 					return
@@ -80,7 +82,7 @@ func TestSIGKILLUnderLoadLeavesNoConfinedProcess(t *testing.T) {
 // killUnderLoad starts a server on backend, runs workload in sessions
 // sessions until at least perSession background processes each have
 // started, and kills the server with SIGKILL while they go on. It returns
-// the server's state directory.
+// the server's workspace.
 func killUnderLoad(t *testing.T, backend, token string, sessions, perSession int) string {
 	t.Helper()
 	e := newCfgEnv(t)
@@ -106,7 +108,7 @@ func killUnderLoad(t *testing.T, backend, token string, sessions, perSession int
 	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGKILL))
 	close(stop)
 	wg.Wait() // every call fails now: the server is gone
-	return e.state
+	return e.ws
 }
 
 // TestSessionEndLeavesNothingUnderTheServer: once an HTTP session ends,
@@ -221,12 +223,12 @@ func TestSoak(t *testing.T) {
 
 	// Then a SIGKILL under load.
 	crashToken := token + "-crash"
-	state := killUnderLoad(t, "", crashToken, 8, 2)
-	left = awaitNone(crashToken)
+	ws := killUnderLoad(t, "", crashToken, 8, 2)
+	left = append(awaitNone(crashToken), awaitNone(ws)...)
 	assert.Empty(t, left, "confined processes outlived cordon's SIGKILL:\n%s", describe(left))
 	killLeft(left)
 	verifyLogs(t, e.state)
-	verifyLogs(t, state)
+	verifyLogs(t, filepath.Join(filepath.Dir(ws), "state"))
 }
 
 // soakStep is one mixed call, its result checked.
