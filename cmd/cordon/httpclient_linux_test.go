@@ -158,6 +158,8 @@ func (s *httpSession) end() error {
 		return err
 	}
 	resp.Body.Close()
+	// The client's idle connection is no descriptor of the session's.
+	s.client.CloseIdleConnections()
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("DELETE: HTTP %d", resp.StatusCode)
 	}

@@ -257,11 +257,12 @@ func soakStep(sess *httpSession, token string, s, i int) error {
 		if err != nil {
 			return err
 		}
+		var got strings.Builder
+		got.WriteString(fmt.Sprint(res["output"]))
 		id := fmt.Sprint(res["process_id"])
 		if res["process_id"] == nil {
 			return nil // it finished within the call
 		}
-		var got strings.Builder
 		for range 20 {
 			out, _, err := sess.call("process_output", map[string]any{"process_id": id, "wait_ms": 2000})
 			if err != nil {
