@@ -299,3 +299,24 @@ func TestBashRunsWarm(t *testing.T) {
 		})
 	}
 }
+
+// TestBashNamesTheHostTmp: a model's command naming a file of the host's
+// /tmp does not see it under bwrap (/tmp is the session's own, so other
+// sessions' files stay out of reach), and the result says why and what to
+// do; a path the session made itself in its /tmp draws no such note.
+func TestBashNamesTheHostTmp(t *testing.T) {
+	host, err := os.MkdirTemp("/tmp", "cordon-host-tmp-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(host) })
+	tool := filepath.Join(host, "tool.sh")
+	require.NoError(t, os.WriteFile(tool, []byte("#!/bin/sh\necho host-tool-ran\n"), 0o755))
+
+	w := newWorld(t)
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap")
+	res := call(t, cs, "bash", map[string]any{"command": tool})
+	assert.NotContains(t, text(res), "host-tool-ran")
+	assert.Contains(t, text(res), "["+tool+" exists on the host's /tmp, which this sandbox does not show: /tmp here is this session's private directory. Put what the command needs in the workspace instead.]")
+
+	res = call(t, cs, "bash", map[string]any{"command": "mkdir -p /tmp/mine && ls /tmp/mine/nothing"})
+	assert.NotContains(t, text(res), "host's /tmp")
+}

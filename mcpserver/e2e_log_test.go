@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,4 +48,29 @@ func TestLogVerifyNamesTheBadLine(t *testing.T) {
 	require.ErrorAs(t, err, &ee, string(out))
 	assert.Equal(t, 1, ee.ExitCode())
 	assert.True(t, strings.Contains(string(out), "line 2"), "names the first bad line: %s", out)
+}
+
+// TestHealthCheckSessionsAreNotListed: a client that connects, lists the
+// tools and leaves (`claude mcp list` does, for every server, every time)
+// leaves no line in `cordon sessions`; `--all` still shows it, and its log
+// is kept and verifies.
+func TestHealthCheckSessionsAreNotListed(t *testing.T) {
+	w := newWorld(t)
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"})
+	_, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	id := sessionOf(t, w)
+	require.NoError(t, cs.Close())
+	require.Eventually(t, func() bool {
+		return !strings.Contains(cordonCLI(t, w, "sessions"), "live")
+	}, 20*time.Second, 100*time.Millisecond, "the session ends when its client leaves")
+	assert.NotContains(t, cordonCLI(t, w, "sessions"), id)
+	assert.Contains(t, cordonCLI(t, w, "sessions", "--all"), id)
+	assert.Contains(t, cordonCLI(t, w, "log", id, "--verify"), "hash chain intact")
+
+	cs = w.stdio(t, clientOpts{version: "2025-11-25"})
+	call(t, cs, "bash", map[string]any{"command": "true"})
+	require.NoError(t, cs.Close())
+	listed := cordonCLI(t, w, "sessions")
+	assert.Equal(t, 1, strings.Count(listed, "\n")-1, "the session that made a call is listed:\n%s", listed)
 }

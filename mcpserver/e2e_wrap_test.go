@@ -156,14 +156,16 @@ func TestWrapMemoryServer(t *testing.T) {
 // TestWrapExternalAgent: Claude Code, from npm, run as an external agent
 // under cordon wrap, pointed at a local stand-in of its model API that has
 // it run one command with its own Bash tool: the command writes the
-// workspace and the agent's own config directory, and nothing else.
+// workspace and the agent's own config home (CLAUDE_CONFIG_DIR, beneath
+// its class directory), and nothing else: not the human's ~/.claude.
 func TestWrapExternalAgent(t *testing.T) {
 	claude := claudeCode(t)
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			w := newWorld(t)
 			cfgDir := filepath.Join(w.home, ".claude")
-			script := fmt.Sprintf("echo ws > %s; echo note > %s; echo out > %s; echo rc > %s; echo finished",
+			require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+			script := fmt.Sprintf("echo ws > %s; echo note > \"$CLAUDE_CONFIG_DIR/agent-note\"; echo human > %s; echo out > %s; echo rc > %s; echo finished",
 				filepath.Join(w.ws, "agent.txt"), filepath.Join(cfgDir, "agent-note"),
 				filepath.Join(w.outside, "planted.txt"), filepath.Join(w.home, ".bashrc"))
 			// One command, so that one permission rule allows it.
@@ -178,7 +180,8 @@ func TestWrapExternalAgent(t *testing.T) {
 			require.Len(t, received, 1, out)
 			assert.Contains(t, received[0], "finished", "the command ran")
 			assert.Equal(t, "ws\n", fileContent(t, filepath.Join(w.ws, "agent.txt")), "the workspace is the agent's")
-			assert.Equal(t, "note\n", fileContent(t, filepath.Join(cfgDir, "agent-note")), "so is its config directory")
+			assert.Equal(t, "note\n", fileContent(t, filepath.Join(w.state, "wrap", "claude", "claude", "agent-note")), "so is its own config home")
+			assert.NoFileExists(t, filepath.Join(cfgDir, "agent-note"), "not the human's")
 			assert.NoFileExists(t, filepath.Join(w.outside, "planted.txt"), "nothing else")
 			assert.NoFileExists(t, filepath.Join(w.home, ".bashrc"), "no start-up file")
 		})

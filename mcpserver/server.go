@@ -102,6 +102,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 			}
 			a.answer = ans
 		}
+		s.ensureClient(ctx, sess)
 		s.ensureRoots(ctx, sess)
 		call := tools.Call{Session: sess, Progress: s.progress(ctx, req)}
 		if clientCanElicit(ctx) {
@@ -114,7 +115,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 		if terr != nil {
 			res = terr.AsResult()
 		}
-		return toResult(res), nil
+		return toResult(s.tb.Fit(call, res)), nil
 	}
 }
 

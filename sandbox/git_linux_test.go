@@ -60,20 +60,23 @@ func TestGitWorksInTheWorkspace(t *testing.T) {
 	}
 }
 
-// TestSelfProtectionWhenWorkspaceIsHome: even with the home directory as
-// the workspace, cordon's config stays unwritable and its state unreadable.
-func TestSelfProtectionWhenWorkspaceIsHome(t *testing.T) {
+// TestSelfProtectionWhenWorkspaceHoldsTheControlPlane: with cordon's
+// config directory inside the workspace (XDG_CONFIG_HOME in a project; a
+// workspace at the home is refused outright, homerule.go), cordon's
+// config stays unwritable and its state unreadable.
+func TestSelfProtectionWhenWorkspaceHoldsTheControlPlane(t *testing.T) {
 	f := newFixture(t, newBwrap())
-	cfgDir := filepath.Join(f.home, ".config", "cordon")
+	cfgDir := filepath.Join(f.ws, ".config", "cordon")
 	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte("mode = \"read-only\"\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(f.state, "http-token"), []byte("token-canary\n"), 0o600))
-	require.NoError(t, os.MkdirAll(filepath.Join(f.home, ".aws"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(f.home, ".aws", "credentials"), []byte("aws-canary\n"), 0o600))
-	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.home, Home: f.home, StateDir: f.state, ConfigDir: cfgDir}}
+	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, ".aws"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.ws, ".aws", "credentials"), []byte("aws-canary\n"), 0o600))
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home, StateDir: f.state, ConfigDir: cfgDir,
+		ExtraReadDeny: []string{filepath.Join(f.ws, ".aws")}}}
 	p, err := svc.Resolve(Request{TmpDir: f.tmp})
 	require.NoError(t, err)
-	before := snapshot(t, f.home)
+	before := snapshot(t, f.ws)
 	cases := map[string]string{
 		"write the config":   `echo 'mode = "danger-full-access"' > .config/cordon/config.toml`,
 		"replace the config": `rm -rf .config/cordon`,
@@ -89,7 +92,7 @@ func TestSelfProtectionWhenWorkspaceIsHome(t *testing.T) {
 			assert.NotContains(t, out, canary, name)
 		}
 	}
-	assert.Equal(t, before, snapshot(t, f.home), "the home directory changed")
+	assert.Equal(t, before, snapshot(t, f.ws), "the workspace changed")
 	out, code := f.sh(p, `echo ok > notes.txt && cat notes.txt`)
 	assert.Equal(t, 0, code, out)
 }

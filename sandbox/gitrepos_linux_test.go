@@ -74,19 +74,18 @@ func TestProtectedFromTheRepositories(t *testing.T) {
 	assert.Contains(t, p.Inputs.Trees, filepath.Join(ws, "a", "b"), "… and when a repository may appear")
 }
 
-// TestProtectedHomeLocations: a writable root that contains the home
-// directory protects its start-up locations and makes every read-deny
-// location uncreatable.
-func TestProtectedHomeLocations(t *testing.T) {
+// TestHomeRootRefusedNotListed: a writable root that holds the home is
+// refused (homerule.go) instead of protecting a list of the home's
+// start-up locations; a project inside the home protects none of them.
+func TestHomeRootRefusedNotListed(t *testing.T) {
 	f := newFixture(t, newBwrap())
 	p := f.policyAt(f.home, WorkspaceWrite)
-	for _, want := range []string{".bash_aliases", ".config/fish", ".config/environment.d", ".pam_environment",
-		".xprofile", ".vimrc", ".config/nvim", ".claude.json", ".claude", ".codex", ".cargo/bin", "bin", ".local/bin",
-		".config/autostart", ".ssh", ".kube", ".aws", ".config/cordon"} {
-		assert.Contains(t, p.Protected, filepath.Join(f.home, want))
-	}
-	// A project workspace inside the home does not protect the home.
+	var ue *UnavailableError
+	require.ErrorAs(t, p.Refusal(), &ue)
+	_, err := p.ToConfined()
+	require.ErrorAs(t, err, &ue)
 	p = f.policy(WorkspaceWrite, NetworkAllow)
+	require.NoError(t, p.Refusal())
 	assert.NotContains(t, p.Protected, filepath.Join(f.home, ".vimrc"))
 }
 

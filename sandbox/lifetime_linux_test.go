@@ -153,12 +153,12 @@ func TestKernelObjectsRefused(t *testing.T) {
 }
 
 // TestLandlockRefusesTheControlPlane: a workspace that contains cordon's
-// config directory (the home directory) cannot be confined by Landlock,
-// which could not keep ~/.config/cordon read-only beneath it.
+// config directory (XDG_CONFIG_HOME in a project) cannot be confined by
+// Landlock, which could not keep the config read-only beneath it.
 func TestLandlockRefusesTheControlPlane(t *testing.T) {
 	f := newFixture(t, newLandlock())
-	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.home, Home: f.home,
-		StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon")}}
+	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
+		StateDir: f.state, ConfigDir: filepath.Join(f.ws, ".config", "cordon")}}
 	p, err := svc.Resolve(Request{TmpDir: f.tmp})
 	require.NoError(t, err)
 	cp, err := p.ToConfined()
@@ -169,9 +169,9 @@ func TestLandlockRefusesTheControlPlane(t *testing.T) {
 	assert.Contains(t, ue.Reason, "config directory")
 	assert.Contains(t, ue.Reason, "install bubblewrap")
 	// Read-only mode writes nowhere: it still runs.
-	out, code := f.sh(f.policyAt(f.home, ReadOnly), `echo ok`)
+	out, code := f.sh(f.policyAt(f.ws, ReadOnly), `echo ok`)
 	assert.Equal(t, 0, code, out)
-	// bwrap keeps the config directory read-only beneath the home.
+	// bwrap keeps the config directory read-only beneath the workspace.
 	_, err = newBwrap().Confine([]string{"true"}, cp)
 	assert.NoError(t, err)
 }

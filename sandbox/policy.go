@@ -9,14 +9,6 @@ import (
 	"strings"
 )
 
-// DefaultReadDeny lists the credential locations, relative to the home
-// directory, that no confined command and no file tool may read.
-var DefaultReadDeny = []string{
-	".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gh",
-	".config/gcloud", ".gcp", ".azure", ".netrc", ".git-credentials",
-	".npmrc", ".pypirc",
-}
-
 // Settings are the deployment's defaults: the config files, then the flags.
 type Settings struct {
 	Mode    Mode
@@ -44,6 +36,10 @@ type Settings struct {
 	// workspace-write: the other writable roots (OwnDir, ExtraWriteAllow)
 	// are where the command writes (a wrapped server's default).
 	WorkspaceReadOnly bool
+	// ProgramTrees are the directories under the host's /tmp that a
+	// human-typed command runs from (see ProgramTrees): visible read-only
+	// over the private /tmp.
+	ProgramTrees []string
 }
 
 // ExecutionPolicy is the single resolved answer to "what may this call
@@ -67,6 +63,13 @@ type ExecutionPolicy struct {
 	ClientRoots []string
 	// WritableRoots is WritableRoots(policy), computed once by Resolve.
 	WritableRoots []string
+	// ClientRootsSetAside says the client's roots held none of the
+	// writable roots and so narrowed nothing (SPEC: client roots).
+	ClientRootsSetAside bool
+	// RootsBeforeClient, set only when the client's roots did narrow, are
+	// the writable roots they narrowed: a denial of a path in these but not
+	// in WritableRoots is the client's doing, which no mode widens.
+	RootsBeforeClient []string
 	// ReadDeny and Protected are absolute paths (canonical where they exist).
 	ReadDeny  []string
 	Protected []string
@@ -77,6 +80,8 @@ type ExecutionPolicy struct {
 	ConfigDir      string
 	// OwnDir is Settings.OwnDir, canonical: a writable root.
 	OwnDir string
+	// ProgramTrees is Settings.ProgramTrees, canonical.
+	ProgramTrees []string
 	// WorkspaceReadOnly is Settings.WorkspaceReadOnly.
 	WorkspaceReadOnly bool
 	// Repos are the git repositories found beneath the writable roots
@@ -85,9 +90,17 @@ type ExecutionPolicy struct {
 	// (audit.go). RepoScanIncomplete says the search stopped early.
 	Repos              []GitRepo
 	RepoScanIncomplete bool
+	// named are the protected names the same search met beneath the
+	// writable roots, at any depth it reaches: in Protected too, and what
+	// the guard's audit knows were there before a command (audit.go).
+	named []namedPath
 	// unconfinable, when set, is why no backend may confine this policy
 	// (a .git that is a symlink); the file tools still work.
 	unconfinable error
+	// refusal, when set, is why this policy may not run at all, on any
+	// backend or through the file tools that write: a writable root holds
+	// the home directory (homerule.go).
+	refusal error
 	// pinFloors maps the protected paths of nested repositories to their
 	// worktree: a mount-based backend pins the directories between the
 	// worktree and the path, not those above it, so that a directory
@@ -131,6 +144,9 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 	if !p.Mode.Confined() {
 		return ConfinedPolicy{}, fmt.Errorf("cannot confine unknown mode %q", p.Mode)
 	}
+	if p.refusal != nil {
+		return ConfinedPolicy{}, p.refusal
+	}
 	if p.Mode == ReadOnly {
 		for _, r := range p.WritableRoots {
 			if r != p.TmpDir && !(p.TmpDir != "" && Within(r, p.TmpDir)) {
@@ -142,6 +158,11 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 	}
 	return ConfinedPolicy{p: p}, nil
 }
+
+// Refusal is why no command and no file-tool write may run under this
+// policy (an *UnavailableError), or nil: a writable root holds the home
+// directory. Reads are unaffected.
+func (p ExecutionPolicy) Refusal() error { return p.refusal }
 
 // Policy returns the policy being confined.
 func (c ConfinedPolicy) Policy() ExecutionPolicy { return c.p }
@@ -215,12 +236,24 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 			return ExecutionPolicy{}, fmt.Errorf("own directory: %w", err)
 		}
 	}
+	for _, t := range set.ProgramTrees {
+		c, err := in.canonical(t)
+		if err != nil {
+			return ExecutionPolicy{}, fmt.Errorf("program directory: %w", err)
+		}
+		p.ProgramTrees = append(p.ProgramTrees, c)
+	}
 	if p.TmpDir != "" {
 		if p.TmpDir, err = in.canonical(p.TmpDir); err != nil {
 			return ExecutionPolicy{}, fmt.Errorf("session tmp: %w", err)
 		}
 	}
-	p.WritableRoots = writableRoots(p, &in)
+	configured := configuredRoots(p, &in)
+	p.WritableRoots, p.ClientRootsSetAside = narrowByClient(configured, p, &in)
+	if !slices.Equal(configured, p.WritableRoots) {
+		p.RootsBeforeClient = configured
+	}
+	p.refusal = homeRule(p, set.Home)
 	var links, dirs []string
 	p.ReadDeny, links, dirs = readDenyList(set, p.WritableRoots, &in)
 	for _, l := range links {
@@ -234,7 +267,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	if p.Mode == WorkspaceWrite {
-		p.Repos, p.RepoScanIncomplete, p.unconfinable = findRepos(userRoots(p), &in)
+		p.Repos, p.named, p.RepoScanIncomplete, p.unconfinable = findReposAndNames(userRoots(p), p.ProtectedNames, &in)
 	}
 	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
 	in.finish()
@@ -286,7 +319,7 @@ func readDenyList(set Settings, roots []string, in *PolicyInputs) (list, links, 
 		}
 	}
 	if set.Home != "" {
-		for _, rel := range slices.Concat(DefaultReadDeny, clientConfigReadDeny) {
+		for _, rel := range DefaultReadDeny {
 			add(filepath.Join(set.Home, filepath.FromSlash(rel)))
 		}
 	}

@@ -252,9 +252,11 @@ func TestReadDenyThroughASymlinkStaysHidden(t *testing.T) {
 			require.NoError(t, os.Symlink(target, l))
 		}
 		return setup{f: f, links: links, policy: func() ExecutionPolicy {
-			svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.home, Home: f.home,
+			// (A workspace at the home is refused, homerule.go: the
+			// dotfiles directory is the workspace, ~/.ssh an extra entry.)
+			svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.home,
 				StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"),
-				ExtraReadDeny: []string{filepath.Join(f.home, "cfg", "secrets")}}}
+				ExtraReadDeny: []string{filepath.Join(f.home, ".ssh"), filepath.Join(f.home, "cfg", "secrets")}}}
 			p, err := svc.Resolve(Request{TmpDir: f.tmp})
 			require.NoError(t, err)
 			return p

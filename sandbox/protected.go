@@ -8,64 +8,10 @@ import (
 	"strings"
 )
 
-// DefaultProtectedNames are the paths, relative to each writable root, that
-// stay read-only even in workspace-write: files that name programs which a
-// human (or the next cordon) will later run or trust outside the sandbox.
-// Git's own paths are not listed: they come from the repositories actually
-// found (gitrepos.go), read as git reads them.
-var DefaultProtectedNames = []string{
-	// cordon's own configuration of a workspace.
-	".cordon", "cordon.toml",
-	// Shell start-up files.
-	".bashrc", ".bash_aliases", ".bashrc.d", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zshrc.d", ".zprofile", ".zshenv", ".zlogin", ".zlogout",
-	// The per-user configuration of git and systemd, where a root holds it.
-	".gitconfig", ".config/git", ".config/systemd",
-	// Editor and agent configuration that names programs to run.
-	".vscode", ".idea", ".mcp.json", ".claude", ".cursor", ".codex", ".gemini",
-	".envrc", ".ripgreprc", ".devcontainer", ".pre-commit-config.yaml",
-}
-
-// homeStartupNames are the places, relative to the home directory, from
-// which a login, a desktop session, an interactive shell, an editor or a
-// REPL runs code. They are protected when a writable root contains the
-// home directory (a workspace at ~ or above it), together with
-// DefaultProtectedNames at the home directory itself and every read-deny
-// location, which must then also be uncreatable.
-var homeStartupNames = []string{
-	// Login and desktop sessions.
-	".pam_environment", ".config/environment.d", ".config/autostart", ".local/share/applications",
-	".xprofile", ".xsession", ".xsessionrc", ".xinitrc",
-	// Shells beyond bash and zsh, and what interactive bash sources.
-	".config/fish", ".bash_completion", ".bash_completion.d", ".local/share/bash-completion", ".inputrc",
-	// Directories on a login PATH.
-	".local/bin", "bin", ".cargo/bin",
-	// Editors, terminals and REPLs that run their configuration.
-	".vimrc", ".vim", ".gvimrc", ".exrc", ".config/nvim", ".emacs", ".emacs.d", ".config/emacs",
-	".tmux.conf", ".config/tmux", ".screenrc",
-	".ipython/profile_default/startup", ".pythonrc", ".Rprofile", ".irbrc", ".psqlrc",
-	// Agents' user configuration (hooks, MCP servers they start).
-	".claude.json", ".config/Code/User",
-}
-
-// clientConfigReadDeny are the files, relative to the home directory, where
-// MCP clients keep the servers they connect to, with their HTTP headers:
-// cordon's bearer token can sit there, and a command that reads it could
-// act as a client of cordon and answer its own approval requests.
-var clientConfigReadDeny = []string{
-	".claude.json", ".cursor/mcp.json", ".codex/config.toml", ".gemini/settings.json",
-	".config/Code/User/mcp.json", ".config/Code/User/settings.json",
-	".config/Claude/claude_desktop_config.json", ".codeium/windsurf/mcp_config.json",
-	"Library/Application Support/Claude/claude_desktop_config.json",
-	"Library/Application Support/Code/User/mcp.json",
-	"Library/Application Support/Code/User/settings.json",
-}
-
 // protectedList names every protected path as an absolute, lexically
 // clean path: the protected names under each writable root but the
-// session tmp, the git paths of every repository found, the home's
-// start-up locations and read-deny entries when a root contains the home,
-// the directories of cordon's PATH that lie in a root, and cordon's own
+// session tmp, the git paths of every repository found, the read-deny
+// entries in a root that do not exist yet, the directories of cordon's PATH that lie in a root, and cordon's own
 // config and state directories.
 func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyInputs) (list []string, floors map[string]string, guardOnly map[string]bool) {
 	addFrom := func(floor string, paths ...string) {
@@ -92,18 +38,22 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 				add(filepath.Join(root, filepath.FromSlash(name)))
 			}
 		}
-		if home := set.Home; home != "" && slices.ContainsFunc(roots, func(r string) bool { return Within(home, r) }) {
-			home = in.canonicalOrClean(home)
-			for _, name := range append(slices.Clone(p.ProtectedNames), homeStartupNames...) {
-				add(filepath.Join(home, filepath.FromSlash(name)))
+		// The protected names found deeper: a monorepo's pkg/.vscode is
+		// loaded by the editor opened in pkg/. Pinned down to the
+		// directory that holds them, not above, so that a package can
+		// still be moved (what it carries to a new place is audited).
+		// One that is a writable root itself, or holds one, was made
+		// writable on purpose (a wrapped agent's own config directory).
+		for _, n := range p.named {
+			if !slices.ContainsFunc(roots, func(r string) bool { return Within(r, n.Path) }) {
+				addFrom(n.Dir, n.Path)
 			}
-			// A credential location that does not exist yet must not be
-			// made: ~/.ssh/authorized_keys, ~/.kube/config.
-			add(p.ReadDeny...)
 		}
-		// Nor any other read-deny entry in a root: a command could make
-		// it a hard link to a file it reads (ln notes.txt .env), which the
-		// human would later fill in place. One that exists is hidden.
+		// (No root holds the home, homerule.go: its start-up files need
+		// no list here.) A read-deny entry in a root that does not exist
+		// yet must not be made: a command could make it a hard link to a
+		// file it reads (ln notes.txt .env), which the human would later
+		// fill in place. One that exists is hidden.
 		for _, d := range p.ReadDeny {
 			if withinAny(d, roots) && !existsNoFollow(d) {
 				add(d)

@@ -39,6 +39,13 @@ type RunSpec struct {
 	// Egress is the caller's side of the egress proxy (network
 	// restricted): who is asked about a new host, who logs decisions.
 	Egress EgressHooks
+	// HandOverAfter, with HandOver, lets a command that runs longer go on
+	// without its caller: Run offers the running Process to HandOver, and
+	// returns with Ending HandedOver when it takes it (else the command is
+	// killed and the run ends TimedOut). A long foreground build thus
+	// becomes a background process instead of being lost.
+	HandOverAfter time.Duration
+	HandOver      func(*Process) bool
 }
 
 // Ending is how a run ended.
@@ -58,6 +65,13 @@ const (
 	// the command and every process it started were killed.
 	TimedOut
 	Cancelled
+	// HandedOver: the command was still running at RunSpec.HandOverAfter
+	// and the caller took it over (RunResult.Process); it runs on.
+	HandedOver
+	// ProtectionLost: the host replaced a path whose protection the
+	// sandbox's mounts kept, and the sandbox was killed at once with
+	// everything in it (lasting_linux.go).
+	ProtectionLost
 )
 
 // RunResult is what happened.
@@ -75,6 +89,8 @@ type RunResult struct {
 	// BlockedHosts are the hosts the egress proxy refused (network
 	// restricted), for the model to tell the human.
 	BlockedHosts []string
+	// Process is the command that runs on, when Ending is HandedOver.
+	Process *Process
 }
 
 // tailSize is how much of a command's output is kept for judging it: the
@@ -89,11 +105,32 @@ func (e *Executor) Run(ctx context.Context, p ExecutionPolicy, spec RunSpec) (Ru
 	if err != nil {
 		return proc.early(), err
 	}
-	select {
-	case <-ctx.Done():
-		proc.Kill()
-		<-proc.Done()
-	case <-proc.Done():
+	var handOver <-chan time.Time
+	if spec.HandOver != nil && spec.HandOverAfter > 0 {
+		t := time.NewTimer(spec.HandOverAfter)
+		defer t.Stop()
+		handOver = t.C
+	}
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			proc.Kill()
+			<-proc.Done()
+			waiting = false
+		case <-proc.Done():
+			waiting = false
+		case <-handOver:
+			if spec.HandOver(proc) {
+				res := proc.early()
+				res.Ending, res.Process = HandedOver, proc
+				return res, nil
+			}
+			proc.Kill()
+			<-proc.Done()
+			res := proc.Result()
+			res.Ending = TimedOut
+			return res, nil
+		}
 	}
 	res := proc.Result()
 	// A context that ended while the command ran decides the ending, even
@@ -117,6 +154,8 @@ func judge(c *ConfinedArgv, p ExecutionPolicy, o *Outcome, output string) Ending
 		}
 	}
 	switch {
+	case o.LostProtection:
+		return ProtectionLost
 	case o.RunnerFailure != "":
 		return RunnerFailed
 	case len(o.Undone) > 0 || o.GuardErr != nil:

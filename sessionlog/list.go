@@ -35,6 +35,9 @@ type Summary struct {
 	Live bool `json:"live"`
 	// Events is the number of intact events.
 	Events int `json:"events"`
+	// Calls is the number of tool calls: none for a client that only
+	// connected (a health check such as `claude mcp list`).
+	Calls int `json:"calls"`
 	// Error says what is wrong with the log, if anything.
 	Error string `json:"error,omitempty"`
 }
@@ -72,6 +75,11 @@ func summarizeSession(dir, id string) Summary {
 	s := Summary{ID: id}
 	evs, readErr := Read(dir, id)
 	s.Events = len(evs)
+	for _, ev := range evs {
+		if ev.Type == EventToolCall {
+			s.Calls++
+		}
+	}
 	var start StartInfo
 	if len(evs) > 0 {
 		s.Start = evs[0].Time

@@ -18,7 +18,7 @@ import (
 type BashInput struct {
 	Command   string `json:"command" jsonschema:"The shell command, run with bash -c."`
 	Cwd       string `json:"cwd,omitempty" jsonschema:"Working directory (absolute, or relative to the workspace). Must exist. Default: the workspace."`
-	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Default 120000. Not for background commands." schema:"minimum=1,maximum=600000"`
+	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Without it, a command still running after the session's limit (default 120000) is not killed: the call returns its output so far and a process_id, and it goes on in the background. Not for background commands." schema:"minimum=1,maximum=600000"`
 	// Background commands run on after the call (process.go).
 	Background bool `json:"background,omitempty" jsonschema:"Run it in the background: a dev server, a watcher, a long test run, a REPL. The call returns after yield_ms with its output so far and a process_id for process_output, process_input and process_kill. Default false."`
 	TTY        bool `json:"tty,omitempty" jsonschema:"Give a background command a terminal of its own (a REPL, a program that prompts). Default false."`
@@ -81,8 +81,15 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	case in.YieldMs < 0 || time.Duration(in.YieldMs)*time.Millisecond > MaxYield:
 		return nil, invalid("yield_ms must be between 1 and %d", MaxYield.Milliseconds())
 	}
-	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background})
+	var approved approvedEffect
+	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background,
+		effect: func(pol sandbox.ExecutionPolicy) (Effect, *ToolError) {
+			return bashEffect(pol, in.Cwd, in.Command, envPath(commandEnv(call.conf(), false)))
+		}, approved: &approved})
 	if terr != nil {
+		return nil, terr
+	}
+	if terr := refusedPolicy(pol); terr != nil {
 		return nil, terr
 	}
 	cwd, terr := resolveCwd(pol.WorkspaceRoot, in.Cwd)
@@ -91,10 +98,17 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	}
 	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode, "background": in.Background})
 	var res *Result
+	if terr := approved.check(); terr != nil {
+		// What the human approved is not what would run: nothing runs.
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "bash", "error": terr.Code})
+		return nil, terr
+	}
 	if in.Background {
 		res, terr = tb.startBackground(ctx, call, pol, in, cwd)
 	} else {
-		res, terr = tb.runBash(ctx, call, pol, in.Command, cwd, timeout)
+		// Without an explicit timeout_ms, a command that outruns the
+		// default goes on in the background rather than being killed.
+		res, terr = tb.runBash(ctx, call, pol, in.Command, cwd, timeout, in.TimeoutMs == 0)
 	}
 	summary := map[string]any{"tool": "bash"}
 	if terr != nil {
@@ -126,26 +140,51 @@ func resolveCwd(workspace, cwd string) (string, *ToolError) {
 	return filepath.Clean(cwd), nil
 }
 
-func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, command, cwd string, timeout time.Duration) (*Result, *ToolError) {
+func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, command, cwd string, timeout time.Duration, mayHandOver bool) (*Result, *ToolError) {
 	conf := call.conf()
-	out := NewOutputBuffer(conf.MaxOutput)
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	out := NewOutputBuffer(call.outputCap())
+	sink := &switchWriter{w: out}
+	mayHandOver = mayHandOver && call.Session != nil
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if !mayHandOver {
+		runCtx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	runCtx, narrowed := context.WithCancelCause(runCtx)
 	defer narrowed(nil)
+	var handOver func(*sandbox.Process) bool
+	var handed *bgProcess
+	var refusal *ToolError
 	if call.Session != nil {
-		started := sessionMode(call)
+		started := call.sessionMode()
 		defer call.Session.foreground.add(&foregroundRun{mode: pol.Mode, sessionMode: started, cancel: narrowed})()
 		finished := make(chan struct{})
 		defer close(finished)
+		if endedByNarrowing(call, pol.Mode) {
+			// Narrowed since the call read the mode (while a question
+			// was open): registered first, so a narrowing after this
+			// check finds the run; refused here, so it never starts.
+			now := sessionMode(call)
+			return nil, denial("bash", now, fmt.Sprintf(
+				"the session's mode was narrowed to %s after this call began under %s: the command did not run", now, pol.Mode))
+		}
 		go watchNarrowing(call, pol.Mode, started, finished, func() { narrowed(errModeNarrowed) })
+		if mayHandOver {
+			adopt := tb.handOver(call, pol, command, cwd, started, sink, &refusal)
+			handOver = func(p *sandbox.Process) bool {
+				var ok bool
+				handed, ok = adopt(p)
+				return ok
+			}
+		}
 	}
 	start := time.Now()
-	stopProgress := reportProgress(call, start)
+	stopProgress := reportProgress(call, start, out)
 	res, err := conf.Executor.Run(runCtx, pol, sandbox.RunSpec{
 		Argv: []string{"bash", "-c", command}, Dir: cwd,
 		Env:    commandEnv(conf, false),
-		Stdout: out, Stderr: out,
+		Stdout: sink, Stderr: sink,
+		HandOverAfter: timeout, HandOver: handOver,
 		// The command leads its own process group, so a timeout or a
 		// cancellation kills it and everything it started.
 		OwnGroup: true,
@@ -179,8 +218,20 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	case sandbox.RunnerFailed:
 		return fail(&ToolError{Code: sandbox.CodeRunnerFailed,
 			Message: fmt.Sprintf("the sandbox runner (%s) failed before the command started: %s\n%s", res.Backend, res.RunnerFailure, text)})
+	case sandbox.HandedOver:
+		running := true
+		fields.ProcessID, fields.Running = handed.id, &running
+		msg := text
+		if msg != "" && !strings.HasSuffix(msg, "\n") {
+			msg += "\n"
+		}
+		msg += fmt.Sprintf("[still running after %s: it goes on as background process %s; process_output waits for more and tells how it ends, process_kill ends it]", timeout, handed.id)
+		return &Result{Text: msg, Structured: structured(fields)}, nil
 	case sandbox.TimedOut, sandbox.Cancelled:
 		why := fmt.Sprintf("timed out after %s", timeout)
+		if refusal != nil {
+			why += " and could not go on in the background (" + refusal.Message + ")"
+		}
 		switch {
 		case errors.Is(context.Cause(runCtx), errModeNarrowed):
 			// The human narrowed the session's mode while it ran: it is
@@ -194,10 +245,21 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		}
 		return fail(&ToolError{Code: sandbox.CodeTimeout,
 			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text)})
+	case sandbox.ProtectionLost:
+		what := fmt.Sprintf("%s, which the sandbox kept protected, was replaced, removed or moved on the host while the command ran (the human's tools rewrite files so): cordon killed the sandbox and every process in it (protection-lost); run the command again", lostWhat(res.LostPath))
+		if len(res.Undone) > 0 || res.GuardErr != nil {
+			what += "\n" + undoneMessage(res.Outcome, "")
+		}
+		return fail(denial("bash", pol.Mode, what+"; its output:\n"+text))
 	case sandbox.Denied:
 		what := fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", res.ExitCode, text)
 		if len(res.Undone) > 0 || res.GuardErr != nil {
 			what = undoneMessage(res.Outcome, text)
+		}
+		if pol.RootsBeforeClient != nil {
+			// Which path was refused is not known here: say what the
+			// client's roots took away beside the usual hint.
+			return fail(denial("bash", pol.Mode, what, narrowedLine(pol)))
 		}
 		return fail(denial("bash", pol.Mode, what))
 	}
@@ -210,6 +272,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	}
 	if res.ExitCode != 0 {
 		addLine(fmt.Sprintf("[exit code %d]", res.ExitCode))
+		if res.Backend == "bwrap" {
+			for _, n := range hostTmpNotes(command, pol.TmpDir) {
+				addLine(n)
+			}
+		}
 	}
 	if len(res.BlockedHosts) > 0 {
 		addLine(blockedLine(res.BlockedHosts))
@@ -224,8 +291,9 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 }
 
 // reportProgress tells a client that asked for progress, every
-// progressEvery, that the command is alive. The returned func stops it.
-func reportProgress(call Call, start time.Time) func() {
+// progressEvery, that the command is alive and the last line it wrote. The
+// returned func stops it.
+func reportProgress(call Call, start time.Time, out *OutputBuffer) func() {
 	if call.Progress == nil {
 		return func() {}
 	}
@@ -238,7 +306,11 @@ func reportProgress(call Call, start time.Time) func() {
 			case <-done:
 				return
 			case <-ticker.C:
-				call.Progress(time.Since(start).Seconds(), fmt.Sprintf("running for %s", time.Since(start).Round(time.Second)))
+				msg := fmt.Sprintf("running for %s", time.Since(start).Round(time.Second))
+				if last := out.LastLine(); last != "" {
+					msg += ": " + last
+				}
+				call.Progress(time.Since(start).Seconds(), msg)
 			}
 		}
 	}()
@@ -303,4 +375,14 @@ func commandEnv(conf Config, tty bool) []string {
 	}
 	out := slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") })
 	return append(out, "TERM=dumb")
+}
+
+// envPath is the PATH of an environment.
+func envPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
 }

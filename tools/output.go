@@ -533,3 +533,22 @@ func (b *OutputBuffer) emitRune(r rune) {
 	var buf [utf8.UTFMax]byte
 	b.keep(utf8.AppendRune(buf[:0], r), 1)
 }
+
+// LastLine is the last line of output with anything in it, cut to
+// lastLineChars: what a progress notification shows of a long command.
+func (b *OutputBuffer) LastLine() string {
+	text, _, _ := b.String()
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(lines[i]); line != "" {
+			if r := []rune(line); len(r) > lastLineChars {
+				line = string(r[:lastLineChars]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// lastLineChars bounds the line a progress notification carries.
+const lastLineChars = 200

@@ -49,8 +49,11 @@ func newRoot() *cobra.Command {
 		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetFlagErrorFunc(flagError)
+	// --version as well as `cordon version`: people try the flag first.
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newServeCmd(), newExecCmd(), newStatusCmd(), newProfileCmd(), newTestCmd(),
-		newLogCmd(), newSessionsCmd(), newModeCmd(), newWrapCmd(), newCompletionCmd(), newVersionCmd())
+		newLogCmd(), newSessionsCmd(), newModeCmd(), newWrapCmd(), newClientConfigCmd(), newCompletionCmd(), newVersionCmd())
 	root.SetHelpCommand(newHelpCmd())
 	commandHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
@@ -185,15 +188,15 @@ func jsonRequested(args []string) bool {
 }
 
 // flagError turns the flag parser's errors into usage errors. An unknown
-// flag keeps the message of the flag package cordon used before.
+// flag is named as it is spelled: --long or -s.
 func flagError(_ *cobra.Command, err error) error {
 	var ne *pflag.NotExistError
 	if errors.As(err, &ne) {
-		name := ne.GetSpecifiedName()
+		name := "--" + ne.GetSpecifiedName()
 		if s := ne.GetSpecifiedShortnames(); s != "" {
-			name = s
+			name = "-" + s
 		}
-		return syntaxf("flag provided but not defined: -%s", name)
+		return syntaxf("unknown flag %s", name)
 	}
 	return syntaxf("%v", err)
 }

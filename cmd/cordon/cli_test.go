@@ -16,16 +16,55 @@ import (
 )
 
 // commands are every command a user can name (help aside).
-var commands = []string{"serve", "exec", "status", "profile", "test", "log", "sessions", "mode", "completion", "version"}
+var commands = []string{"serve", "exec", "status", "profile", "test", "log", "sessions", "mode", "client-config", "completion", "version"}
 
-// newSession makes a session log under state, as serve would.
+// newSession makes a session log under state, as serve would, live until
+// the test ends.
 func newSession(t *testing.T, state, ws string) string {
 	t.Helper()
 	id := sessionlog.NewSessionID()
 	l, err := sessionlog.Create(sessionsDir(state), id, sessionlog.StartInfo{Workspace: ws, Mode: "workspace-write"})
 	require.NoError(t, err)
-	require.NoError(t, l.Close())
+	t.Cleanup(func() { l.Close() })
 	return id
+}
+
+// TestSessionCommandsNameTheSession: log and mode on a session that does
+// not exist say so and how to find one; mode on an ended session refuses
+// rather than record a change nothing will apply.
+func TestSessionCommandsNameTheSession(t *testing.T) {
+	ws, state := workspace(t)
+	dir := sessionsDir(state)
+	for _, args := range [][]string{
+		{"log", "--state-dir", state, "no-such-session"},
+		{"log", "--verify", "--state-dir", state, "no-such-session"},
+		{"mode", "--state-dir", state, "--session", "no-such-session", "read-only"},
+	} {
+		r := cordon(t, nil, ws, args...)
+		assert.Equal(t, exitFailure, r.code, args)
+		assert.Contains(t, r.stderr, "no session no-such-session under "+dir+": 'cordon sessions' lists the sessions there (or give --state-dir)", args)
+		assert.NotContains(t, r.stderr, "open /", "no raw Go error")
+	}
+
+	id := sessionlog.NewSessionID()
+	l, err := sessionlog.Create(dir, id, sessionlog.StartInfo{Workspace: ws, Mode: "read-only"})
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	r := cordon(t, nil, ws, "mode", "--state-dir", state, "--session", id, "danger-full-access")
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, "session "+id+" has ended, so no call of it will run again: start a new session with --mode danger-full-access instead")
+	events, err := sessionlog.ReadFile(filepath.Join(dir, id+".jsonl"))
+	require.NoError(t, err)
+	assert.Len(t, events, 1, "nothing was recorded")
+}
+
+// TestVersionFlag: --version prints what `cordon version` prints.
+func TestVersionFlag(t *testing.T) {
+	ws, _ := workspace(t)
+	flag, cmd := cordon(t, nil, ws, "--version"), cordon(t, nil, ws, "version")
+	require.Equal(t, 0, flag.code, flag.stderr)
+	assert.Equal(t, cmd.stdout, flag.stdout)
+	assert.Regexp(t, `^cordon \S+`, flag.stdout)
 }
 
 // TestFlagsAnywhere: on every command, flags may come before or after the
@@ -171,7 +210,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, name := range commands {
 		r := cordon(t, nil, ws, name, "--frobnicate")
 		assert.Equal(t, exitUsage, r.code, name)
-		assert.Contains(t, r.stderr, "cordon "+name+": flag provided but not defined: -frobnicate\n"+
+		assert.Contains(t, r.stderr, "cordon "+name+": unknown flag --frobnicate\n"+
 			"Run 'cordon "+name+" --help' for usage.\n", name)
 	}
 	cases := []struct {
@@ -179,8 +218,8 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"exec", "--state-dir", state, "--mode", "--", "touch", marker}, `--mode: unknown mode "--"`},
-		{[]string{"exec", "--state-dir", state, "--frobnicate", "touch", marker}, "flag provided but not defined: -frobnicate"},
-		{[]string{"exec", "--state-dir", state, "-x", "--", "touch", marker}, "flag provided but not defined: -x"},
+		{[]string{"exec", "--state-dir", state, "--frobnicate", "touch", marker}, "unknown flag --frobnicate"},
+		{[]string{"exec", "--state-dir", state, "-x", "--", "touch", marker}, "unknown flag -x"},
 		{[]string{"exec", "--state-dir"}, "flag needs an argument: --state-dir\nRun 'cordon exec --help' for usage."},
 		{[]string{"status", "--json=maybe"}, `invalid argument "maybe" for "--json" flag`},
 		{[]string{"serve", "--approval-timeout", "soon"}, `invalid argument "soon" for "--approval-timeout" flag`},
@@ -198,7 +237,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"completion", "tcsh"}, `cordon completion: unknown shell "tcsh": use one of bash, zsh, fish, powershell`},
 		{[]string{"statsu"}, `cordon: unknown command "statsu" (did you mean "status"?); 'cordon --help' lists the commands`},
 		{[]string{"help", "statsu"}, `cordon help: unknown command "statsu" (did you mean "status"?)`},
-		{[]string{"--frobnicate"}, "cordon: flag provided but not defined: -frobnicate"},
+		{[]string{"--frobnicate"}, "cordon: unknown flag --frobnicate"},
 	}
 	for _, c := range cases {
 		r := cordon(t, nil, ws, c.args...)
@@ -224,7 +263,7 @@ func TestStatusJSONAlwaysOneDocument(t *testing.T) {
 	}{
 		{"broken config", []string{"--json"}, exitFailure, where},
 		{"broken config, flags after", []string{"--backend", "landlock", "--json"}, exitFailure, where},
-		{"unknown flag before --json", []string{"--frobnicate", "--json"}, exitUsage, "flag provided but not defined: -frobnicate"},
+		{"unknown flag before --json", []string{"--frobnicate", "--json"}, exitUsage, "unknown flag --frobnicate"},
 		{"bad flag value", []string{"--json", "--mode", "everything"}, exitUsage, `--mode: unknown mode "everything"`},
 		{"extra argument", []string{"--json", "bwrap"}, exitUsage, `unexpected argument "bwrap"`},
 		{"one dash", []string{"-json"}, exitFailure, where},

@@ -90,7 +90,7 @@ func TestExecBadInput(t *testing.T) {
 		{"workspace is a file", []string{"--workspace", file}, "not a directory"},
 		{"mode with no-sandbox", []string{"--mode", "read-only", "--no-sandbox"}, "--mode cannot be combined with --no-sandbox"},
 		{"conflicting sandbox flags", []string{"--sandbox", "--no-sandbox"}, "mutually exclusive"},
-		{"unknown flag", []string{"--frobnicate"}, "flag provided but not defined: -frobnicate"},
+		{"unknown flag", []string{"--frobnicate"}, "unknown flag --frobnicate"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

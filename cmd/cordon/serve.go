@@ -49,7 +49,7 @@ token on every request: CORDON_HTTP_TOKEN, else one generated into
 	fs := cmd.Flags()
 	fs.StringVar(&f.http, "http", "", `serve Streamable HTTP at `+"`ADDR`"+` (e.g. 127.0.0.1:8765) instead of stdio; "config" takes ADDR from [http] addr`)
 	fs.StringVar(&f.session, "session", "", "resume (or name) a session `ID`; its mode comes back from its log")
-	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "start a sub-agent's session that can never be wider than session `ID`'s mode")
+	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "serve a sub-agent: every session (stdio or HTTP) is never wider than session `ID`'s mode, read at every call")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	completeValues(cmd, "log-level", logLevels)
 	completeValues(cmd, "http", []string{httpFromConfig, "127.0.0.1:8765"})
@@ -72,6 +72,9 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	d, err := f.resolve()
 	if err != nil {
+		if f.http == "" {
+			return serveUnavailable(err, level, stdin, stdout, stderr)
+		}
 		return err
 	}
 	addr := f.http
@@ -87,6 +90,11 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		logger.Info().Str("file", file.Path).Str("layer", string(file.Layer)).Msg("read config")
 	}
 	d.warnings(func(msg string) { logger.Warn().Msg(msg) })
+	pathWarnings := sandbox.PathWarnings(os.Getenv("PATH"))
+	for i, dir := range sandbox.RelativePathEntries(os.Getenv("PATH")) {
+		logger.Warn().Str("path_entry", dir).Msg(pathWarnings[i])
+	}
+	go logHomeRefusal(logger, d)
 	// The probe is most of the start-up, and neither what follows nor
 	// initialize needs it: it runs beside them, and the first call that
 	// needs the sandbox waits for its verdict. (It confines nothing of
@@ -149,6 +157,27 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// serveUnavailable serves stdio for a cordon whose configuration is
+// broken or refused: a client started it, and a server that exited would
+// show the human only "connection closed". The handshake is answered, and
+// the reason reaches the human through every tool call and the
+// instructions; nothing runs. It also goes to stderr, at once, and the
+// exit code is the one the error would have had.
+func serveUnavailable(cause error, level zerolog.Level, stdin io.Reader, stdout, stderr io.Writer) error {
+	fmt.Fprintf(stderr, "cordon serve: %v\n", cause)
+	logger := newLogger(stderr, level)
+	logger.Error().Msg("serving MCP on stdio with every tool call refused until the configuration is fixed")
+	srv := mcpserver.NewUnavailable(version, cause.Error(), logger)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	srv.ServeStdio(ctx, stdin, stdout)
+	var ue *usageError
+	if errors.As(cause, &ue) {
+		return exitCode(exitUsage)
+	}
+	return exitCode(exitFailure)
+}
+
 // tokenExposed says why a backend would let confined commands read a
 // generated HTTP token, or "". The token lives in a file under the state
 // directory; a backend that cannot hide the read-deny list (Landlock)
@@ -202,6 +231,26 @@ func servedAddrs(addr string) []netip.AddrPort {
 		ip = a.Unmap()
 	}
 	return []netip.AddrPort{netip.AddrPortFrom(ip, uint16(port))}
+}
+
+// logHomeRefusal says at start-up, rather than at the first call, when the
+// workspace-write policy of the deployment is one that no backend may
+// confine (a writable root holds the home directory). It resolves the
+// policy beside the start, as the probe runs.
+func logHomeRefusal(logger zerolog.Logger, d deployment) {
+	if d.requirement == sandbox.Off || d.settings.Mode == sandbox.DangerFullAccess {
+		return
+	}
+	svc := sandbox.PolicyService{Settings: d.settings}
+	pol, err := svc.Resolve(sandbox.Request{Override: sandbox.WorkspaceWrite})
+	if err != nil || pol.Refusal() == nil {
+		return
+	}
+	ev := logger.Warn()
+	if d.settings.Mode == sandbox.WorkspaceWrite {
+		ev = logger.Error()
+	}
+	ev.Str("code", sandbox.CodeUnavailable).Msg("workspace-write commands and file writes will be refused: " + trimUnavailable(pol.Refusal()))
 }
 
 // logSandbox says whether the sandbox works, and how.

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -38,7 +40,7 @@ func resolveStateDir(dir string) string {
 func sessionsDir(stateDir string) string { return filepath.Join(stateDir, "sessions") }
 
 func newSessionsCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "sessions [flags]",
 		Short: "list sessions and their effective modes",
@@ -46,17 +48,25 @@ func newSessionsCmd() *cobra.Command {
 	}
 	stateDir := stateDirFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "also list ended sessions that made no tool call (a client's health check)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runSessions(stateDir(), asJSON, cmd.OutOrStdout())
+		return runSessions(stateDir(), asJSON, all, cmd.OutOrStdout())
 	}
 	return cmd
 }
 
 // runSessions lists sessions: id, start, workspace, effective mode, live.
-func runSessions(stateDir string, asJSON bool, stdout io.Writer) error {
+// An ended session that made no call is a client's health check (every
+// `claude mcp list` connects and leaves): listed only with all.
+func runSessions(stateDir string, asJSON, all bool, stdout io.Writer) error {
 	list, err := sessionlog.List(sessionsDir(stateDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
+	}
+	if !all {
+		list = slices.DeleteFunc(list, func(s sessionlog.Summary) bool {
+			return !s.Live && s.Calls == 0 && s.Error == "" && s.Events <= 2
+		})
 	}
 	if asJSON {
 		if list == nil {
@@ -137,6 +147,9 @@ func runLog(f logFlags, id string, stdout io.Writer) error {
 		return usagef("%v", err)
 	}
 	path := filepath.Join(dir, id+".jsonl")
+	if err := sessionExists(dir, id); err != nil {
+		return err
+	}
 	if f.verify {
 		if err := sessionlog.VerifyFile(path); err != nil {
 			return fmt.Errorf("%s: %v", id, err)
@@ -203,11 +216,36 @@ func runMode(stateDir, session, arg string, stdout io.Writer) error {
 	if err := sessionlog.ValidateSessionID(session); err != nil {
 		return usagef("--session: %v", err)
 	}
-	ev, err := sessionlog.AppendTo(sessionsDir(stateDir), session, sessionlog.EventSandboxMode,
+	dir := sessionsDir(stateDir)
+	if err := sessionExists(dir, session); err != nil {
+		return err
+	}
+	// An ended session has no next call: recording a mode there would
+	// say it changed something while nothing can apply it.
+	live, err := sessionlog.IsLive(dir, session)
+	if err != nil {
+		return err
+	}
+	if !live {
+		return fmt.Errorf("session %s has ended, so no call of it will run again: start a new session with --mode %s instead ('cordon sessions' lists the live ones)", session, mode)
+	}
+	ev, err := sessionlog.AppendTo(dir, session, sessionlog.EventSandboxMode,
 		sessionlog.ModeData{Mode: string(mode), Source: sessionlog.SourceUser})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "session %s: mode %s from its next call on (log line %d)\n", session, mode, ev.Seq)
+	return nil
+}
+
+// sessionExists says, in words a human can act on, that a session id names
+// no session here.
+func sessionExists(dir, id string) error {
+	if _, err := os.Stat(filepath.Join(dir, id+".jsonl")); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no session %s under %s: 'cordon sessions' lists the sessions there (or give --state-dir)", id, dir)
+		}
+		return err
+	}
 	return nil
 }

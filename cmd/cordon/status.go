@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,10 +34,30 @@ type statusReport struct {
 	// Refused says why the backend refuses to confine commands under this
 	// policy at all (a Landlock workspace that contains cordon's config).
 	Refused string `json:"refused,omitempty"`
+	// PathWarnings name each relative entry of the PATH cordon runs with:
+	// a program a command writes there in the workspace runs as the
+	// human's own command next.
+	PathWarnings []string `json:"path_warnings"`
+	// ReadDeny is the read-deny list of the home as data, each entry with
+	// the tool whose secret it holds.
+	ReadDeny []readDenyReport `json:"read_deny_entries"`
 	// Classes are the spawn classes of cordon wrap, as the config sets
 	// them (cordon profile --class CLASS shows one in full).
 	Classes map[string]classReport `json:"wrap_classes"`
 	Config  configReport           `json:"config"`
+}
+
+type readDenyReport struct {
+	Path string `json:"path"`
+	Tool string `json:"tool"`
+}
+
+func newReadDenyReports() []readDenyReport {
+	out := make([]readDenyReport, 0, len(sandbox.ReadDenyEntries))
+	for _, e := range sandbox.ReadDenyEntries {
+		out = append(out, readDenyReport{Path: "~/" + e.Path, Tool: e.Tool})
+	}
+	return out
 }
 
 type classReport struct {
@@ -52,7 +73,7 @@ func newClassReports(d deployment) map[string]classReport {
 		prof := d.classes[class]
 		writes := filepath.Join(d.settings.StateDir, "wrap", "NAME") + ", the workspace with --mode workspace-write, --writable DIR"
 		if class == classExternalAgent {
-			writes += ", ~/.claude, ~/.codex"
+			writes += "; its config home: " + filepath.Join(d.settings.StateDir, "wrap", "NAME", "{claude,codex}")
 		}
 		out[class] = classReport{Writes: writes, Network: prof.network,
 			AllowedDomains: slices.Concat(d.settings.AllowedDomains, prof.allowed),
@@ -250,7 +271,10 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol),
 		Approval: d.posture.Approval, Preset: d.posture.Preset,
 		Rules: enforcementRules(st, pol), Guarded: []string{}, Seccomp: []string{}, Config: newConfigReport(d.cfg),
-		Classes: newClassReports(d)}
+		Classes: newClassReports(d), PathWarnings: sandbox.PathWarnings(os.Getenv("PATH")), ReadDeny: newReadDenyReports()}
+	if rep.PathWarnings == nil {
+		rep.PathWarnings = []string{}
+	}
 	if pol.Network == sandbox.NetworkRestricted {
 		rep.Policy.AllowedDomains, rep.Policy.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
 		rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
@@ -267,6 +291,9 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 		} else {
 			rep.Guarded = append(rep.Guarded, c.Guarded()...)
 		}
+	}
+	if err := pol.Refusal(); err != nil && rep.Refused == "" {
+		rep.Refused = trimUnavailable(err)
 	}
 	if asJSON {
 		writeJSON(stdout, rep)
@@ -335,6 +362,9 @@ func printStatus(w io.Writer, r statusReport) {
 	if r.Refused != "" {
 		fmt.Fprintf(w, "commands:     REFUSED here: %s\n", r.Refused)
 	}
+	for _, warn := range r.PathWarnings {
+		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
 	for _, t := range r.Tried {
 		if !t.OK {
 			fmt.Fprintf(w, "  %s: %s\n", t.Backend, t.Reason)
@@ -359,6 +389,10 @@ func printStatus(w io.Writer, r statusReport) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "read-deny:    %s\n", strings.Join(p.ReadDeny, ", "))
+	fmt.Fprintf(w, "credentials (read-deny list of the home; extra_read_deny adds to it):\n")
+	for _, e := range r.ReadDeny {
+		fmt.Fprintf(w, "  %s (%s)\n", e.Path, e.Tool)
+	}
 	if len(r.Guarded) > 0 {
 		fmt.Fprintf(w, "guarded:      restored after each command, not refused while it runs:\n")
 		for _, g := range r.Guarded {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -43,8 +42,12 @@ cannot be set up). Name it in your MCP client's config instead of the server.
 The mcp_server class writes only beneath <state-dir>/wrap/NAME (where its
 caches and data go: XDG_CACHE_HOME, XDG_DATA_HOME, XDG_STATE_HOME,
 npm_config_cache, UV_CACHE_DIR, PIP_CACHE_DIR), the workspace with
---mode workspace-write, and each --writable DIR; external_agent may also
-write ~/.claude and ~/.codex. Both keep the read-deny list, cordon's own
+--mode workspace-write, and each --writable DIR. external_agent runs the
+agent with a config home of its own beneath the class directory
+(CLAUDE_CONFIG_DIR, CODEX_HOME), seeded at each start from yours minus
+hooks, MCP servers, plugins and whatever else names a program, with your
+credentials copied in; your ~/.claude, ~/.claude.json and ~/.codex stay
+read-only to it. Both keep the read-deny list, cordon's own
 config and state, and every protected path. The environment passes through,
 except CORDON_*. The network is the class's ([profiles.mcp_server] network in
 the config, else allow) unless --network says otherwise.`,
@@ -94,32 +97,6 @@ func classSettings(d deployment, f *sandboxFlags, w *wrapFlags, argv []string) (
 	return set, classDir, err
 }
 
-// wrapName is the class directory's default name: the package a runner
-// like npx or uvx starts, else the command's base name, made safe as one
-// path element.
-func wrapName(argv []string) string {
-	name := filepath.Base(argv[0])
-	switch name {
-	case "npx", "uvx", "pipx", "bunx", "pnpx":
-		for _, a := range argv[1:] {
-			if !strings.HasPrefix(a, "-") {
-				name = a
-				break
-			}
-		}
-	}
-	if at := strings.LastIndex(name, "@"); at > 0 {
-		name = name[:at] // a version: @scope/pkg@1.2.3
-	}
-	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-.")
-	if name == "" {
-		return "program"
-	}
-	return name
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // wrapPolicy is the class's settings: the deployment's, with the class's
 // writable places and network.
 func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (sandbox.Settings, error) {
@@ -137,14 +114,6 @@ func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (s
 			return set, usagef("--writable %s: not an existing directory; create it first", dir)
 		}
 		set.ExtraWriteAllow = append(set.ExtraWriteAllow, abs)
-	}
-	if w.class == classExternalAgent {
-		for _, d := range []string{".claude", ".codex"} {
-			dir := filepath.Join(set.Home, d)
-			if os.MkdirAll(dir, 0o700) == nil {
-				set.ExtraWriteAllow = append(set.ExtraWriteAllow, dir)
-			}
-		}
 	}
 	switch sandbox.Mode(f.mode) {
 	case sandbox.WorkspaceWrite, sandbox.DangerFullAccess:
@@ -172,14 +141,17 @@ func wrapPolicy(d deployment, f *sandboxFlags, w *wrapFlags, classDir string) (s
 }
 
 // wrapEnv is the client's environment without cordon's own variables, with
-// the caches and data of runners pointed into the class directory.
-func wrapEnv(host []string, classDir string) []string {
+// the caches and data of runners pointed into the class directory, and
+// extra (an agent's config homes) in place of the client's values.
+func wrapEnv(host []string, classDir string, extra ...string) []string {
 	var env []string
 	for _, kv := range host {
-		if !strings.HasPrefix(kv, "CORDON_") {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(kv, "CORDON_") && !slices.ContainsFunc(extra, func(e string) bool { return strings.HasPrefix(e, name+"=") }) {
 			env = append(env, kv)
 		}
 	}
+	env = append(env, extra...)
 	for _, v := range []struct{ name, sub string }{
 		{"XDG_CACHE_HOME", "cache"}, {"XDG_DATA_HOME", "data"}, {"XDG_STATE_HOME", "state"},
 		{"npm_config_cache", "npm"}, {"UV_CACHE_DIR", "uv"}, {"PIP_CACHE_DIR", "pip"},
@@ -205,6 +177,13 @@ func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdo
 		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
 		return exitCode(exitSandbox)
 	}
+	var homes []string
+	if w.class == classExternalAgent {
+		if homes, err = seedAgentHomes(classDir, d.settings.Home, os.Getenv); err != nil {
+			fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
+			return exitCode(exitSandbox)
+		}
+	}
 	ex := d.executor(warn)
 	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)
 	if err != nil {
@@ -212,6 +191,7 @@ func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdo
 		return exitCode(exitSandbox)
 	}
 	defer tmp.Remove()
+	set.ProgramTrees = sandbox.ProgramTrees(argv, d.settings.Workspace)
 	svc := sandbox.PolicyService{Settings: set}
 	pol, err := svc.Resolve(sandbox.Request{TmpDir: tmp.Path})
 	if err != nil {
@@ -219,7 +199,7 @@ func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdo
 		return exitCode(exitSandbox)
 	}
 	return runToExit(ex, pol, sandbox.RunSpec{
-		Argv: argv, Dir: d.settings.Workspace, Env: wrapEnv(os.Environ(), classDir),
+		Argv: argv, Dir: d.settings.Workspace, Env: wrapEnv(os.Environ(), classDir, homes...),
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 	})
 }

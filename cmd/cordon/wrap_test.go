@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,4 +108,74 @@ func TestWrapNpxInstallsIntoTheClassDirectory(t *testing.T) {
 		require.Equal(t, 0, r.code, "%s, second run, no network: %s", backend, r.stderr)
 		assert.Contains(t, r.stdout, "tiny server up")
 	}
+}
+
+// TestWrapProgramUnderTmp: a program installed under the host's /tmp (an
+// unpacked release, a `go build -o /tmp/…`, a node_modules of a checkout
+// there) runs wrapped on both backends, with what it loads beside it,
+// read-only; nothing else of the host's /tmp becomes visible under bwrap,
+// where /tmp is the session's own.
+func TestWrapProgramUnderTmp(t *testing.T) {
+	prog, err := os.MkdirTemp("/tmp", "cordon-wrap prog-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(prog) })
+	neighbour, err := os.MkdirTemp("/tmp", "cordon-wrap-neighbour-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(neighbour) })
+	secret := filepath.Join(neighbour, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("neighbour secret\n"), 0o644))
+	bin := filepath.Join(prog, "node_modules", ".bin")
+	lib := filepath.Join(prog, "node_modules", "server", "lib.sh")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(lib), 0o755))
+	require.NoError(t, os.WriteFile(lib, []byte("echo loaded-from-lib\nNEIGHBOUR='"+secret+"'\n"), 0o644))
+	main := filepath.Join(prog, "node_modules", "server", "main.sh")
+	require.NoError(t, os.WriteFile(main, []byte("#!/bin/sh\n. \"$(dirname \"$(readlink -f \"$0\")\")/lib.sh\"\ncat \"$NEIGHBOUR\" 2>/dev/null || echo neighbour-hidden\necho x > \"$(dirname \"$(readlink -f \"$0\")\")/written\" 2>/dev/null || echo read-only\n"), 0o755))
+	require.NoError(t, os.Symlink("../server/main.sh", filepath.Join(bin, "server")))
+
+	ws := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	// The neighbour's path reaches the program in its own files, not on
+	// the command line (a path the human types there is theirs to show).
+	var env []string
+	for _, backend := range []string{"bwrap", "landlock"} {
+		r := cordon(t, env, ws, "wrap", "--backend", backend, "--state-dir", state, "--", filepath.Join(bin, "server"))
+		require.Equal(t, 0, r.code, "%s: %s", backend, r.stderr)
+		assert.Contains(t, r.stdout, "loaded-from-lib\n", backend)
+		assert.Contains(t, r.stdout, "read-only\n", backend)
+		assert.NoFileExists(t, filepath.Join(prog, "node_modules", "server", "written"), backend)
+		if backend == "bwrap" {
+			assert.Contains(t, r.stdout, "neighbour-hidden\n", "the rest of the host's /tmp stays out of sight")
+			assert.NotContains(t, r.stdout, "neighbour secret")
+		}
+	}
+	// exec makes the same choice.
+	r := cordon(t, env, ws, "exec", "--backend", "bwrap", "--state-dir", state, "--", filepath.Join(bin, "server"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "loaded-from-lib\nneighbour-hidden\nread-only\n")
+}
+
+// TestWrapClassDirPerScript: two servers that one interpreter runs, `node
+// a.js` and `node b.js`, get class directories of their own: the data
+// one keeps is not the other's to read or overwrite.
+func TestWrapClassDirPerScript(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is needed: %v", err)
+	}
+	ws := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	script := `const fs = require("fs"); const f = process.env.XDG_DATA_HOME + "/who";
+fs.mkdirSync(process.env.XDG_DATA_HOME, {recursive: true});
+let before = ""; try { before = fs.readFileSync(f, "utf8") } catch {}
+fs.writeFileSync(f, %q); console.log("before=" + before);`
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name+".js"), []byte(fmt.Sprintf(script, name)), 0o644))
+	}
+	for _, name := range []string{"a", "b"} {
+		r := cordon(t, nil, ws, "wrap", "--state-dir", state, "--", "node", name+".js")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "before=\n", r.stdout, "%s.js finds nothing the other left", name)
+		assert.Equal(t, name, readFileString(t, filepath.Join(state, "wrap", name, "data", "who")))
+	}
+	assert.NoDirExists(t, filepath.Join(state, "wrap", "node"))
 }

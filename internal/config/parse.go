@@ -53,7 +53,7 @@ func parseFile(name string, data []byte) (*layer, error) {
 			if pe.LastKey != "" {
 				key = pe.LastKey + ": "
 			}
-			return nil, &Error{[]string{fmt.Sprintf("%s: %sTOML syntax error: %s; fix the syntax (SPEC §8 has an example file)",
+			return nil, &Error{[]string{fmt.Sprintf("%s: %sTOML syntax error: %s; fix the syntax (the README's Configuration section has an example file)",
 				fileLine(name, pe.Position.Line), key, strings.TrimSuffix(pe.Message, "."))}}
 		}
 		return nil, &Error{[]string{fmt.Sprintf("%s: not a valid TOML file: %v", name, err)}}

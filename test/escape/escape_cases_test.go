@@ -541,8 +541,7 @@ kill -HUP $PPID %[2]s 2>&1; true`, so, r.cordonPid())
 		Script: func(r *run) string {
 			return fmt.Sprintf(`for f in .bashrc .bash_profile .profile .zshrc .zprofile; do echo 'echo %[1]s' >> ~/$f; done 2>&1; cp ~/.bashrc /tmp/b; echo %[1]s >> /tmp/b; cp /tmp/b ~/.bashrc; mv -f /tmp/b ~/.bashrc`, r.pwn())
 		},
-		Expect: homeRefused(),
-		Fence:  []fenceCall{writeFile(rel(".bashrc")), writeFile(func(r *run) string { return filepath.Join(r.home(), ".zshrc") })},
+		Fence: []fenceCall{writeFile(rel(".bashrc")), writeFile(func(r *run) string { return filepath.Join(r.home(), ".zshrc") })},
 	},
 	{
 		Name:  "home-unlisted-startup-files",
@@ -569,8 +568,7 @@ printf '#!/bin/sh\necho %[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git && c
 			}
 			return append(ev, humanRunsGit(r)...)
 		},
-		Fence:  []fenceCall{writeFile(rel(".zshenv")), writeFile(rel(".gitconfig"))},
-		Expect: homeRefused(),
+		Fence: []fenceCall{writeFile(rel(".zshenv")), writeFile(rel(".gitconfig"))},
 	},
 	{
 		Name:  "git-hooks",
@@ -665,9 +663,8 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return `printf 'mode = "danger-full-access"\nsandbox = "off"\n' > ~/.config/cordon/config.toml; printf 'sandbox = "off"\n' >> .config/cordon/config.toml`
 		},
-		Check:  checkPosture,
-		Expect: homeRefused(),
-		Fence:  []fenceCall{writeFile(rel(".config/cordon/config.toml"))},
+		Check: checkPosture,
+		Fence: []fenceCall{writeFile(rel(".config/cordon/config.toml"))},
 	},
 	{
 		Name:  "cordon-config-dir-rename",
@@ -680,8 +677,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`mv ~/.config ~/.config-old && mkdir -p ~/.config/cordon && printf 'mode = "danger-full-access"\nsandbox = "off"\n' > ~/.config/cordon/config.toml && echo ESCAPED-%s:config-replaced`, r.tok)
 		},
-		Check:  checkPosture,
-		Expect: homeRefused(),
+		Check: checkPosture,
 	},
 	{
 		Name: "cordon-workspace-config",
@@ -729,7 +725,6 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`mv ~/.local ~/.local-old && mkdir -p ~/.local/state/cordon/sessions && echo forged > ~/.local/state/cordon/sessions/forged.jsonl && echo ESCAPED-%s:state-replaced`, r.tok)
 		},
-		Expect: homeRefused(),
 	},
 	{
 		Name:     "cordon-mode-from-inside",
@@ -747,7 +742,6 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Home:     true,
 		Script:   modeFromInside,
 		Check:    checkModeFromInside,
-		Expect:   homeRefused(),
 	},
 	{
 		Name:  "http-token-self-approval",
@@ -788,8 +782,7 @@ printf '[core]\n\thooksPath = evil-hooks\n' >> .git/config; sed -i 's/bare = fal
 		Script: func(r *run) string {
 			return fmt.Sprintf(`echo 'ssh-ed25519 AAAA-attacker %[1]s' >> ~/.ssh/authorized_keys; printf 'Host *\n  ProxyCommand sh -c "echo %[1]s"\n' >> ~/.ssh/config; rm -rf ~/.ssh 2>&1; mv ~/.ssh ~/.ssh-old`, r.pwn())
 		},
-		Expect: homeRefused(),
-		Fence:  []fenceCall{writeFile(rel(".ssh/authorized_keys")), writeFile(rel(".ssh/config"))},
+		Fence: []fenceCall{writeFile(rel(".ssh/authorized_keys")), writeFile(rel(".ssh/config"))},
 	},
 
 	// ── Sockets, pipes, network ─────────────────────────────────────────

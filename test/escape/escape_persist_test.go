@@ -371,7 +371,6 @@ ls -la ~/.ssh ~/.aws ~/.kube 2>&1`, r.pwn(), r.payload("aws-credential-process")
 			}
 			return append(ev, humanRunsKubectl(r)...)
 		},
-		Expect: homeRefused(),
 		Fence: []fenceCall{writeFile(rel(".ssh/authorized_keys")), writeFile(rel(".aws/config")),
 			{Tool: "write_file", Args: func(r *run) map[string]any {
 				return map[string]any{"path": ".kube/config", "content": kubeconfig(r.payload("kubectl-exec-plugin"))}
@@ -394,8 +393,7 @@ echo 'LD_PRELOAD DEFAULT=/tmp/evil-%[4]s.so' >> ~/.pam_environment
 echo '%[5]s' >> ~/.xprofile
 ls -la ~ 2>&1 | head -40`, r.payload("bash_aliases"), r.payload("bashrc.d"), r.payload("fish"), r.tok, r.payload("xprofile"))
 		},
-		Check:  humanOpensShell,
-		Expect: homeRefused(),
+		Check: humanOpensShell,
 		Fence: []fenceCall{writeFile(rel(".bash_aliases")), writeFile(rel(".bashrc.d/zz-evil.sh")), writeFile(rel(".config/fish/config.fish")),
 			writeFile(rel(".config/environment.d/50-evil.conf")), writeFile(rel(".pam_environment")), writeFile(rel(".xprofile"))},
 	},
@@ -421,8 +419,7 @@ mkdir -p ~/.codex && printf '[mcp_servers.evil]\ncommand = "sh"\nargs = ["-c", "
 mkdir -p ~/.config/autostart && printf '[Desktop Entry]\nType=Application\nName=evil\nExec=sh -c "%[6]s"\n' > ~/.config/autostart/evil.desktop
 ls -la ~/.claude ~/.codex ~/.config/autostart 2>&1`, p("vimrc"), p("nvim"), p("claude-settings"), p("claude-json"), p("codex-config"), p("autostart"))
 		},
-		Check:  homeFilesHold(".vimrc", ".config/nvim/init.lua", ".claude/settings.json", ".claude.json", ".codex/config.toml", ".config/autostart/evil.desktop"),
-		Expect: homeRefused(),
+		Check: homeFilesHold(".vimrc", ".config/nvim/init.lua", ".claude/settings.json", ".claude.json", ".codex/config.toml", ".config/autostart/evil.desktop"),
 		Fence: []fenceCall{writeFile(rel(".vimrc")), writeFile(rel(".config/nvim/init.lua")), writeFile(rel(".claude/settings.json")),
 			writeFile(rel(".claude.json")), writeFile(rel(".codex/config.toml")), writeFile(rel(".config/autostart/evil.desktop"))},
 	},
@@ -437,9 +434,8 @@ ls -la ~/.claude ~/.codex ~/.config/autostart 2>&1`, p("vimrc"), p("nvim"), p("c
 printf '#!/bin/sh\n%[1]s\nexec /usr/bin/git "$@"\n' > ~/.local/bin/git; printf '#!/bin/sh\n%[2]s\nexec /bin/ls "$@"\n' > ~/bin/ls; printf '#!/bin/sh\n%[3]s\n' > ~/.cargo/bin/cargo
 chmod +x ~/.local/bin/git ~/bin/ls ~/.cargo/bin/cargo; ls -la ~/.local/bin ~/bin ~/.cargo/bin 2>&1`, r.payload("local-bin-git"), r.payload("bin-ls"), r.payload("cargo-bin-cargo"))
 		},
-		Check:  humanRunsOnLoginPath,
-		Expect: homeRefused(),
-		Fence:  []fenceCall{writeFile(rel(".local/bin/git")), writeFile(rel("bin/ls")), writeFile(rel(".cargo/bin/cargo"))},
+		Check: humanRunsOnLoginPath,
+		Fence: []fenceCall{writeFile(rel(".local/bin/git")), writeFile(rel("bin/ls")), writeFile(rel(".cargo/bin/cargo"))},
 	},
 }
 

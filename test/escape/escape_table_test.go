@@ -77,6 +77,9 @@ func gapIntact(why string) outcome { return outcome{gap: true, intact: true, why
 func refused(why string) outcome   { return outcome{refused: true, why: why} }
 
 func (c *escapeCase) expect(backend, mode string) outcome {
+	if c.Home && mode == "workspace-write" {
+		return refused(homeRule)
+	}
 	if o, ok := c.Expect[backend+"/"+mode]; ok {
 		return o
 	}
@@ -114,18 +117,13 @@ var (
 	llRename   = "Landlock: .git can be renamed and replaced while the command runs; the guard puts the recorded hooks and config into the new one before the call returns"
 	byPath     = "both backends confine by path: a hard link made before the session is reachable through the workspace"
 	netAllow   = "network allow: only $XDG_RUNTIME_DIR (bwrap) and the Docker sockets are hidden; other unix sockets stay reachable"
-	// llHome is why a Landlock policy whose writable roots contain
-	// cordon's config or state directory (the workspace is HOME) is
-	// refused: Landlock cannot keep a path read-only under a writable
-	// parent (SPEC §1, "cordon's control plane is never writable").
-	llHome = "Landlock cannot keep cordon's config and state read-only inside a writable HOME, so the policy is refused"
+	// homeRule is why every workspace = HOME case is refused in
+	// workspace-write, on every backend: no writable root may hold the
+	// home (SPEC §1, "A writable root never contains the home directory").
+	homeRule = "a writable root that holds the home directory is refused on every backend"
 )
 
 func onLandlock(o outcome) map[string]outcome { return map[string]outcome{"landlock": o} }
-
-// homeRefused is the expectation of every workspace = HOME case that
-// writes: bwrap blocks it, Landlock refuses the policy in workspace-write.
-func homeRefused() map[string]outcome { return onLandlockWW(refused(llHome)) }
 
 func onLandlockWW(o outcome) map[string]outcome {
 	return map[string]outcome{"landlock/workspace-write": o}

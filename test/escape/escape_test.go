@@ -343,8 +343,8 @@ const readmeHead = "# cordon escape suite\n\n" +
 	"`kubectl get pods`) running nothing planted, and `cordon status` of the next start unchanged.\n\n" +
 	"- **blocked**: no trace at all. A trace fails the test with `ESCAPE [backend/mode via\n" +
 	"  channel] case — doc`, the evidence and the command's output.\n" +
-	"- **refused**: the backend cannot confine the policy (Landlock with the workspace at HOME,\n" +
-	"  where cordon's config and state would be writable), so cordon must refuse it: the command\n" +
+	"- **refused**: the backend cannot confine the policy (a writable root that holds\n" +
+	"  the home directory, on every backend), so cordon must refuse it: the command\n" +
 	"  never runs (`cordon exec` exits 125 with `cordon: sandbox unavailable:`, the bash tool\n" +
 	"  answers `isError` with `SANDBOX_UNAVAILABLE`) and nothing changes.\n" +
 	"- **documented gap**: a limitation README.md's *Limitations* (and `cordon status`)\n" +

@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// homeRule refuses a confined policy whose writable roots contain the home
+// directory: the home itself, "/", or any directory above the home. The
+// home is where every program the human runs finds its start-up code
+// (shells, language toolchains, debuggers, pagers, editors, agents), and
+// no list of protected names can keep up with that set; so instead of
+// listing it, no writable root may hold it. A directory inside the home (a
+// project, ~/.cache/go-build) is fine.
+//
+// Roots are compared with the home's ancestors by identity (device and
+// inode), as well as by path: a bind mount or a second name of /home is
+// the same directory, whatever its path says. Both the home as given and
+// the home with its symlinks resolved count, since whoever can write the
+// directory holding a symlinked home can point the home elsewhere.
+func homeRule(p ExecutionPolicy, home string) error {
+	if p.IsDanger() {
+		return nil
+	}
+	above := homeAndAncestors(home)
+	for _, r := range p.WritableRoots {
+		fi, statErr := os.Stat(r)
+		for _, a := range above {
+			if r == a.path || statErr == nil && a.info != nil && os.SameFile(fi, a.info) {
+				return homeRootError(p, r, home)
+			}
+		}
+	}
+	return nil
+}
+
+type ancestor struct {
+	path string
+	info os.FileInfo // nil when it cannot be stat'ed
+}
+
+// homeAndAncestors lists "/", and the home and each directory above it,
+// both as given and resolved.
+func homeAndAncestors(home string) []ancestor {
+	var paths []string
+	add := func(p string) {
+		for dir := p; ; dir = filepath.Dir(dir) {
+			if !slices.Contains(paths, dir) {
+				paths = append(paths, dir)
+			}
+			if dir == filepath.Dir(dir) {
+				return
+			}
+		}
+	}
+	add(string(filepath.Separator))
+	if home != "" {
+		if abs, err := filepath.Abs(home); err == nil {
+			add(abs)
+		}
+		add(canonicalOrClean(home))
+	}
+	out := make([]ancestor, 0, len(paths))
+	for _, p := range paths {
+		fi, _ := os.Stat(p)
+		out = append(out, ancestor{path: p, info: fi})
+	}
+	return out
+}
+
+// homeRootError names the root, the setting it came from, and the fix.
+func homeRootError(p ExecutionPolicy, root, home string) error {
+	what := "is your home directory"
+	switch {
+	case root == string(filepath.Separator):
+		what = "is / and contains your home directory"
+	case home != "" && root != canonicalOrClean(home):
+		what = "contains your home directory " + home
+	}
+	return &UnavailableError{Reason: fmt.Sprintf(
+		"the writable root %s (%s) %s. cordon refuses to confine a command that may write the home: every tool you run (your shell, language toolchains, editors, agents) reads its start-up code from there, and no list of protected files can cover them all. Open the agent in a project directory (or pass --workspace ~/src/PROJECT), and name any other one directory a command needs with extra_write_allow (or wrap --writable), such as ~/.cache/go-build",
+		root, rootOrigin(p, root), what)}
+}
+
+// rootOrigin says which setting made root writable.
+func rootOrigin(p ExecutionPolicy, root string) string {
+	same := func(dir string) bool { return dir != "" && canonicalOrClean(dir) == root }
+	switch {
+	case same(p.WorkspaceRoot):
+		return "the workspace"
+	case same(p.OwnDir):
+		return "the wrap class directory"
+	case same(p.TmpDir):
+		return "the session tmp"
+	case slices.ContainsFunc(p.ExtraWriteAllow, same):
+		return "extra_write_allow or wrap --writable"
+	}
+	return "a linked git worktree's gitdir"
+}
