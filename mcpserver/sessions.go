@@ -150,6 +150,11 @@ func (s *Server) closeSession(sess *tools.Session) {
 	}
 	if sess.Tmp != nil {
 		sess.Tmp.Remove()
+		// Its warm sandboxes go with it: they hold its /tmp, so no other
+		// session's call could take them.
+		if ex := s.tb.Config().Executor; ex != nil {
+			ex.EndSession(sess.Tmp.Path)
+		}
 	}
 	if c, ok := sess.Parent.(io.Closer); ok {
 		c.Close()

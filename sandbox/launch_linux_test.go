@@ -76,7 +76,8 @@ func TestExecutorFailsClosed(t *testing.T) {
 
 	c, err = ex.Prepare([]string{"true"}, ExecutionPolicy{Mode: DangerFullAccess, WorkspaceRoot: ws})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"true"}, c.Argv, "danger runs the original argv directly")
+	assert.Equal(t, "none", c.Backend, "danger runs unconfined")
+	assert.Equal(t, []string{"--unconfined", "--", "true"}, c.Argv[len(c.Argv)-3:], "beneath the reaper, which confines nothing")
 	off := &Executor{Provider: ex.Provider, Requirement: Off}
 	assert.Equal(t, StateBypassed, off.Status().State)
 }
