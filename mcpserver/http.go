@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/peer"
+	"github.com/cordonhq/cordon/internal/principal"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -30,6 +30,11 @@ type HTTPConfig struct {
 	// Ready, if set, is told the listening address and the token file,
 	// before the first request is served.
 	Ready func(addr, tokenFile string)
+	// TokensFile holds the principals' tokens; "" is <state-dir>/http-tokens.
+	TokensFile string
+	// IdleTimeout ends a token session that sees no request for that long
+	// (0: never).
+	IdleTimeout time.Duration
 }
 
 // maxRequestBody bounds one request: large enough for write_file of a big
@@ -66,8 +71,14 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	mux := http.NewServeMux()
 	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
 	var cancels inflight
-	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed,
-		readMessage(requireSessionID(s.checkCursor(cancels.track(cancelShim(streamable))))))))
+	if cfg.TokensFile == "" {
+		cfg.TokensFile = filepath.Join(cfg.StateDir, principal.FileName)
+	}
+	s.principals = &principalFile{path: cfg.TokensFile}
+	s.principals.refresh(s)
+	s.overHTTP.Store(true)
+	mux.Handle("/mcp", s.authenticate(cfg.Token, refuseRebinding(loopback, allowed,
+		readMessage(requireSessionID(s.guardOwnership(s.checkCursor(cancels.track(cancelShim(streamable)))))))))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
@@ -84,6 +95,7 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	go s.watchPrincipals(base, cfg.IdleTimeout)
 	s.log.Info().Str("addr", ln.Addr().String()).Str("token_file", tokenFile).Msg("serving MCP over HTTP at /mcp")
 	select {
 	case err := <-errc:
@@ -153,24 +165,6 @@ const needToken = "cordon needs a bearer token, and OAuth is not offered: send t
 	"Authorization: Bearer TOKEN, where TOKEN is the content of <state-dir>/http-token " +
 	"(by default $XDG_STATE_HOME/cordon/http-token, else ~/.local/state/cordon/http-token), " +
 	"or the value of CORDON_HTTP_TOKEN when cordon serve was started with it"
-
-// requireToken checks the bearer token on every request, and bounds the
-// request's body.
-func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			// MCP clients answer a 401 by trying OAuth, which cordon does
-			// not offer; whoever reads the challenge or the body learns
-			// that a token is missing and where it is, not that OAuth failed.
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cordon", error="invalid_token", error_description="`+needToken+`"`)
-			http.Error(w, "unauthorized: "+needToken, http.StatusUnauthorized)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
-		next.ServeHTTP(w, r)
-	})
-}
 
 // connPeer is what is known of one connection's client: its addresses,
 // and once its first request has arrived, the verdict on it.

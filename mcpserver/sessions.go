@@ -31,13 +31,15 @@ func (s *Server) openProcessSession() (*tools.Session, error) {
 	} else {
 		id = sessionlog.NewSessionID()
 	}
-	return s.newSession(id, "stdio", true)
+	return s.newSession(id, "stdio", true, "", "")
 }
 
 // newSession creates a session with a fresh log and tmp directory.
-func (s *Server) newSession(id, transport string, allowSession bool) (*tools.Session, error) {
+// A principal's session runs in the principal's workspace, if it names one.
+func (s *Server) newSession(id, transport string, allowSession bool, principal, workspace string) (*tools.Session, error) {
 	set := s.tb.Config().Settings
-	start := sessionlog.StartInfo{Workspace: set.Workspace, Mode: string(set.Mode), Transport: transport, Version: s.cfg.Version}
+	start := sessionlog.StartInfo{Workspace: firstNonEmpty(workspace, set.Workspace), Mode: string(set.Mode),
+		Transport: transport, Version: s.cfg.Version, Principal: principal}
 	var ceiling sandbox.Mode
 	if parent := s.cfg.DelegatedFrom; parent != "" && transport == "stdio" {
 		pm, err := s.parentMode(parent)
@@ -57,9 +59,9 @@ func (s *Server) newSession(id, transport string, allowSession bool) (*tools.Ses
 		tmp.Remove()
 		return nil, fmt.Errorf("creating the session log: %w", err)
 	}
-	sess := &tools.Session{ID: id, Tmp: tmp, Log: log, Ceiling: ceiling, AllowSession: allowSession}
+	sess := &tools.Session{ID: id, Workspace: workspace, Tmp: tmp, Log: log, Ceiling: ceiling, AllowSession: allowSession}
 	sess.LoadHistory(log.History())
-	s.log.Info().Str("session", id).Str("transport", transport).Msg("session started")
+	s.log.Info().Str("session", id).Str("transport", transport).Str("principal", principal).Msg("session started")
 	return sess, nil
 }
 
@@ -127,6 +129,13 @@ func (s *Server) closeSession(sess *tools.Session) {
 	if sess.Tmp != nil {
 		sess.Tmp.Remove()
 	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -67,6 +67,10 @@ type processes struct {
 	next  int
 	byID  map[string]*bgProcess
 	ended bool // the session is over: nothing may start any more
+	// watchers are the goroutines logging processes' ends: a session's end
+	// waits for them, so that every process/exit is in its log before
+	// the log closes.
+	watchers sync.WaitGroup
 }
 
 func (ps *processes) get(id string) (*bgProcess, bool) {
@@ -154,6 +158,7 @@ func (s *Session) EndProcesses() {
 		go func() { defer wg.Done(); p.end(reasonSessionEnded) }()
 	}
 	wg.Wait()
+	ps.watchers.Wait()
 }
 
 // endNarrowed kills, before a call runs, every process started under a
@@ -222,7 +227,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 	ps.byID[id] = bp
 	ps.mu.Unlock()
 	call.Session.record(conf.Logger, sessionlog.EventProcessStart, map[string]any{"process_id": id, "command": in.Command, "mode": pol.Mode, "cwd": cwd})
-	go tb.watch(call, bp)
+	tb.watch(call, bp)
 	go watchNarrowing(call, bp.mode, bp.sessionMode, bp.proc.Done(), func() { bp.end(reasonModeNarrowed) })
 
 	select {
@@ -235,14 +240,19 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 
 // watch logs the process's end, with the reason cordon ended it for.
 func (tb *Toolbox) watch(call Call, p *bgProcess) {
-	<-p.proc.Done()
-	p.out.Close()
-	res := p.proc.Result()
-	data := map[string]any{"process_id": p.id, "exit_code": res.ExitCode, "reason": p.endReason()}
-	if res.Signal != 0 {
-		data["signal"] = res.Signal.String()
-	}
-	call.Session.record(call.conf().Logger, sessionlog.EventProcessExit, data)
+	ps := call.Session.procs()
+	ps.watchers.Add(1)
+	go func() {
+		defer ps.watchers.Done()
+		<-p.proc.Done()
+		p.out.Close()
+		res := p.proc.Result()
+		data := map[string]any{"process_id": p.id, "exit_code": res.ExitCode, "reason": p.endReason()}
+		if res.Signal != 0 {
+			data["signal"] = res.Signal.String()
+		}
+		call.Session.record(call.conf().Logger, sessionlog.EventProcessExit, data)
+	}()
 }
 
 // processResult is what a call tells the model about a process now.

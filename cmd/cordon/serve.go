@@ -9,7 +9,9 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -145,6 +147,7 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if addr != "" {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
 			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir,
+			TokensFile: expandTilde(d.httpTokens), IdleTimeout: d.idleTimeout,
 			Ready: func(bound, _ string) { rl.bound(bound) }})
 	} else {
 		logger.Info().Str("session", srv.ProcessSession().ID).Str("mode", string(d.posture.Mode)).Msg("serving MCP on stdio")
@@ -272,4 +275,14 @@ func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
 		w = zerolog.ConsoleWriter{Out: f}
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+// expandTilde expands a leading ~/ to the home directory.
+func expandTilde(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
 }
