@@ -35,13 +35,21 @@ type HTTPConfig struct {
 	// IdleTimeout ends a token session that sees no request for that long
 	// (0: never).
 	IdleTimeout time.Duration
+	// Drain, when it closes, begins a drain: /readyz 503, no new session,
+	// up to DrainTimeout for the calls in flight, then the shutdown.
+	Drain        <-chan struct{}
+	DrainTimeout time.Duration
+	// Probed says whether the sandbox probe passed, and if not why, for
+	// /readyz; nil is always ready.
+	Probed func() (bool, string)
 }
 
 // maxRequestBody bounds one request: large enough for write_file of a big
 // file, small enough that a client cannot exhaust memory.
 const maxRequestBody = 64 << 20
 
-// ServeHTTP serves Streamable HTTP at /mcp until ctx ends, then shuts down:
+// ServeHTTP serves Streamable HTTP at /mcp, and /healthz and /readyz,
+// until ctx ends or a drain is over, then shuts down:
 // running commands are killed (their contexts end) and every session is
 // closed.
 func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
@@ -77,8 +85,11 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	s.principals = &principalFile{path: cfg.TokensFile}
 	s.principals.refresh(s)
 	s.overHTTP.Store(true)
+	drain := newDrainState()
 	mux.Handle("/mcp", s.authenticate(cfg.Token, refuseRebinding(loopback, allowed,
-		readMessage(requireSessionID(s.guardOwnership(s.checkCursor(cancels.track(cancelShim(streamable)))))))))
+		readMessage(drain.track(s, requireSessionID(s.guardOwnership(s.checkCursor(cancels.track(cancelShim(streamable))))))))))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz(drain, cfg.Probed))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
@@ -101,6 +112,13 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-cfg.Drain:
+		s.log.Info().Dur("drain_timeout", cfg.DrainTimeout).Msg("draining: /readyz answers 503, no new session is opened, calls in flight may finish")
+		if left := drain.drain(ctx, cfg.DrainTimeout); left > 0 {
+			s.log.Warn().Int("calls", left).Msg("drain time over: ending the calls still running")
+		} else {
+			s.log.Info().Msg("drained: every call in flight finished")
+		}
 	}
 	cancelBase()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -132,7 +132,18 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// Over HTTP, SIGTERM drains (a rollout's stop); SIGINT, the human's
+	// Ctrl-C, ends at once.
+	stopSignals := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	drain := make(chan struct{})
+	if addr != "" {
+		stopSignals = stopSignals[:1]
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		defer signal.Stop(term)
+		go func() { <-term; close(drain) }()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	generatedToken := addr != "" && os.Getenv("CORDON_HTTP_TOKEN") == ""
 	rl := &reloader{cur: d, ex: ex, tb: tb, log: logger, generatedToken: generatedToken}
@@ -148,6 +159,7 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
 			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir,
 			TokensFile: expandTilde(d.httpTokens), IdleTimeout: d.idleTimeout,
+			Drain: drain, DrainTimeout: d.drainTimeout, Probed: func() (bool, string) { return rl.ready(probed) },
 			Ready: func(bound, _ string) { rl.bound(bound) }})
 	} else {
 		logger.Info().Str("session", srv.ProcessSession().ID).Str("mode", string(d.posture.Mode)).Msg("serving MCP on stdio")
