@@ -41,6 +41,7 @@ type Server struct {
 	// principals is the HTTP token file (nil on stdio).
 	principals *principalFile
 	overHTTP   atomic.Bool
+	metrics    *metrics
 
 	mu       sync.Mutex
 	sessions map[string]*tools.Session // HTTP protocol sessions
@@ -61,6 +62,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, tb: cfg.Toolbox, states: newStateSigner(), log: cfg.Logger, sessions: map[string]*tools.Session{},
 		owners: map[string]string{}, tokens: map[string]*tokenSession{}, lastSeen: map[string]time.Time{}}
+	s.metrics = newMetrics(s)
 	hooks := &server.Hooks{}
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.endSession(cs.SessionID()) })
 	s.mcp = server.NewMCPServer("cordon", cfg.Version,
@@ -119,7 +121,9 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 		if clientCanElicit(ctx) {
 			call.Asker = a
 		}
+		start := time.Now()
 		res, terr := run(ctx, call, args)
+		s.metrics.observe(name, time.Since(start), res, terr)
 		if tools.IsPending(terr) && a.pending != nil {
 			return s.inputRequired(sess.ID, name, args, *a.pending), nil
 		}

@@ -560,3 +560,6 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// LiveProcesses is how many background processes of the session run.
+func (s *Session) LiveProcesses() int { return len(s.procs().running()) }

@@ -28,6 +28,7 @@ import (
 type serveFlags struct {
 	sandboxFlags
 	http, session, delegatedFrom, logLevel string
+	metrics, replica                       string
 }
 
 func newServeCmd() *cobra.Command {
@@ -53,6 +54,7 @@ token on every request: CORDON_HTTP_TOKEN, else one generated into
 	fs.StringVar(&f.session, "session", "", "resume (or name) a session `ID`; its mode comes back from its log")
 	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "start a sub-agent's session that can never be wider than session `ID`'s mode")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at /metrics on `ADDR` (e.g. 127.0.0.1:9464), a listener of its own")
 	completeValues(cmd, "log-level", logLevels)
 	completeValues(cmd, "http", []string{httpFromConfig, "127.0.0.1:8765"})
 	stateDir := func() string { return resolveStateDir(f.stateDir) }
@@ -155,6 +157,13 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	go rl.run(ctx, hup)
+	if f.metrics != "" {
+		go func() {
+			if err := srv.ServeMetrics(ctx, f.metrics, nil); err != nil {
+				logger.Error().Err(err).Msg("the metrics listener failed")
+			}
+		}()
+	}
 	if addr != "" {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
 			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir,
