@@ -39,6 +39,9 @@ type HTTPConfig struct {
 	// up to DrainTimeout for the calls in flight, then the shutdown.
 	Drain        <-chan struct{}
 	DrainTimeout time.Duration
+	// Replica, when set, prefixes every generated Mcp-Session-Id with
+	// "Replica.", for a gateway that routes by it.
+	Replica string
 	// Probed says whether the sandbox probe passed, and if not why, for
 	// /readyz; nil is always ready.
 	Probed func() (bool, string)
@@ -75,7 +78,15 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", cfg.Addr, err)
 	}
-	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
+	opts := []server.StreamableHTTPOption{server.WithStateful(true), server.WithSessionIdleTTL(time.Hour)}
+	if cfg.Replica != "" {
+		if err := ValidateReplica(cfg.Replica); err != nil {
+			ln.Close()
+			return fmt.Errorf("--replica: %w", err)
+		}
+		opts = append(opts, server.WithSessionIdManager(&replicaIDs{prefix: cfg.Replica + "."}))
+	}
+	streamable := server.NewStreamableHTTPServer(s.mcp, opts...)
 	mux := http.NewServeMux()
 	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
 	var cancels inflight

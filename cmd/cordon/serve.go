@@ -54,6 +54,7 @@ token on every request: CORDON_HTTP_TOKEN, else one generated into
 	fs.StringVar(&f.session, "session", "", "resume (or name) a session `ID`; its mode comes back from its log")
 	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "start a sub-agent's session that can never be wider than session `ID`'s mode")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&f.replica, "replica", "", "prefix every HTTP session id with `NAME`. (default $CORDON_REPLICA), for a gateway that routes by it")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at /metrics on `ADDR` (e.g. 127.0.0.1:9464), a listener of its own")
 	completeValues(cmd, "log-level", logLevels)
 	completeValues(cmd, "http", []string{httpFromConfig, "127.0.0.1:8765"})
@@ -168,7 +169,8 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
 			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir,
 			TokensFile: expandTilde(d.httpTokens), IdleTimeout: d.idleTimeout,
-			Drain: drain, DrainTimeout: d.drainTimeout, Probed: func() (bool, string) { return rl.ready(probed) },
+			Replica: firstSet(f.replica, os.Getenv("CORDON_REPLICA")),
+			Drain:   drain, DrainTimeout: d.drainTimeout, Probed: func() (bool, string) { return rl.ready(probed) },
 			Ready: func(bound, _ string) { rl.bound(bound) }})
 	} else {
 		logger.Info().Str("session", srv.ProcessSession().ID).Str("mode", string(d.posture.Mode)).Msg("serving MCP on stdio")
@@ -306,4 +308,11 @@ func expandTilde(p string) string {
 		}
 	}
 	return p
+}
+
+func firstSet(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
