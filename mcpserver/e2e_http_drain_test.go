@@ -1,3 +1,5 @@
+//go:build linux
+
 package mcpserver_test
 
 import (
@@ -89,6 +91,7 @@ func TestHTTPDrain(t *testing.T) {
 		}
 		found = true
 		assert.Contains(t, string(b), `"reason":"session-ended"`, "the killed process's end is logged")
+		assert.Contains(t, string(b), `"signal":"`, "with the signal that ended it")
 		id := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 		cordonCLI(t, w, "log", id, "--verify")
 	}

@@ -103,7 +103,7 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 
 func (d deployment) executor(warn func(string)) *sandbox.Executor {
 	return &sandbox.Executor{
-		Provider:    &sandbox.LocalProvider{Forced: d.backend},
+		Provider:    &sandbox.LocalProvider{Forced: d.backend, StateDir: d.settings.StateDir},
 		Requirement: d.requirement,
 		Warn:        warn,
 	}
