@@ -224,6 +224,13 @@ func withConnPeer(ctx context.Context, c net.Conn) context.Context {
 // own goroutine; a refused connection is closed after the answer.
 func (s *Server) refuseSandboxed(peers *peer.Checker, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			// They tell anyone only that cordon is up and ready, which a
+			// confined command may know: a probe of another user (a
+			// kubelet, a sidecar) is answered without the peer check.
+			next.ServeHTTP(w, r)
+			return
+		}
 		cp, ok := r.Context().Value(connPeerKey{}).(*connPeer)
 		if !ok {
 			http.Error(w, "forbidden: the connection's client cannot be identified", http.StatusForbidden)
