@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -96,4 +97,40 @@ func TestHTTPDrain(t *testing.T) {
 		cordonCLI(t, w, "log", id, "--verify")
 	}
 	assert.True(t, found, "the session's log")
+}
+
+// TestHTTPHealthAsNonRoot: a cordon that is not root answers /healthz and
+// /readyz to a prober of another user (here root: a kubelet, a sidecar),
+// whose descriptors it cannot read, and drains on SIGTERM to exit 0.
+func TestHTTPHealthAsNonRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start cordon as another user")
+	}
+	w := newWorld(t)
+	require.NoError(t, filepath.WalkDir(w.base, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	}))
+	addr := freeAddr(t)
+	cmd := exec.Command(cordonBin, w.serveArgs("--http", addr)...)
+	cmd.Env = w.env()
+	cmd.Dir = w.base
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stderr = &testLogWriter{t: t}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	base := "http://" + addr
+	require.True(t, eventually(func() bool { return getStatus(base+"/healthz") == http.StatusOK }), "/healthz answers another user")
+	require.True(t, eventually(func() bool { return getStatus(base+"/readyz") == http.StatusOK }), "/readyz answers another user")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "exits 0 after the drain")
+	case <-time.After(60 * time.Second):
+		t.Fatal("cordon did not exit after SIGTERM")
+	}
 }
