@@ -25,7 +25,9 @@ type Config struct {
 	ReadDeny []string
 	// ProtectedNames are names that are protected wherever they stand as
 	// a component of a path beneath a writable root (".git": wherever a
-	// repository is, or would be made). Compared ignoring case.
+	// repository is, or would be made). A slash-separated name
+	// (".hg/hgrc") is protected wherever its components follow each
+	// other in a path. Compared ignoring case.
 	ProtectedNames []string
 	// ProtectedFileNames are names that no write may give the last
 	// component of its path, compared exactly ("HEAD": git takes a
@@ -47,10 +49,10 @@ func (c Config) normalize() (Config, error) {
 	if out.ReadDeny, err = cleanEntries("read-deny path", c.ReadDeny); err != nil {
 		return Config{}, err
 	}
-	if out.ProtectedNames, err = cleanNames("protected name", c.ProtectedNames); err != nil {
+	if out.ProtectedNames, err = cleanNames("protected name", c.ProtectedNames, true); err != nil {
 		return Config{}, err
 	}
-	if out.ProtectedFileNames, err = cleanNames("protected file name", c.ProtectedFileNames); err != nil {
+	if out.ProtectedFileNames, err = cleanNames("protected file name", c.ProtectedFileNames, false); err != nil {
 		return Config{}, err
 	}
 	// Longest root first: a path inside nested roots maps onto the innermost
@@ -59,12 +61,19 @@ func (c Config) normalize() (Config, error) {
 	return out, nil
 }
 
-// cleanNames validates names, each one path component, without duplicates.
-func cleanNames(kind string, in []string) ([]string, error) {
+// cleanNames validates names, each one path component (or, with
+// multi, slash-separated components), without duplicates.
+func cleanNames(kind string, in []string, multi bool) ([]string, error) {
 	var out []string
 	for _, n := range in {
-		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
-			return nil, fmt.Errorf("fsfence: %s %q: %w: a name is one path component", kind, n, ErrInvalidPath)
+		parts := []string{n}
+		if multi {
+			parts = strings.Split(n, "/")
+		}
+		for _, c := range parts {
+			if c == "" || c == "." || c == ".." || strings.ContainsAny(c, "/\\\x00") {
+				return nil, fmt.Errorf("fsfence: %s %q: %w: a name is path components", kind, n, ErrInvalidPath)
+			}
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)

@@ -70,12 +70,8 @@ func (f *Fence) resolveOnce(op, orig, p string, m *matcher, mode resolveMode, ou
 	if e, ok := m.pathHit(p); ok {
 		return fail(denied(op, orig, f.reasonFor(e), e))
 	}
-	for _, c := range rel {
-		for _, n := range f.cfg.ProtectedNames {
-			if strings.EqualFold(c, n) {
-				return fail(denied(op, orig, ReasonProtected, n))
-			}
-		}
+	if n, ok := protectedNameIn(rel, f.cfg.ProtectedNames); ok {
+		return fail(denied(op, orig, ReasonProtected, n))
 	}
 	if len(rel) > 0 && slices.Contains(f.cfg.ProtectedFileNames, rel[len(rel)-1]) {
 		return fail(denied(op, orig, ReasonProtected, rel[len(rel)-1]))
@@ -243,4 +239,18 @@ func (f *Fence) reasonFor(entry string) Reason {
 		return ReasonReadDeny
 	}
 	return ReasonProtected
+}
+
+// protectedNameIn returns the first of names whose components follow each
+// other somewhere in rel, ignoring case.
+func protectedNameIn(rel, names []string) (string, bool) {
+	for _, n := range names {
+		parts := strings.Split(n, "/")
+		for i := 0; i+len(parts) <= len(rel); i++ {
+			if slices.EqualFunc(rel[i:i+len(parts)], parts, strings.EqualFold) {
+				return n, true
+			}
+		}
+	}
+	return "", false
 }

@@ -43,12 +43,25 @@ type asker struct {
 
 type answer struct {
 	target   sandbox.Mode
+	current  sandbox.Mode // the session's mode the question was asked under
 	decision sandbox.Decision
+	// pins are the fingerprints of the question the human answered.
+	pins string
 }
 
 // Answered says whether this call carries the human's answer (a verified
 // multi round-trip retry), so the question is not logged twice.
 func (a *asker) Answered() bool { return a.answer != nil }
+
+// AskedPins are the fingerprints of what the question of a multi
+// round-trip retry showed, from its signed state: the approved call is
+// checked against them, not against what is there on the retry.
+func (a *asker) AskedPins() (string, bool) {
+	if a.answer == nil {
+		return "", false
+	}
+	return a.answer.pins, true
+}
 
 // Ask asks the human. Legacy clients get a server-initiated
 // elicitation/create, bounded by approval_timeout; modern (2026-07-28)
@@ -77,6 +90,9 @@ func (a *asker) ask(ctx context.Context, q tools.Question) (sandbox.Decision, er
 	if a.answer != nil {
 		if a.answer.target != q.Target {
 			return sandbox.Deny, errStateBinding
+		}
+		if a.answer.current != q.Current {
+			return sandbox.Deny, errStateMode
 		}
 		return a.answer.decision, nil
 	}
@@ -174,6 +190,7 @@ func approvalMessage(q tools.Question) string {
 			}
 		}
 	}
+	writeEffect(&b, q.Effect)
 	if q.Justification != "" {
 		fmt.Fprintf(&b, "Justification from the agent (its own words, not checked by cordon): \"%s\"\n", oneLine(q.Justification))
 	}
@@ -183,6 +200,33 @@ func approvalMessage(q tools.Question) string {
 	}
 	b.WriteString("Allow it?")
 	return b.String()
+}
+
+// writeEffect says what the call resolves to (tools.Effect): the
+// directory a command runs in, where a symlinked path leads, and the files
+// the command runs that the agent can write. Each path is one line after
+// cordon's words, every character visible.
+func writeEffect(b *strings.Builder, e tools.Effect) {
+	if e.Dir != "" {
+		fmt.Fprintf(b, "Runs in: \"%s\"\n", oneLine(e.Dir))
+	}
+	for _, l := range e.Leads {
+		fmt.Fprintf(b, "That path goes through a symlink: it leads to \"%s\", which is what the call writes.\n", oneLine(l.Target))
+	}
+	if len(e.Writable) == 0 {
+		return
+	}
+	b.WriteString("It runs files that the agent can write (read them before answering; if one changes before the command starts, cordon refuses it):\n")
+	for _, l := range e.Writable {
+		fmt.Fprintf(b, "%s\"%s\"", gutter, oneLine(l.Path))
+		if l.Target != "" {
+			fmt.Fprintf(b, ", a symlink to \"%s\"", oneLine(l.Target))
+		}
+		if l.Absent {
+			b.WriteString(" (does not exist yet)")
+		}
+		b.WriteString("\n")
+	}
 }
 
 // gutter starts every line of a command or input in the dialog.
@@ -221,7 +265,7 @@ func decisionOf(r *mcp.ElicitationResponse) sandbox.Decision {
 // inputRequired turns a pending question into the 2026-07-28 result that
 // asks the client, with a signed, single-use state bound to this call.
 func (s *Server) inputRequired(sess, tool string, args map[string]any, q tools.Question) *mcp.CallToolResult {
-	state := s.states.issue(sess, tool, argsDigest(args), string(q.Target), s.cfg.ApprovalTimeout)
+	state := s.states.issue(sess, tool, argsDigest(args), string(q.Target), string(q.Current), q.Effect.EncodePins(), s.cfg.ApprovalTimeout)
 	return server.NewInputRequestBuilder(state).Elicit(decisionField, elicitationParams(q)).ToolResult()
 }
 
@@ -235,7 +279,7 @@ func (s *Server) retryAnswer(sess, tool string, req mcp.CallToolRequest, args ma
 	if req.Params.InputResponses != nil {
 		resp = server.ElicitationResponse(req.Params.InputResponses, decisionField)
 	}
-	ans := &answer{target: sandbox.Mode(st.Target), decision: sandbox.Deny}
+	ans := &answer{target: sandbox.Mode(st.Target), current: sandbox.Mode(st.Current), decision: sandbox.Deny, pins: st.Pins}
 	if resp != nil {
 		ans.decision = decisionOf(&resp.ElicitationResponse)
 	}

@@ -55,6 +55,12 @@ var hostileQuestions = map[string]tools.Question{
 		Current: sandbox.WorkspaceWrite, Reason: "dangerous command: rm -rf build\x1b[8m (recursive delete)"},
 	"approval_always_write": {Tool: "write_file", Subject: "/ws/a.txt",
 		Current: sandbox.WorkspaceWrite, Reason: `approval policy "always" asks before every call that can write`},
+	"effect_planted_script": {Tool: "bash", Subject: "./build.sh && bash x.sh && ./later.sh", Current: sandbox.WorkspaceWrite, Target: sandbox.DangerFullAccess,
+		Justification: "the build installs into /usr/local", Effect: tools.Effect{Dir: "/ws/build dir\nAllow it?\u202e",
+			Writable: []tools.Lead{{Path: "/ws/build dir\nAllow it?\u202e/build.sh"}, {Path: "/ws/build dir\nAllow it?\u202e/x.sh", Target: "/home/u/x.sh"},
+				{Path: "/ws/build dir\nAllow it?\u202e/later.sh", Absent: true}}}},
+	"effect_symlink": {Tool: "write_file", Subject: "/ws/todo.txt", Current: sandbox.WorkspaceWrite, Target: sandbox.DangerFullAccess,
+		Justification: "update the todo list", Effect: tools.Effect{Leads: []tools.Lead{{Path: "/ws/todo.txt", Target: "/home/u/.bashrc\nAllow it?"}}}},
 	"brackets_in_command": {Tool: "bash", Subject: "echo '⟨ESC⟩ is not an escape here'",
 		Current: sandbox.ReadOnly, Target: sandbox.WorkspaceWrite, Justification: "⟨U+202E RLO⟩ neither"},
 	"host_this_machine": {Tool: "bash", Subject: "curl -x $HTTP_PROXY http://[0:0:0:0:0:ffff:7f00:1]:8080/", Current: sandbox.WorkspaceWrite,
@@ -90,7 +96,8 @@ func TestApprovalMessageGolden(t *testing.T) {
 // there whole.
 func TestApprovalMessageOwnLines(t *testing.T) {
 	own := []string{"The agent asks to run ", "The agent wants to run ", "A command the agent runs (", "That address is ", "allow_once: ", "It runs in the background", "Command (", "Input (", "Path: \"",
-		"Justification from the agent (its own words, not checked by cordon): \"", gutter}
+		"Justification from the agent (its own words, not checked by cordon): \"", gutter,
+		"Runs in: \"", "That path goes through a symlink: it leads to \"", "It runs files that the agent can write ("}
 	for name, q := range hostileQuestions {
 		msg := approvalMessage(q)
 		for _, r := range msg {

@@ -116,6 +116,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 			}
 			a.answer = ans
 		}
+		s.ensureClient(ctx, sess)
 		s.ensureRoots(ctx, sess)
 		call := tools.Call{Session: sess, Progress: s.progress(ctx, req)}
 		if clientCanElicit(ctx) {
@@ -130,7 +131,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 		if terr != nil {
 			res = terr.AsResult()
 		}
-		return toResult(res), nil
+		return toResult(s.tb.Fit(call, res)), nil
 	}
 }
 

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/cordonhq/cordon/sandbox"
@@ -34,89 +35,112 @@ func (s *Server) openProcessSession() (*tools.Session, error) {
 	return s.newSession(id, "stdio", true, "", "")
 }
 
-// newSession creates a session with a fresh log and tmp directory.
-// A principal's session runs in the principal's workspace, if it names one.
+// newSession creates a session with a fresh log and tmp directory. Under
+// --delegated-from every session is delegated, on either transport: it
+// starts at its parent's mode and follows it at every call. A principal's
+// session runs in the principal's workspace, if it names one.
 func (s *Server) newSession(id, transport string, allowSession bool, principal, workspace string) (*tools.Session, error) {
 	set := s.tb.Config().Settings
 	start := sessionlog.StartInfo{Workspace: firstNonEmpty(workspace, set.Workspace), Mode: string(set.Mode),
 		Transport: transport, Version: s.cfg.Version, Principal: principal}
-	var ceiling sandbox.Mode
-	if parent := s.cfg.DelegatedFrom; parent != "" && transport == "stdio" {
-		pm, err := s.parentMode(parent)
-		if err != nil {
+	var chain *parentChain
+	if parent := s.cfg.DelegatedFrom; parent != "" {
+		var pm sandbox.Mode
+		var err error
+		if chain, pm, err = s.openParent(parent); err != nil {
 			return nil, err
 		}
-		ceiling = pm
 		start.ParentSession = parent
-		start.Mode = string(pm)
+		start.Mode = string(sandbox.Narrowest(pm, set.Mode))
 	}
 	tmp, err := sandbox.NewSessionTmp(set.StateDir)
 	if err != nil {
+		closeChain(chain)
 		return nil, err
 	}
 	log, err := sessionlog.Create(s.sessionsDir(), id, start)
 	if err != nil {
+		closeChain(chain)
 		tmp.Remove()
 		return nil, fmt.Errorf("creating the session log: %w", err)
 	}
-	sess := &tools.Session{ID: id, Workspace: workspace, Tmp: tmp, Log: log, Ceiling: ceiling, AllowSession: allowSession}
+	sess := &tools.Session{ID: id, Workspace: workspace, Tmp: tmp, Log: log, AllowSession: allowSession}
+	if chain != nil {
+		sess.Parent = chain
+	}
 	sess.LoadHistory(log.History())
-	s.log.Info().Str("session", id).Str("transport", transport).Str("principal", principal).Msg("session started")
+	s.log.Info().Str("session", id).Str("transport", transport).Str("parent", start.ParentSession).Str("principal", principal).Msg("session started")
 	return sess, nil
 }
 
-// resumeSession reopens an ended session: its mode comes back from its log.
+// resumeSession reopens an ended session: its mode comes back from its log,
+// and a delegated one follows its parent again.
 func (s *Server) resumeSession(id string) (*tools.Session, error) {
 	log, err := sessionlog.Open(s.sessionsDir(), id)
 	if err != nil {
 		return nil, fmt.Errorf("--session %s: %w", id, err)
 	}
+	history := log.History()
+	var parent string
+	for _, e := range history {
+		if e.Type == sessionlog.EventSessionStart {
+			var st sessionlog.StartInfo
+			if err := e.Decode(&st); err != nil {
+				log.Close()
+				return nil, fmt.Errorf("--session %s: its session/start: %w", id, err)
+			}
+			parent = st.ParentSession
+		}
+	}
+	if d := s.cfg.DelegatedFrom; d != "" && d != parent {
+		log.Close()
+		return nil, fmt.Errorf("--session %s was not delegated from %s: a session keeps the parent it started with", id, d)
+	}
+	var chain *parentChain
+	if parent != "" {
+		if chain, _, err = s.openParent(parent); err != nil {
+			log.Close()
+			return nil, err
+		}
+	}
 	tmp, err := sandbox.NewSessionTmp(s.tb.Config().Settings.StateDir)
 	if err != nil {
+		closeChain(chain)
 		log.Close()
 		return nil, err
 	}
 	sess := &tools.Session{ID: id, Tmp: tmp, Log: log, AllowSession: true}
-	history := log.History()
-	sess.LoadHistory(history)
-	for _, e := range history {
-		if e.Type == sessionlog.EventSessionStart {
-			var st sessionlog.StartInfo
-			if e.Decode(&st) == nil && st.ParentSession != "" {
-				sess.Ceiling = sandbox.Mode(st.Mode)
-			}
-		}
+	if chain != nil {
+		sess.Parent = chain
 	}
+	sess.LoadHistory(history)
 	mode, _ := sess.Mode()
 	s.log.Info().Str("session", id).Str("mode", string(mode)).Msg("session resumed")
 	return sess, nil
 }
 
-// parentMode is the effective mode of the delegating session: its last
-// sandbox/mode event, else the deployment default, and never wider than
-// this server's own default.
-func (s *Server) parentMode(parent string) (sandbox.Mode, error) {
+// openParent follows the delegating session's log (and its parents'):
+// its mode now is the delegated session's ceiling.
+func (s *Server) openParent(parent string) (*parentChain, sandbox.Mode, error) {
 	if err := sessionlog.ValidateSessionID(parent); err != nil {
-		return "", fmt.Errorf("--delegated-from: %w", err)
+		return nil, "", fmt.Errorf("--delegated-from: %w", err)
 	}
-	events, err := sessionlog.Read(s.sessionsDir(), parent)
+	chain, err := openParentChain(s.sessionsDir(), parent)
 	if err != nil {
-		return "", fmt.Errorf("--delegated-from %s: %w", parent, err)
+		return nil, "", fmt.Errorf("--delegated-from %s: %w", parent, err)
 	}
-	def := s.tb.Config().Settings.Mode
-	m, _, ok := sessionlog.EffectiveSandboxMode(events)
-	if !ok && len(events) > 0 {
-		// No mode change yet: the parent runs with the mode it started with.
-		var st sessionlog.StartInfo
-		if events[0].Decode(&st) == nil {
-			m = st.Mode
-		}
-	}
-	pm, err := sandbox.ParseMode(m)
+	pm, err := chain.Mode()
 	if err != nil {
-		return "", fmt.Errorf("--delegated-from %s: cannot tell the parent's mode (%q)", parent, m)
+		chain.Close()
+		return nil, "", fmt.Errorf("--delegated-from %s: %w", parent, err)
 	}
-	return sandbox.Narrowest(pm, def), nil
+	return chain, pm, nil
+}
+
+func closeChain(c *parentChain) {
+	if c != nil {
+		c.Close()
+	}
 }
 
 func (s *Server) closeSession(sess *tools.Session) {
@@ -128,6 +152,9 @@ func (s *Server) closeSession(sess *tools.Session) {
 	}
 	if sess.Tmp != nil {
 		sess.Tmp.Remove()
+	}
+	if c, ok := sess.Parent.(io.Closer); ok {
+		c.Close()
 	}
 }
 

@@ -22,8 +22,15 @@ type requestState struct {
 	Tool    string `json:"t"`
 	Args    string `json:"a"` // hex sha256 of the canonical arguments
 	Target  string `json:"m"`
+	// Current is the session's mode the question was asked under: a
+	// retry that reads another (the human changed it while the question
+	// was open) is not the call the human answered.
+	Current string `json:"c,omitempty"`
 	Expires int64  `json:"e"` // unix seconds
 	Nonce   string `json:"n"`
+	// Pins are the fingerprints of what the question showed (tools.Effect),
+	// checked again before the approved call starts.
+	Pins string `json:"p,omitempty"`
 }
 
 // stateSigner signs and checks request states.
@@ -48,6 +55,7 @@ var (
 	errStateExpired = errors.New("the approval state has expired")
 	errStateReused  = errors.New("the approval state was already used")
 	errStateBinding = errors.New("the approval state belongs to another call")
+	errStateMode    = errors.New("the session's mode changed while the question was open: the answer was to a question about another mode")
 )
 
 func (s *stateSigner) sign(st requestState) string {
@@ -58,11 +66,11 @@ func (s *stateSigner) sign(st requestState) string {
 }
 
 // issue makes a fresh state for one question.
-func (s *stateSigner) issue(session, tool, argsDigest, target string, ttl time.Duration) string {
+func (s *stateSigner) issue(session, tool, argsDigest, target, current, pins string, ttl time.Duration) string {
 	nonce := make([]byte, 16)
 	rand.Read(nonce)
-	return s.sign(requestState{Session: session, Tool: tool, Args: argsDigest, Target: target,
-		Expires: s.now().Add(ttl).Unix(), Nonce: hex.EncodeToString(nonce)})
+	return s.sign(requestState{Session: session, Tool: tool, Args: argsDigest, Target: target, Current: current,
+		Expires: s.now().Add(ttl).Unix(), Nonce: hex.EncodeToString(nonce), Pins: pins})
 }
 
 // redeem checks a state echoed by the client against the call it comes

@@ -40,6 +40,10 @@ import (
 type auditor struct {
 	root string
 	keep []string
+	// names are the protected names the audit looks for, and knownNamed
+	// (relative to root) those of them that existed before the command;
+	// innerRoots the writable roots beneath root, never set aside.
+	names, knownNamed, innerRoots []string
 }
 
 // errKeptInPlace: a step of the audit would have moved a read-deny entry.
@@ -74,7 +78,7 @@ func (a auditor) setAside(p string) error {
 // it is searched.
 func (a auditor) auditNewRepos(known []string, since time.Time) ([]Change, error) {
 	root := a.root
-	found := searchRepos([]string{root}, nil, since)
+	found := searchRepos([]string{root}, a.names, nil, since)
 	var changes []Change
 	var errs []error
 	// A .git symlink: no sandbox is built while one exists, so this one
@@ -108,6 +112,9 @@ func (a auditor) auditNewRepos(known []string, since time.Time) ([]Change, error
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
+	c, err := a.disarmNames(found.named)
+	changes = append(changes, c...)
+	errs = append(errs, err)
 	return changes, errors.Join(errs...)
 }
 
@@ -442,4 +449,63 @@ func withOwnerWrite(root, dir string, fn func() error) error {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
+}
+
+// disarmNames sets aside the protected names that appeared beneath the
+// root during the command (a new pkg/.claude/settings.json, pkg/.envrc):
+// the agent or editor the human opens there would load them. A symlink
+// on the way to one (pkg/.hg -> elsewhere) is set aside instead, since
+// the human's tool would follow it. Nothing is deleted: NAME is renamed
+// NAME.cordon-disarmed.
+func (a auditor) disarmNames(named []namedPath) ([]Change, error) {
+	var changes []Change
+	var errs []error
+	for _, n := range named {
+		if rel, ok := relUnder(a.root, n.Path); !ok || slices.Contains(a.knownNamed, rel) {
+			continue
+		}
+		target, what := a.namedTarget(n)
+		if target == "" || slices.ContainsFunc(a.innerRoots, func(r string) bool { return Within(r, target) }) {
+			continue
+		}
+		if err := a.setAside(target); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		changes = append(changes, Change{Path: target, What: "disarmed", Detail: what + " made inside the sandbox, for " + toolOf(n.Name)})
+	}
+	return changes, errors.Join(errs...)
+}
+
+// namedTarget is what to set aside for n: n itself when it exists, a
+// symlink on the way to it, or "" when neither (the rest of the name was
+// never made, or the way to it is not a directory).
+func (a auditor) namedTarget(n namedPath) (target, what string) {
+	cur := n.Dir
+	parts := strings.Split(n.Name, "/")
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err != nil:
+			return "", ""
+		case i == len(parts)-1:
+			return cur, "a protected name"
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return cur, "a symlink on the way to a protected name"
+		case !fi.IsDir():
+			return "", ""
+		}
+	}
+	return "", ""
+}
+
+// toolOf names the tool a protected name belongs to.
+func toolOf(name string) string {
+	for _, e := range ProtectedNameList {
+		if e.Name == name || strings.EqualFold(e.Name, name) {
+			return e.Tool
+		}
+	}
+	return "protected_paths in cordon's config"
 }

@@ -154,6 +154,13 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		if p.TmpDir == "" {
 			hc.Writable = append(hc.Writable, "/tmp")
 		}
+		// The read-deny entries outside the writable roots get no read
+		// grant either (readgrants_linux.go): the mount that hides one
+		// follows the file, and a file the host renames over it later
+		// (git credential-store, an agent rewriting its config) is a new
+		// inode that no rule grants. Beneath a writable root Landlock
+		// grants reads with writes; there the watch ends the sandbox.
+		hc.DenyRead = landlockDenyReadInBwrap(p)
 	}
 	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), helper.Arg)
 	args = append(args, hc.Args()...)
@@ -170,7 +177,14 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		// signal it, and kill(-1) reaches every process of the sandbox.
 		warmable: true,
 	}
-	c.guard = newLaunchGuard(p, plan.Guard)
+	// Existing protected paths are guarded too: their read-only mount
+	// follows the file, so a file the host renames over one while the
+	// sandbox lives is writable inside until the watch ends the sandbox
+	// (lasting_linux.go); the guard undoes what was written meanwhile.
+	if c.guard = newLaunchGuard(p, slices.Concat(plan.Guard, plan.ProtectExisting)); c.guard != nil {
+		c.guard.mounted = true
+	}
+	c.lasting = lastingPaths(p, plan, hc.LandlockABI > 0)
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,11 +64,20 @@ var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymli
 // errGitSymlink for a .git that is a symlink (after searching everything
 // else).
 func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bool, err error) {
-	found := searchRepos(roots, in, time.Time{})
+	repos, _, incomplete, err = findReposAndNames(roots, nil, in)
+	return repos, incomplete, err
+}
+
+// findReposAndNames is findRepos, which also finds the protected names at
+// any depth the search reaches (named): for each directory it lists, the
+// names whose first component it holds. One search serves both, so the
+// names cost a lookup per directory entry and nothing else.
+func findReposAndNames(roots, names []string, in *PolicyInputs) (repos []GitRepo, named []namedPath, incomplete bool, err error) {
+	found := searchRepos(roots, names, in, time.Time{})
 	if len(found.symlinks) > 0 {
 		err = fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, found.symlinks[0])
 	}
-	return found.repos, found.incomplete, err
+	return found.repos, found.named, found.incomplete, err
 }
 
 // repoSearch is what searchRepos found.
@@ -77,14 +87,23 @@ type repoSearch struct {
 	// symlinks are the .git entries that are symlinks: git would follow
 	// them, cordon does not.
 	symlinks []string
+	// named are the protected names met in the directories listed: each
+	// directory joined with every name whose first component it holds
+	// (the rest of the name may not exist).
+	named []namedPath
 }
+
+// namedPath is a protected name met beneath a writable root: Path is Dir
+// joined with the name.
+type namedPath struct{ Dir, Name, Path string }
 
 // searchRepos is findRepos, which the audit also uses: a .git symlink that
 // a command made must not hide the repositories it made beside it. With
 // changedSince set (the audit), a directory changed since then (made, or
 // given or losing an entry: its ctime) does not count against
 // repoScanMaxDirs, and one that did not change is skipped past it.
-func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (found repoSearch) {
+func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time) (found repoSearch) {
+	byFirst := namesByFirstComponent(names)
 	seen := map[string]bool{}
 	addRepo := func(r GitRepo) {
 		key := r.Worktree + "\x00" + r.GitDir
@@ -148,6 +167,11 @@ func searchRepos(roots []string, in *PolicyInputs, changedSince time.Time) (foun
 					found.symlinks = append(found.symlinks, filepath.Join(cur.dir, ".git"))
 				case ok:
 					addRepo(r)
+				}
+			}
+			for _, e := range entries {
+				for _, rest := range namesStartingWith(byFirst, e.Name()) {
+					found.named = append(found.named, namedPath{cur.dir, path.Join(e.Name(), rest), filepath.Join(cur.dir, e.Name(), filepath.FromSlash(rest))})
 				}
 			}
 			for _, e := range entries {
@@ -227,6 +251,39 @@ func walkEveryDotGit(roots []string, fn func(dir string)) bool {
 		}
 	}
 	return true
+}
+
+// namesByFirstComponent maps the first component of each protected name,
+// lower-cased (a case-insensitive file system finds .VSCode for .vscode),
+// to the rest of the names it begins ("" for a one-component name).
+func namesByFirstComponent(names []string) map[string][]string {
+	if len(names) == 0 {
+		return nil
+	}
+	m := map[string][]string{}
+	for _, n := range names {
+		first, rest, _ := strings.Cut(n, "/")
+		if k := strings.ToLower(first); !slices.Contains(m[k], rest) {
+			m[k] = append(m[k], rest)
+		}
+	}
+	return m
+}
+
+// namesStartingWith looks a directory entry up in namesByFirstComponent's
+// map, lower-casing only a name that has upper case in it: the search
+// looks up every entry of every directory it lists.
+func namesStartingWith(byFirst map[string][]string, name string) []string {
+	if len(byFirst) == 0 {
+		return nil
+	}
+	if rest, ok := byFirst[name]; ok {
+		return rest
+	}
+	if strings.ToLower(name) != name {
+		return byFirst[strings.ToLower(name)]
+	}
+	return nil
 }
 
 func isDotGit(e fs.DirEntry) bool { return e.Name() == ".git" }

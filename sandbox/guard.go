@@ -48,6 +48,15 @@ type guardSet struct {
 	// ReadDeny are the policy's read-deny entries beneath the root, which
 	// the audit never moves (keptInPlace).
 	ReadDeny []string
+	// Names are the protected names, and Named where the policy's search
+	// met them beneath the root: one that exists when the baseline is
+	// taken is the human's; one that appears during the command is the
+	// command's, and the audit sets it aside.
+	Names []string
+	Named []string
+	// InnerRoots are the other writable roots beneath Root: a protected
+	// name that is one, or holds one, is writable on purpose.
+	InnerRoots []string
 }
 
 // Change is one undo of the guard or the audit.

@@ -13,6 +13,9 @@ type launchGuard struct {
 	store guardStore
 	sets  []guardSet
 	holds []guardHold
+	// mounted: the backend keeps protected paths read-only by mounts
+	// (bwrap) and guards them only for when a mount is lost.
+	mounted bool
 }
 
 // newLaunchGuard guards paths (each beneath one of p's writable roots) and
@@ -27,7 +30,17 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	ids := repoIDs(p.Repos)
 	top := outermost(paths)
 	for _, root := range userRoots(p) {
-		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, ReadDeny: readDenyIn(p.ReadDeny, root)}
+		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames}
+		for _, n := range p.named {
+			if containingRoot(n.Path, p.WritableRoots) == root {
+				set.Named = append(set.Named, n.Path)
+			}
+		}
+		for _, r := range userRoots(p) {
+			if r != root && Within(r, root) {
+				set.InnerRoots = append(set.InnerRoots, r)
+			}
+		}
 		for _, path := range top {
 			if containingRoot(path, p.WritableRoots) == root {
 				set.Paths = append(set.Paths, path)
@@ -94,7 +107,11 @@ func (g *launchGuard) begin() error {
 		if err != nil {
 			g.end()
 			if errors.Is(err, errGuardTooLarge) {
-				return &UnavailableError{Reason: fmt.Sprintf("the protected paths beneath %s cannot be guarded: %v (install bubblewrap, whose read-only mounts need no copy)", set.Root, err)}
+				hint := " (install bubblewrap, whose read-only mounts need no copy)"
+				if g.mounted {
+					hint = " (make the protected paths smaller, or keep them out of the writable roots)"
+				}
+				return &UnavailableError{Reason: fmt.Sprintf("the protected paths beneath %s cannot be guarded: %v%s", set.Root, err, hint)}
 			}
 			return &UnavailableError{Reason: fmt.Sprintf("guarding the protected paths beneath %s: %v", set.Root, err)}
 		}

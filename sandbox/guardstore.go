@@ -37,6 +37,15 @@ type guardBaseline struct {
 	// ReadDeny are the read-deny entries of every call that joined: the
 	// audit moves none of them, nor anything that holds one.
 	ReadDeny []string `json:"read_deny,omitempty"`
+	// Names are the protected names the audit looks for at any depth, and
+	// Named those that existed (relative to Root), the first call's like
+	// Repos. NamesKnown is false in an older cordon's baseline, which
+	// recorded none: its audit sets no name aside.
+	Names      []string `json:"names,omitempty"`
+	Named      []string `json:"named,omitempty"`
+	NamesKnown bool     `json:"names_known,omitempty"`
+	// InnerRoots are guardSet.InnerRoots, which the audit leaves alone.
+	InnerRoots []string `json:"inner_roots,omitempty"`
 }
 
 // guardStore coordinates the calls that guard one root: begin joins (the
@@ -70,15 +79,26 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 	// The policy's repositories were found just before (a cached policy
 	// is one its watch shows unchanged until now); the audit's slack for
 	// change times covers the gap.
-	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: baselineClock().UnixNano()}
+	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: baselineClock().UnixNano(),
+		Names: set.Names, NamesKnown: true, InnerRoots: set.InnerRoots}
+	named := set.Named
 	if set.Incomplete {
 		// Beyond the bound, a repository the baseline did not know would
 		// be taken for a command's: know them all.
 		base.Whole = true
-		for _, id := range repoIDs(searchRepos([]string{set.Root}, nil, everything).repos) {
+		whole := searchRepos([]string{set.Root}, set.Names, nil, everything)
+		for _, id := range repoIDs(whole.repos) {
 			if !slices.Contains(base.Repos, id) {
 				base.Repos = append(base.Repos, id)
 			}
+		}
+		for _, n := range whole.named {
+			named = append(named, n.Path)
+		}
+	}
+	for _, p := range named {
+		if rel, ok := relUnder(set.Root, p); ok && existsNoFollow(p) && !slices.Contains(base.Named, rel) {
+			base.Named = append(base.Named, rel)
 		}
 	}
 	base.GitStates = gitStates(gitStatePaths(set.Root, repoGitDirs(base.Repos)))
@@ -151,6 +171,9 @@ func (b *guardBaseline) restore() ([]Change, error) {
 		since = everything // an older cordon's baseline, or a whole search
 	}
 	a := auditor{root: b.Root, keep: b.ReadDeny}
+	if b.NamesKnown {
+		a.names, a.knownNamed, a.innerRoots = b.Names, b.Named, b.InnerRoots
+	}
 	c, err := a.auditNewRepos(b.Repos, since)
 	changes = append(changes, c...)
 	errs = append(errs, err)

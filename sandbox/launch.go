@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -31,6 +32,11 @@ type launch struct {
 	control *os.File
 	exited  chan struct{}
 	guarded bool
+	// lost is set once the watch saw the host replace a path whose
+	// protection the sandbox's mounts kept; stopWatch ends the watch.
+	lost      lostProtection
+	stopWatch func()
+	started   atomic.Bool
 }
 
 // Outcome is how a launched command ended.
@@ -47,6 +53,11 @@ type Outcome struct {
 	// refuse while it ran. GuardErr says what could not be undone.
 	Undone   []Change
 	GuardErr error
+	// LostProtection is set when the sandbox was killed because the host
+	// replaced a path whose protection its mounts kept (LostPath, "" when
+	// the watch could not tell which).
+	LostProtection bool
+	LostPath       string
 }
 
 // NewLaunch prepares a launch. The command runs in the caller's cwd unless
@@ -109,7 +120,21 @@ func (l *launch) Start() error {
 		}
 		l.guarded = true
 	}
-	err := l.Cmd.Start()
+	// Watched from before the mounts are made, so that no replacement
+	// between them and the watch goes unseen.
+	stop, err := watchLasting(l.c.lasting, func(path string) {
+		l.lost.set(path)
+		if l.started.Load() {
+			l.Kill()
+		}
+	})
+	if err != nil {
+		l.closeAll(childEnds...)
+		l.finish()
+		return err
+	}
+	l.stopWatch = stop
+	err = l.Cmd.Start()
 	for _, f := range childEnds {
 		f.Close() // the child holds its own copies
 	}
@@ -118,6 +143,10 @@ func (l *launch) Start() error {
 		return err
 	}
 	l.exited = make(chan struct{})
+	l.started.Store(true)
+	if _, lost := l.lost.get(); lost {
+		l.Kill() // replaced before the command could be killed
+	}
 	if l.statusR != nil {
 		l.status = make(chan string, 1)
 		go func(r *os.File) {
@@ -189,6 +218,8 @@ func (l *launch) Wait() (Outcome, error) {
 	default:
 		return out, err
 	}
+	l.endWatch()
+	out.LostPath, out.LostProtection = l.lost.get()
 	if l.status != nil {
 		out.RunnerFailure = runnerFailure(<-l.status, l.c.Backend, out.ExitCode)
 	}
@@ -217,7 +248,16 @@ func runnerFailure(status, backend string, exitCode int) string {
 	return fmt.Sprintf("%s exited %d before the command started", backend, exitCode)
 }
 
+// endWatch ends the lasting watch, once the sandbox is gone.
+func (l *launch) endWatch() {
+	if l.stopWatch != nil {
+		l.stopWatch()
+		l.stopWatch = nil
+	}
+}
+
 func (l *launch) finish() {
+	l.endWatch()
 	if l.control != nil {
 		l.control.Close()
 		l.control = nil

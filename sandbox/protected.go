@@ -8,24 +8,6 @@ import (
 	"strings"
 )
 
-// DefaultProtectedNames are the paths, relative to each writable root, that
-// stay read-only even in workspace-write: files that name programs which a
-// human (or the next cordon) will later run or trust outside the sandbox.
-// Git's own paths are not listed: they come from the repositories actually
-// found (gitrepos.go), read as git reads them.
-var DefaultProtectedNames = []string{
-	// cordon's own configuration of a workspace.
-	".cordon", "cordon.toml",
-	// Shell start-up files.
-	".bashrc", ".bash_aliases", ".bashrc.d", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zshrc.d", ".zprofile", ".zshenv", ".zlogin", ".zlogout",
-	// The per-user configuration of git and systemd, where a root holds it.
-	".gitconfig", ".config/git", ".config/systemd",
-	// Editor and agent configuration that names programs to run.
-	".vscode", ".idea", ".mcp.json", ".claude", ".cursor", ".codex", ".gemini",
-	".envrc", ".ripgreprc", ".devcontainer", ".pre-commit-config.yaml",
-}
-
 // protectedList names every protected path as an absolute, lexically
 // clean path: the protected names under each writable root but the
 // session tmp, the git paths of every repository found, the read-deny
@@ -54,6 +36,17 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		for _, root := range roots {
 			for _, name := range p.ProtectedNames {
 				add(filepath.Join(root, filepath.FromSlash(name)))
+			}
+		}
+		// The protected names found deeper: a monorepo's pkg/.vscode is
+		// loaded by the editor opened in pkg/. Pinned down to the
+		// directory that holds them, not above, so that a package can
+		// still be moved (what it carries to a new place is audited).
+		// One that is a writable root itself, or holds one, was made
+		// writable on purpose (a wrapped agent's own config directory).
+		for _, n := range p.named {
+			if !slices.ContainsFunc(roots, func(r string) bool { return Within(r, n.Path) }) {
+				addFrom(n.Dir, n.Path)
 			}
 		}
 		// (No root holds the home, homerule.go: its start-up files need

@@ -41,6 +41,10 @@ type ConfinedArgv struct {
 	reapFD int
 	// guard keeps the protected paths the backend cannot keep read-only.
 	guard *launchGuard
+	// lasting are the host paths whose protection a mount keeps and a
+	// rename on the host would take away (bwrap): the sandbox is watched
+	// and ends once one is replaced (lasting_linux.go).
+	lasting []string
 	// egress is the call's proxy (network restricted), closed by Cleanup.
 	egress *egressEndpoint
 	// warmable: the backend's sandbox, kept warm between calls, holds its

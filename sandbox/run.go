@@ -68,6 +68,10 @@ const (
 	// HandedOver: the command was still running at RunSpec.HandOverAfter
 	// and the caller took it over (RunResult.Process); it runs on.
 	HandedOver
+	// ProtectionLost: the host replaced a path whose protection the
+	// sandbox's mounts kept, and the sandbox was killed at once with
+	// everything in it (lasting_linux.go).
+	ProtectionLost
 )
 
 // RunResult is what happened.
@@ -150,6 +154,8 @@ func judge(c *ConfinedArgv, p ExecutionPolicy, o *Outcome, output string) Ending
 		}
 	}
 	switch {
+	case o.LostProtection:
+		return ProtectionLost
 	case o.RunnerFailure != "":
 		return RunnerFailed
 	case len(o.Undone) > 0 || o.GuardErr != nil:

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +54,10 @@ type zygoteProc struct {
 	// sandbox, and exit. Nil under bwrap, whose pid namespace ends it all.
 	reap   *os.File
 	exited chan struct{} // closed once bwrap (the reaper) has exited
+	// lost is set once the host replaced a path whose protection the
+	// sandbox's mounts keep: the sandbox is killed then, and never reused.
+	lost    lostProtection
+	started atomic.Bool
 }
 
 // take hands out an idle sandbox for key, and ends those that ended.
@@ -61,7 +66,7 @@ func (wp *warmPool) take(key string) *zygoteProc {
 	defer wp.mu.Unlock()
 	for i := len(wp.idle) - 1; i >= 0; i-- {
 		switch z := wp.idle[i]; {
-		case z.ended():
+		case z.ended() || z.lostProtection():
 			wp.idle = slices.Delete(wp.idle, i, i+1)
 			z.end() // at once: only its control socket is left to close
 		case z.key == key:
@@ -81,10 +86,17 @@ func (z *zygoteProc) ended() bool {
 	}
 }
 
+// lostProtection reports whether the watch saw the sandbox lose a
+// protection: it is being killed, and takes no call meanwhile.
+func (z *zygoteProc) lostProtection() bool {
+	_, lost := z.lost.get()
+	return lost
+}
+
 // put gives a sandbox back after a call.
 func (wp *warmPool) put(z *zygoteProc) {
 	wp.mu.Lock()
-	if wp.closed || z.ended() {
+	if wp.closed || z.ended() || z.lostProtection() {
 		wp.mu.Unlock()
 		z.end()
 		return
@@ -212,7 +224,20 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	setDeathSignal(cmd.SysProcAttr, c.reapFD > 0)
 	leadGroup(cmd.SysProcAttr)
-	err = cmd.Start()
+	z := &zygoteProc{key: key, cmd: cmd, ctl: ctl, reap: reap, exited: make(chan struct{})}
+	// Watched for the sandbox's whole life, from before its mounts are
+	// made (lasting_linux.go).
+	stopWatch, err := watchLasting(c.lasting, func(path string) {
+		z.lost.set(path)
+		if z.started.Load() {
+			z.kill()
+		}
+	})
+	if err == nil {
+		if err = cmd.Start(); err != nil {
+			stopWatch()
+		}
+	}
 	child.Close()
 	if reapChild != nil {
 		reapChild.Close()
@@ -224,12 +249,17 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 		}
 		return nil, fmt.Errorf("warm sandbox: %w", err)
 	}
-	z := &zygoteProc{key: key, cmd: cmd, ctl: ctl, reap: reap, exited: make(chan struct{})}
 	go func() {
 		awaitExit(cmd.Process, 0) // holding no P meanwhile
 		cmd.Wait()
+		stopWatch()
 		close(z.exited)
 	}()
+	z.started.Store(true)
+	if _, lost := z.lost.get(); lost {
+		z.kill()
+		return nil, errors.New("warm sandbox: a protected path was replaced as it started")
+	}
 	ctl.SetReadDeadline(time.Now().Add(warmStartTimeout))
 	r, err := z.read()
 	ctl.SetReadDeadline(time.Time{})
@@ -582,6 +612,11 @@ func (w *warmCall) Wait() (Outcome, error) {
 		}
 	}
 	w.awaitOutput()
+	// A sandbox killed because it lost a protection: the call says so,
+	// whatever the command's own end looked like.
+	if path, lost := w.z.lost.get(); lost {
+		out.LostPath, out.LostProtection = path, true
+	}
 	out.Undone, out.GuardErr = w.endGuard()
 	return out, nil
 }

@@ -34,6 +34,9 @@ type Question struct {
 	// HostNote says what an IP address in Host is when it is not an
 	// ordinary public one ("this machine (loopback)"): cordon's words.
 	HostNote string
+	// Effect is what the call resolves to (effect.go): the human is shown
+	// it, and cordon checks before the launch that it is still so.
+	Effect Effect
 }
 
 // authRequest is what a call puts to the approval gate.
@@ -43,6 +46,10 @@ type authRequest struct {
 	command string // what the dangerous-command rules read ("" for a path)
 	Escalation
 	background bool
+	// effect works out what the call resolves to, for the question; nil
+	// for none. approved receives what was shown, to check at the launch.
+	effect   func(sandbox.ExecutionPolicy) (Effect, *ToolError)
+	approved *approvedEffect
 }
 
 // SubjectLabel names the subject in the dialog: "Command" for bash,
@@ -84,6 +91,11 @@ func (q Question) Displayable() error {
 		return fmt.Errorf("the %s is too long to show the human whole in the approval dialog "+
 			"(%d characters on %d lines as shown; the dialog shows at most %d characters on %d lines), and cordon never asks about a cut one: %s",
 			what, s.Chars, len(s.Lines), approval.MaxShownChars, approval.MaxShownLines, instead)
+	}
+	if n := q.Effect.shownChars(); n > approval.MaxShownChars {
+		return fmt.Errorf("the command names too many files the agent can write, or paths too long, to show the human whole in the approval dialog "+
+			"(%d characters as shown; at most %d): write one script that does it all in the workspace and ask to run that file instead (bash ./task.sh)",
+			n, approval.MaxShownChars)
 	}
 	if j := approval.ShowLine(q.Justification); j.Chars > approval.MaxJustificationChars {
 		return fmt.Errorf("the justification is %d characters as shown; the approval dialog shows at most %d: say in one sentence why the call needs wider access",
@@ -136,7 +148,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		if err := sandbox.CanEscalateTo(pol.Mode, target); err != nil {
 			return pol, invalid("%v", err)
 		}
-		if c := call.Session.Ceiling; c != "" && target.WiderThan(c) {
+		if c, ok := call.Session.ceiling(); ok && target.WiderThan(c) {
 			return pol, &ToolError{Code: sandbox.CodeEscalationDenied,
 				Message: sandbox.DenialMarker(pol.Mode) + "\n" + fmt.Sprintf("this is a delegated session: its mode can never be wider than its parent's (%s)", c) + "\n" + sandbox.NotApprovedLine(target),
 				Denied:  true}
@@ -159,11 +171,21 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		// human is asked: nothing happened, and the model can fix it.
 		return pol, invalid("%v", err)
 	}
+	if r.effect != nil {
+		if q.Effect, terr = r.effect(pol); terr != nil {
+			return pol, terr
+		}
+		if err := q.Displayable(); err != nil {
+			return pol, invalid("%v", err)
+		}
+	}
 	if a, ok := call.Asker.(interface{ Answered() bool }); !ok || !a.Answered() {
 		// A multi round-trip retry brings the answer to a question that
 		// was already logged when it was asked.
-		call.Session.record(call.conf().Logger, sessionlog.EventApprovalRequest, map[string]any{
-			"tool": tool, "subject": subject, "current": pol.Mode, "target": target, "justification": justification, "reason": d.Reason})
+		fields := map[string]any{
+			"tool": tool, "subject": subject, "current": pol.Mode, "target": target, "justification": justification, "reason": d.Reason}
+		q.Effect.logFields(fields)
+		call.Session.record(call.conf().Logger, sessionlog.EventApprovalRequest, fields)
 	}
 	decision, err := call.Asker.Ask(ctx, q)
 	switch {
@@ -180,12 +202,20 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 	if err := call.Session.recordSync(sessionlog.EventApprovalOutcome, outcome); err != nil {
 		return pol, errorf(sandbox.CodeUnavailable, "cannot record the approval in the session log, so the call does not proceed: %v", err)
 	}
+	if decision == sandbox.AllowOnce || decision == sandbox.AllowSession {
+		if terr := pinEffect(call, r, q, pol, target); terr != nil {
+			return pol, terr
+		}
+	}
 	switch decision {
 	case sandbox.AllowOnce:
 	case sandbox.AllowSession:
 		if target != "" && q.AllowSession {
 			if err := call.Session.setMode(target, sessionlog.SourceEscalation); err != nil {
 				return pol, errorf(sandbox.CodeUnavailable, "%v; the call does not proceed", err)
+			}
+			if call.read != nil {
+				call.read.mode = target
 			}
 		}
 	default:
@@ -199,10 +229,29 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		}
 		return pol, &ToolError{Code: sandbox.CodeEscalationDenied, Message: lines, Denied: true}
 	}
+	if terr := narrowedWhileAsked(call, pol.Mode, target); terr != nil {
+		return pol, terr
+	}
 	if target == "" {
 		return pol, nil
 	}
 	return tb.resolve(call, target)
+}
+
+// narrowedWhileAsked refuses a call whose session's mode (or parent's)
+// narrowed while the human was being asked: the answer was to a question
+// about a wider session than there is now (SPEC §6, "One call, one mode").
+func narrowedWhileAsked(call Call, mode, target sandbox.Mode) *ToolError {
+	runs := mode
+	if target != "" {
+		runs = target
+	}
+	if !endedByNarrowing(call, runs) {
+		return nil
+	}
+	now := sessionMode(call)
+	return &ToolError{Code: sandbox.CodeEscalationDenied, Denied: true, Message: sandbox.DenialMarker(now) + "\n" + fmt.Sprintf(
+		"the session's mode was narrowed to %s while the question was open: the call, asked about under %s, did not run", now, mode)}
 }
 
 // noApprover fails closed and tells the human how to widen the mode

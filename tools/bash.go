@@ -81,7 +81,11 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	case in.YieldMs < 0 || time.Duration(in.YieldMs)*time.Millisecond > MaxYield:
 		return nil, invalid("yield_ms must be between 1 and %d", MaxYield.Milliseconds())
 	}
-	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background})
+	var approved approvedEffect
+	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background,
+		effect: func(pol sandbox.ExecutionPolicy) (Effect, *ToolError) {
+			return bashEffect(pol, in.Cwd, in.Command, envPath(commandEnv(call.conf(), false)))
+		}, approved: &approved})
 	if terr != nil {
 		return nil, terr
 	}
@@ -94,6 +98,11 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	}
 	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode, "background": in.Background})
 	var res *Result
+	if terr := approved.check(); terr != nil {
+		// What the human approved is not what would run: nothing runs.
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "bash", "error": terr.Code})
+		return nil, terr
+	}
 	if in.Background {
 		res, terr = tb.startBackground(ctx, call, pol, in, cwd)
 	} else {
@@ -133,7 +142,7 @@ func resolveCwd(workspace, cwd string) (string, *ToolError) {
 
 func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, command, cwd string, timeout time.Duration, mayHandOver bool) (*Result, *ToolError) {
 	conf := call.conf()
-	out := NewOutputBuffer(conf.MaxOutput)
+	out := NewOutputBuffer(call.outputCap())
 	sink := &switchWriter{w: out}
 	mayHandOver = mayHandOver && call.Session != nil
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
@@ -147,10 +156,18 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	var handed *bgProcess
 	var refusal *ToolError
 	if call.Session != nil {
-		started := sessionMode(call)
+		started := call.sessionMode()
 		defer call.Session.foreground.add(&foregroundRun{mode: pol.Mode, sessionMode: started, cancel: narrowed})()
 		finished := make(chan struct{})
 		defer close(finished)
+		if endedByNarrowing(call, pol.Mode) {
+			// Narrowed since the call read the mode (while a question
+			// was open): registered first, so a narrowing after this
+			// check finds the run; refused here, so it never starts.
+			now := sessionMode(call)
+			return nil, denial("bash", now, fmt.Sprintf(
+				"the session's mode was narrowed to %s after this call began under %s: the command did not run", now, pol.Mode))
+		}
 		go watchNarrowing(call, pol.Mode, started, finished, func() { narrowed(errModeNarrowed) })
 		if mayHandOver {
 			adopt := tb.handOver(call, pol, command, cwd, started, sink, &refusal)
@@ -228,10 +245,21 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		}
 		return fail(&ToolError{Code: sandbox.CodeTimeout,
 			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text)})
+	case sandbox.ProtectionLost:
+		what := fmt.Sprintf("%s, which the sandbox kept protected, was replaced, removed or moved on the host while the command ran (the human's tools rewrite files so): cordon killed the sandbox and every process in it (protection-lost); run the command again", lostWhat(res.LostPath))
+		if len(res.Undone) > 0 || res.GuardErr != nil {
+			what += "\n" + undoneMessage(res.Outcome, "")
+		}
+		return fail(denial("bash", pol.Mode, what+"; its output:\n"+text))
 	case sandbox.Denied:
 		what := fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", res.ExitCode, text)
 		if len(res.Undone) > 0 || res.GuardErr != nil {
 			what = undoneMessage(res.Outcome, text)
+		}
+		if pol.RootsBeforeClient != nil {
+			// Which path was refused is not known here: say what the
+			// client's roots took away beside the usual hint.
+			return fail(denial("bash", pol.Mode, what, narrowedLine(pol)))
 		}
 		return fail(denial("bash", pol.Mode, what))
 	}
@@ -347,4 +375,14 @@ func commandEnv(conf Config, tty bool) []string {
 	}
 	out := slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") })
 	return append(out, "TERM=dumb")
+}
+
+// envPath is the PATH of an environment.
+func envPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -48,7 +48,7 @@ func (tb *Toolbox) reading(call Call, p string, defaultWorkspace bool) (sandbox.
 
 func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
 	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: slices.Concat(pol.Protected, gitDirs(pol.Repos)),
-		ReadDeny: pol.ReadDeny, ProtectedNames: fileToolProtectedNames, ProtectedFileNames: fileToolProtectedFileNames}
+		ReadDeny: pol.ReadDeny, ProtectedNames: slices.Concat(fileToolProtectedNames, pol.ProtectedNames), ProtectedFileNames: fileToolProtectedFileNames}
 }
 
 // fileToolProtectedFileNames are never the name of a file the file tools
@@ -134,6 +134,9 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 				why = "[sandbox: no sandbox mode makes this path readable to cordon's tools: it holds credentials or cordon's own state]"
 			}
 			return &ToolError{Code: sandbox.CodeDenied, Denied: true, Message: sandbox.DenialMarker(pol.Mode) + "\n" + what + "\n" + why}
+		}
+		if narrowedByClient(pol, de) {
+			return &ToolError{Code: sandbox.CodeDenied, Denied: true, Message: sandbox.DenialMarker(pol.Mode) + "\n" + what + "\n" + narrowedLine(pol)}
 		}
 		return denial(tool, pol.Mode, what)
 	case errors.Is(err, fsfence.ErrInvalidPath):

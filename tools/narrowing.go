@@ -28,6 +28,34 @@ func narrowedBelow(now, mode, sessionMode sandbox.Mode) bool {
 	return mode.WiderThan(now) && sessionMode.WiderThan(now)
 }
 
+// modeNow is one reading of a session's mode: the session's (never wider
+// than its parent's) and, for a delegated session, its parent's.
+type modeNow struct {
+	session sandbox.Mode
+	ceiling sandbox.Mode // "" unless delegated
+}
+
+// ends reports whether a command running under mode, started when the
+// session's mode was sessionModeAtStart, must end now: the session
+// narrowed below it, or, in a delegated session, the parent is narrower
+// than it (an escalation for one call included: the sub-agent can never
+// be wider than its parent now).
+func (n modeNow) ends(mode, sessionModeAtStart sandbox.Mode) bool {
+	return narrowedBelow(n.session, mode, sessionModeAtStart) || (n.ceiling != "" && mode.WiderThan(n.ceiling))
+}
+
+// readMode is the session's mode now, for the narrowing check.
+func readMode(call Call) modeNow {
+	return call.Session.modeNow(call.conf().Settings.Mode)
+}
+
+// endedByNarrowing reports whether a command that runs under mode, for
+// this call, must end (or not start) because the session's mode, or its
+// parent's, narrowed since the call read it.
+func endedByNarrowing(call Call, mode sandbox.Mode) bool {
+	return readMode(call).ends(mode, call.sessionMode())
+}
+
 // watchNarrowing calls end once the session's mode narrows below the
 // command's, unless done closes first.
 func watchNarrowing(call Call, mode, sessionModeAtStart sandbox.Mode, done <-chan struct{}, end func()) {
@@ -38,7 +66,7 @@ func watchNarrowing(call Call, mode, sessionModeAtStart sandbox.Mode, done <-cha
 		case <-done:
 			return
 		case <-t.C:
-			if narrowedBelow(sessionMode(call), mode, sessionModeAtStart) {
+			if readMode(call).ends(mode, sessionModeAtStart) {
 				end()
 				return
 			}
@@ -78,13 +106,12 @@ func (fr *foregroundRuns) add(r *foregroundRun) (done func()) {
 	}
 }
 
-// endNarrowed cancels the runs started under a mode wider than current,
-// the session's mode now, when the session itself has narrowed below it.
-func (fr *foregroundRuns) endNarrowed(current sandbox.Mode) {
+// endNarrowed cancels the runs that the session's mode now ends.
+func (fr *foregroundRuns) endNarrowed(now modeNow) {
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
 	for r := range fr.runs {
-		if narrowedBelow(current, r.mode, r.sessionMode) {
+		if now.ends(r.mode, r.sessionMode) {
 			r.cancel(errModeNarrowed)
 		}
 	}

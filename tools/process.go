@@ -43,6 +43,9 @@ const (
 	reasonKilled       = "killed"
 	reasonSessionEnded = "session-ended"
 	reasonModeNarrowed = "mode-narrowed"
+	// reasonProtectionLost: the host replaced a path the sandbox kept
+	// protected, and the sandbox ended with everything in it.
+	reasonProtectionLost = "protection-lost"
 )
 
 // bgProcess is one background process of a session.
@@ -142,6 +145,9 @@ func (p *bgProcess) endReason() string {
 	if p.reason != "" {
 		return p.reason
 	}
+	if !p.alive() && p.proc.Result().Ending == sandbox.ProtectionLost {
+		return reasonProtectionLost
+	}
 	return reasonExited
 }
 
@@ -162,11 +168,12 @@ func (s *Session) EndProcesses() {
 }
 
 // endNarrowed kills, before a call runs, every process started under a
-// mode wider than the one the session has narrowed to since.
-func (s *Session) endNarrowed(current sandbox.Mode) {
-	s.foreground.endNarrowed(current)
+// mode wider than the one the session (or its parent) has narrowed to
+// since.
+func (s *Session) endNarrowed(now modeNow) {
+	s.foreground.endNarrowed(now)
 	for _, p := range s.procs().running() {
-		if narrowedBelow(current, p.mode, p.sessionMode) {
+		if now.ends(p.mode, p.sessionMode) {
 			p.end(reasonModeNarrowed)
 		}
 	}
@@ -206,6 +213,13 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		return nil, terr
 	}
 
+	if endedByNarrowing(call, pol.Mode) {
+		// Narrowed since the call read the mode (while a question was
+		// open): it never starts.
+		now := sessionMode(call)
+		return nil, denial("bash", now, fmt.Sprintf(
+			"the session's mode was narrowed to %s after this call began under %s: the background command did not start", now, pol.Mode))
+	}
 	out := NewStreamBuffer(conf.ProcessBufferChars)
 	proc, err := conf.Executor.Start(pol, sandbox.RunSpec{
 		Argv: []string{"bash", "-c", in.Command}, Dir: cwd,
@@ -221,14 +235,23 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		}
 		return nil, errorf(sandbox.CodeRunnerFailed, "starting the command: %v", err)
 	}
-	bp := &bgProcess{id: id, command: in.Command, cwd: cwd, mode: pol.Mode, sessionMode: sessionMode(call),
+	// Recorded with the call's one reading: the narrowing check compares
+	// the session's mode with what the process runs under.
+	bp := &bgProcess{id: id, command: in.Command, cwd: cwd, mode: pol.Mode, sessionMode: call.sessionMode(),
 		started: time.Now(), tty: in.TTY, proc: proc, out: out}
 	ps.mu.Lock()
 	ps.byID[id] = bp
 	ps.mu.Unlock()
 	call.Session.record(conf.Logger, sessionlog.EventProcessStart, map[string]any{"process_id": id, "command": in.Command, "mode": pol.Mode, "cwd": cwd})
 	tb.watch(call, bp)
-	go watchNarrowing(call, bp.mode, bp.sessionMode, bp.proc.Done(), func() { bp.end(reasonModeNarrowed) })
+	// Registered first, then checked: a narrowing that landed while it
+	// started ends it here, and one after this check finds it registered
+	// (the next call, or the watch below).
+	if endedByNarrowing(call, bp.mode) {
+		bp.end(reasonModeNarrowed)
+	} else {
+		go watchNarrowing(call, bp.mode, bp.sessionMode, bp.proc.Done(), func() { bp.end(reasonModeNarrowed) })
+	}
 
 	select {
 	case <-proc.Done():
@@ -278,10 +301,13 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 		case r != reasonExited:
 			o.Ended = r
 			fmt.Fprintf(&b, "[process %s was killed (%s): it and every process it started are gone]", p.id, r)
+			if r == reasonProtectionLost {
+				fmt.Fprintf(&b, "\n[%s, which the sandbox kept protected, was replaced, removed or moved on the host (the human's tools rewrite files so): a sandbox cannot keep a replaced file protected, so it ended; start the process again]", lostWhat(res.LostPath))
+			}
 		default:
 			fmt.Fprintf(&b, "[process %s exited %d]", p.id, code)
 		}
-		if res.Ending == sandbox.Denied && len(res.Undone) > 0 {
+		if (res.Ending == sandbox.Denied || res.Ending == sandbox.ProtectionLost) && len(res.Undone) > 0 {
 			b.WriteString("\n" + sandbox.DenialMarker(pol.Mode) + "\n" + undoneMessage(res.Outcome, ""))
 		}
 	}
@@ -521,16 +547,15 @@ func (tb *Toolbox) process(call Call, id string) (*bgProcess, *ToolError) {
 // narrow applies a narrowing of the session's mode to its processes
 // before the call goes on.
 func (tb *Toolbox) narrow(call Call) {
-	call.Session.endNarrowed(sessionMode(call))
+	call.Session.endNarrowed(readMode(call))
 }
 
-// sessionMode is the session's own mode now: its last sandbox/mode event,
-// else the deployment's.
+// sessionMode is the session's mode now: its last sandbox/mode event,
+// else the deployment's, never wider than a delegated session's parent's.
+// It is for what the model is told; what a call runs under is
+// call.sessionMode(), read once.
 func sessionMode(call Call) sandbox.Mode {
-	if m, ok := call.Session.Mode(); ok {
-		return m
-	}
-	return call.conf().Settings.Mode
+	return readMode(call).session
 }
 
 func (ps *processes) runningLocked() []*bgProcess {
@@ -559,6 +584,14 @@ func oneLine(s string) string {
 		s = s[:117] + "…"
 	}
 	return s
+}
+
+// lostWhat names the path whose protection a sandbox lost.
+func lostWhat(path string) string {
+	if path == "" {
+		return "a protected path"
+	}
+	return path
 }
 
 // LiveProcesses is how many background processes of the session run.

@@ -11,16 +11,18 @@ import (
 )
 
 // Session is one MCP session's state: its log (where its mode lives), its
-// private tmp, its workspace and, for a delegated session, the ceiling
-// its parent imposes.
+// private tmp, its workspace and, for a delegated session, its parent,
+// whose mode is its ceiling.
 type Session struct {
 	ID        string
 	Workspace string
 	Tmp       *sandbox.SessionTmp
 	Log       *sessionlog.Log
-	// Ceiling, when set, is the widest mode this session may ever have:
-	// the parent's mode for a delegated session.
-	Ceiling sandbox.Mode
+	// Parent, for a delegated session, reads the parent's mode: the
+	// widest this session may have, read again at every reading of the
+	// session's mode, so that narrowing the parent narrows the sub-agent
+	// from its next call on (SPEC §6).
+	Parent Ceiling
 	// AllowSession says whether allow_session may be offered (a session
 	// that can be named; see SPEC §9).
 	AllowSession bool
@@ -30,6 +32,8 @@ type Session struct {
 	tmpWarned   bool
 	clientRoots []string
 	rootsKnown  bool
+	client      ClientHabits
+	clientKnown bool
 	processes   *processes // background processes (process.go)
 	foreground  foregroundRuns
 	// allowedHosts are the hosts the human allowed for the session
@@ -43,6 +47,30 @@ func (s *Session) SetClientRoots(roots []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clientRoots, s.rootsKnown = roots, true
+}
+
+// SetClient records the client's habits, from its clientInfo.name.
+func (s *Session) SetClient(h ClientHabits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.client, s.clientKnown = h, true
+}
+
+// Client returns the client's habits (DefaultClient until SetClient).
+func (s *Session) Client() ClientHabits {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.clientKnown {
+		return DefaultClient
+	}
+	return s.client
+}
+
+// ClientKnown says whether SetClient was called.
+func (s *Session) ClientKnown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientKnown
 }
 
 // ClientRoots returns the client's roots and whether they were fetched.
@@ -59,9 +87,65 @@ func (s *Session) InvalidateRoots() {
 	s.rootsKnown = false
 }
 
+// Ceiling is a delegated session's parent, read at every call.
+type Ceiling interface {
+	// Mode is the parent's effective mode now. An error means it cannot
+	// be told, and the session is held to read-only.
+	Mode() (sandbox.Mode, error)
+}
+
+// ceiling is the widest mode the session may have now, and whether it has
+// one (a delegated session). A parent whose mode cannot be read holds it
+// to read-only: fail closed.
+func (s *Session) ceiling() (sandbox.Mode, bool) {
+	if s.Parent == nil {
+		return "", false
+	}
+	m, err := s.Parent.Mode()
+	if err != nil {
+		return sandbox.ReadOnly, true
+	}
+	return m, true
+}
+
+// ModeOr is the session's mode now: its own (its last sandbox/mode event,
+// else def, the deployment's), never wider than its parent's now.
+func (s *Session) ModeOr(def sandbox.Mode) sandbox.Mode {
+	return s.modeNow(def).session
+}
+
+// modeNow reads the session's mode now, its parent's once: what a call
+// runs under and what the narrowing check compares running commands with.
+func (s *Session) modeNow(def sandbox.Mode) modeNow {
+	m, ok := s.ownMode()
+	if !ok {
+		m = def
+	}
+	var n modeNow
+	if c, ok := s.ceiling(); ok {
+		m, n.ceiling = sandbox.Narrowest(m, c), c
+	}
+	n.session = m
+	return n
+}
+
 // Mode returns the session's mode from its log, re-read cheaply so that a
-// `cordon mode` from another terminal applies from the next call on.
+// `cordon mode` from another terminal applies from the next call on, and
+// never wider than a delegated session's parent's now. ok is false when
+// the log names no mode (the deployment's applies: see ModeOr).
 func (s *Session) Mode() (sandbox.Mode, bool) {
+	m, ok := s.ownMode()
+	if !ok {
+		return "", false
+	}
+	if c, ok := s.ceiling(); ok {
+		m = sandbox.Narrowest(m, c)
+	}
+	return m, true
+}
+
+// ownMode is the session's mode from its own log alone.
+func (s *Session) ownMode() (sandbox.Mode, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Log != nil {
@@ -78,14 +162,7 @@ func (s *Session) Mode() (sandbox.Mode, bool) {
 			}
 		}
 	}
-	m := s.mode
-	if m == "" {
-		return "", false
-	}
-	if s.Ceiling != "" {
-		m = sandbox.Narrowest(m, s.Ceiling)
-	}
-	return m, true
+	return s.mode, s.mode != ""
 }
 
 // LoadHistory folds a resumed session's events into its mode.

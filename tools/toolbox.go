@@ -91,9 +91,12 @@ func (tb *Toolbox) pin(c Call) Call {
 	if c.st == nil {
 		c.st = tb.state.Load()
 		if c.Session != nil {
-			// A narrowing of the session's mode ends the processes that
-			// run wider before anything else of the call happens.
-			tb.narrow(c)
+			// The call's one reading of the session's mode. A narrowing
+			// of it ends the processes that run wider before anything
+			// else of the call happens.
+			now := readMode(c)
+			c.read = &modeReading{mode: now.session}
+			c.Session.endNarrowed(now)
 		}
 	}
 	return c
@@ -120,10 +123,9 @@ func (tb *Toolbox) resolveToRead(call Call) (sandbox.ExecutionPolicy, *ToolError
 
 func (tb *Toolbox) resolveFor(call Call, override sandbox.Mode, ensureTmp bool) (sandbox.ExecutionPolicy, *ToolError) {
 	s := call.Session
-	req := sandbox.Request{SessionID: s.ID, Workspace: s.Workspace, Override: override}
-	if m, ok := s.Mode(); ok {
-		req.SessionMode = m
-	}
+	// The call's one reading, never the log again: a narrowing that lands
+	// during the call is for the narrowing check to apply.
+	req := sandbox.Request{SessionID: s.ID, Workspace: s.Workspace, Override: override, SessionMode: call.sessionMode()}
 	req.ClientRoots, _ = s.ClientRoots()
 	if s.Tmp != nil {
 		if ensureTmp {

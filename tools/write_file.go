@@ -134,7 +134,9 @@ func (tb *Toolbox) prepareWrite(ctx context.Context, call Call, tool, rawPath, p
 	if terr != nil {
 		return "", sandbox.ExecutionPolicy{}, nil, terr
 	}
-	pol, terr := tb.authorize(ctx, call, authRequest{tool: tool, subject: path, Escalation: Escalation{SandboxPermissions: permissions, Justification: justification}})
+	var approved approvedEffect
+	pol, terr := tb.authorize(ctx, call, authRequest{tool: tool, subject: path, Escalation: Escalation{SandboxPermissions: permissions, Justification: justification},
+		effect: func(sandbox.ExecutionPolicy) (Effect, *ToolError) { return pathEffect(path), nil }, approved: &approved})
 	if terr != nil {
 		return "", pol, nil, terr
 	}
@@ -143,6 +145,11 @@ func (tb *Toolbox) prepareWrite(ctx context.Context, call Call, tool, rawPath, p
 	}
 	f, terr := tb.fence(call, pol)
 	if terr != nil {
+		return "", pol, nil, terr
+	}
+	if terr := approved.check(); terr != nil {
+		// The path leads elsewhere than the human was shown: nothing is written.
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": tool, "path": path, "error": terr.Code})
 		return "", pol, nil, terr
 	}
 	fields := map[string]any{"tool": tool, "path": path, "mode": pol.Mode}

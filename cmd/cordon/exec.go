@@ -116,6 +116,14 @@ func runToExit(ex *sandbox.Executor, pol sandbox.ExecutionPolicy, spec sandbox.R
 		return exitCode(exitSandbox)
 	}
 	reportUndone(stderr, res.Undone)
+	if res.Ending == sandbox.ProtectionLost {
+		what := res.LostPath
+		if what == "" {
+			what = "a protected path"
+		}
+		fmt.Fprintf(stderr, "cordon: %s was replaced, removed or moved on the host while the command ran: the sandbox could not keep it protected and was killed (protection-lost)\n", what)
+		return exitCode(exitSandbox)
+	}
 	if res.GuardErr != nil {
 		fmt.Fprintf(stderr, "cordon: sandbox runner failed: restoring protected paths: %v\n", res.GuardErr)
 		return exitCode(exitSandbox)

@@ -52,7 +52,7 @@ token on every request: CORDON_HTTP_TOKEN, else one generated into
 	fs := cmd.Flags()
 	fs.StringVar(&f.http, "http", "", `serve Streamable HTTP at `+"`ADDR`"+` (e.g. 127.0.0.1:8765) instead of stdio; "config" takes ADDR from [http] addr`)
 	fs.StringVar(&f.session, "session", "", "resume (or name) a session `ID`; its mode comes back from its log")
-	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "start a sub-agent's session that can never be wider than session `ID`'s mode")
+	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "serve a sub-agent: every session (stdio or HTTP) is never wider than session `ID`'s mode, read at every call")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.StringVar(&f.replica, "replica", "", "prefix every HTTP session id with `NAME`. (default $CORDON_REPLICA), for a gateway that routes by it")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at /metrics on `ADDR` (e.g. 127.0.0.1:9464), a listener of its own")

@@ -8,8 +8,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are set at build time with -ldflags "-X
+// main.version=… -X main.commit=…" (make build, make release). A `go
+// install …@vX` build has neither, and takes the module's version and the
+// VCS revision Go recorded instead.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
@@ -30,13 +36,22 @@ func newVersionCmd() *cobra.Command {
 
 // versionLine is what `cordon version` and `cordon --version` print.
 func versionLine() string {
-	rev := ""
+	v, rev := version, commit
 	if info, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
+		}
 		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				rev = " (" + s.Value[:12] + ")"
+			if s.Key == "vcs.revision" && rev == "" {
+				rev = s.Value
 			}
 		}
 	}
-	return fmt.Sprintf("cordon %s%s %s/%s %s", version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		rev = " (" + rev + ")"
+	}
+	return fmt.Sprintf("cordon %s%s %s/%s %s", v, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }

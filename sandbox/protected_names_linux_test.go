@@ -1,0 +1,327 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// plantEverywhere is a script that writes every protected name, as a
+// file (or, with inside, a directory holding that file), at each of the
+// directories given (relative to the workspace),
+// making the directories on the way; each write may fail (a read-only
+// bind), the script goes on.
+func plantEverywhere(names, dirs []string, inside string) string {
+	var b strings.Builder
+	for _, dir := range dirs {
+		for _, n := range names {
+			p := filepath.Join(dir, filepath.FromSlash(n), inside)
+			b.WriteString("mkdir -p '" + filepath.Dir(p) + "' 2>/dev/null; printf evil > '" + p + "' 2>/dev/null\n")
+		}
+	}
+	b.WriteString("true\n")
+	return b.String()
+}
+
+// TestProtectedNamesPlantedAtAnyDepth: every entry of the list, written
+// by a command at the top of the workspace, one level down in a package
+// that exists (pkg/.vscode/tasks.json's place), in a directory the command
+// makes (new/), and three levels down (a/b/c), is refused or undone before
+// the call returns, on both backends; what the host holds afterwards is
+// the judge. An existing nested configuration (pkg/.claude/settings.json)
+// cannot be changed either.
+func TestProtectedNamesPlantedAtAnyDepth(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		for rel, content := range map[string]string{
+			"pkg/main.go":               "package main\n",
+			"pkg2/main.go":              "package main\n",
+			"deep/a/b/main.go":          "package main\n",
+			"app/.claude/settings.json": `{"permissions":{}}`,
+			"app/.vscode/settings.json": `{}`,
+			"app/.hg/store/placeholder": "",
+		} {
+			p := filepath.Join(f.ws, filepath.FromSlash(rel))
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		}
+		before := snapshot(t, f.ws)
+		p := f.policy(WorkspaceWrite, NetworkAllow)
+		// Each name as a file here, as a directory holding tasks.json there.
+		asFile, asDir := []string{".", "pkg", "new", "deep/a/b", "app"}, []string{"pkg2", "new2/x"}
+		dirs := append(slices.Clone(asFile), asDir...)
+		script := plantEverywhere(DefaultProtectedNames, asFile, "") +
+			plantEverywhere(DefaultProtectedNames, asDir, "tasks.json") +
+			`printf '{"hooks":1}' > app/.claude/settings.json; printf evil >> app/.vscode/settings.json; printf '[hooks]' > app/.hg/hgrc; true`
+		out, o := f.launch(p, "/bin/sh", "-c", script)
+		require.Equal(t, 0, o.ExitCode, out)
+		// The writes happened inside, and were undone: the result says so.
+		var undone []string
+		for _, c := range o.Undone {
+			undone = append(undone, c.Path)
+		}
+		for _, rel := range []string{"pkg/.envrc", "new/.mcp.json", "deep/a/b/.claude", "pkg2/.vscode", "new2/x/.vscode", "pkg2/.hg/hgrc", "app/.hg/hgrc"} {
+			assert.Contains(t, undone, filepath.Join(f.ws, filepath.FromSlash(rel)))
+		}
+		for _, e := range ProtectedNameList {
+			t.Run(e.Name, func(t *testing.T) {
+				for _, dir := range dirs {
+					p := filepath.Join(f.ws, dir, filepath.FromSlash(e.Name))
+					if _, existed := before[p]; existed {
+						continue // the human's: unchanged (below)
+					}
+					_, err := os.Lstat(p)
+					assert.True(t, os.IsNotExist(err), "%s (%s) stayed on the host after the call", p, e.Tool)
+				}
+			})
+		}
+		// What existed is as it was; what the command made beside it is
+		// gone or set aside (NAME.cordon-disarmed), never loaded again.
+		after := snapshot(t, f.ws)
+		for path, desc := range before {
+			if !strings.HasPrefix(desc, "d") { // a directory's size and links change with what it holds
+				assert.Equal(t, desc, after[path], "%s changed", path)
+			}
+		}
+		for path := range after {
+			rel, err := filepath.Rel(f.ws, path)
+			require.NoError(t, err)
+			if _, ok := before[path]; ok {
+				continue
+			}
+			if e, hit := protectedEntryOf(rel); hit {
+				t.Errorf("%s is loaded by %s and was made by the command", rel, e)
+			}
+		}
+	})
+}
+
+// protectedEntryOf reports whether a workspace-relative path is, or lies
+// beneath, a protected name (by its components, as the tools find it).
+func protectedEntryOf(rel string) (string, bool) {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for _, e := range ProtectedNameList {
+		np := strings.Split(e.Name, "/")
+		for i := 0; i+len(np) <= len(parts); i++ {
+			if strings.Join(parts[i:i+len(np)], "/") == e.Name {
+				return e.Tool, true
+			}
+		}
+	}
+	return "", false
+}
+
+// TestMonorepoWorkBesideNestedConfigs: nested pkg/.vscode/ and
+// pkg/.claude/ directories cost ordinary work nothing: go build, an
+// npm-style install into node_modules (whose packages ship their own
+// .vscode), editing code and git commit all work in workspace-write, and
+// nothing is reported undone.
+func TestMonorepoWorkBesideNestedConfigs(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go toolchain")
+	}
+	// One build cache for both backends, writable like the workspace: a
+	// cold one makes each build of the runtime take most of a minute.
+	goCache := t.TempDir()
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		for rel, content := range map[string]string{
+			"go.mod":                                "module example.com/mono\n\ngo 1.21\n",
+			"pkg/main.go":                           "package main\n\nfunc main() { println(\"v1\") }\n",
+			"pkg/.vscode/settings.json":             `{"editor.tabSize": 4}`,
+			"pkg/.claude/settings.json":             `{"permissions":{}}`,
+			"web/package.json":                      `{"name":"web","version":"1.0.0"}`,
+			"web/.vscode/launch.json":               `{}`,
+			"vendor-src/left/package.json":          `{"name":"left","version":"1.0.0"}`,
+			"vendor-src/left/.vscode/settings.json": `{}`,
+		} {
+			p := filepath.Join(f.ws, filepath.FromSlash(rel))
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		}
+		gitOut(t, f.ws, "init", "-q")
+		gitOut(t, f.ws, "add", "-A")
+		gitOut(t, f.ws, "commit", "-q", "-m", "first")
+		configs := map[string]string{}
+		for _, rel := range []string{"pkg/.vscode/settings.json", "pkg/.claude/settings.json", "web/.vscode/launch.json"} {
+			b, err := os.ReadFile(filepath.Join(f.ws, rel))
+			require.NoError(t, err)
+			configs[rel] = string(b)
+		}
+		svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Network: NetworkAllow, Workspace: f.ws, Home: f.home,
+			StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), ExtraWriteAllow: []string{goCache}}}
+		p, err := svc.Resolve(Request{TmpDir: f.tmp, SessionID: "test"})
+		require.NoError(t, err)
+		script := `set -e
+export GOCACHE="$2" GOPATH="$TMPDIR/gopath" GOTOOLCHAIN=local GOFLAGS=-mod=mod HOME="$TMPDIR"
+"$1" build -o "$TMPDIR/app" ./pkg
+"$TMPDIR/app"
+sed -i 's/v1/v2/' pkg/main.go
+"$1" build -o "$TMPDIR/app" ./pkg
+"$TMPDIR/app"
+# what npm install does with a package: copy its files, .vscode and all,
+# into node_modules
+mkdir -p web/node_modules/left
+cp -R vendor-src/left/. web/node_modules/left/
+printf '{"lockfileVersion":3}' > web/package-lock.json
+git -c user.name=t -c user.email=t@example.com add pkg/main.go web/package-lock.json
+git -c user.name=t -c user.email=t@example.com commit -q -m 'v2'
+git log --oneline | wc -l
+`
+		out, o := f.launch(p, "/bin/sh", "-c", script, "sh", goBin, goCache)
+		require.Equal(t, 0, o.ExitCode, out)
+		assert.Contains(t, out, "v1")
+		assert.Contains(t, out, "v2")
+		assert.Empty(t, o.Undone, "ordinary work was undone")
+		assert.Contains(t, gitOut(t, f.ws, "log", "--format=%s"), "v2", "the commit is on the host")
+		assert.FileExists(t, filepath.Join(f.ws, "web", "node_modules", "left", ".vscode", "settings.json"), "node_modules is not searched")
+		for rel, want := range configs {
+			b, err := os.ReadFile(filepath.Join(f.ws, rel))
+			require.NoError(t, err)
+			assert.Equal(t, want, string(b), rel)
+		}
+	})
+}
+
+// guardSetFor is the guard set a launch would take for root: the
+// repositories and protected names the policy's search found.
+func guardSetFor(t *testing.T, root string) guardSet {
+	t.Helper()
+	repos, named, incomplete, err := findReposAndNames([]string{root}, DefaultProtectedNames, nil)
+	require.NoError(t, err)
+	set := guardSet{Root: root, Repos: repoIDs(repos), Incomplete: incomplete, Names: DefaultProtectedNames}
+	for _, n := range named {
+		set.Named = append(set.Named, n.Path)
+	}
+	return set
+}
+
+// TestAuditSetsAsideNewProtectedNames: what a command makes under a
+// protected name beneath the top of the root is set aside once it is
+// over, a symlink on the way to one too; the human's, there before, stay.
+func TestAuditSetsAsideNewProtectedNames(t *testing.T) {
+	root := testBase(t)
+	outside := testBase(t)
+	write := func(p, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write(filepath.Join(root, "pkg", ".vscode", "settings.json"), "{}")
+	write(filepath.Join(root, "pkg", ".hg", "store", "x"), "")
+	write(filepath.Join(outside, "repo", "config.toml"), "[hooks]")
+	h, err := memStore.begin(guardSetFor(t, root))
+	require.NoError(t, err)
+
+	// The command's.
+	write(filepath.Join(root, "new", ".envrc"), "evil")
+	write(filepath.Join(root, "pkg", ".claude", "settings.json"), `{"hooks":{}}`)
+	write(filepath.Join(root, "pkg", ".hg", "hgrc"), "[hooks]")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "other", ".jj")))
+	changes, err := h.end()
+	require.NoError(t, err)
+
+	var disarmed []string
+	for _, c := range changes {
+		disarmed = append(disarmed, c.Path)
+	}
+	for _, rel := range []string{"new/.envrc", "pkg/.claude", "pkg/.hg/hgrc", "other/.jj"} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		assert.Contains(t, disarmed, p)
+		_, err := os.Lstat(p)
+		assert.True(t, os.IsNotExist(err), "%s is still there", rel)
+		_, err = os.Lstat(p + disarmedSuffix)
+		assert.NoError(t, err, "%s is set aside, not deleted", rel)
+	}
+	assert.FileExists(t, filepath.Join(root, "pkg", ".vscode", "settings.json"), "the human's stays")
+	assert.FileExists(t, filepath.Join(outside, "repo", "config.toml"), "nothing is followed out of the root")
+
+	// A baseline of an older cordon, which knew no names: nothing is set
+	// aside on its word.
+	base, err := takeBaseline(guardSetFor(t, root))
+	require.NoError(t, err)
+	base.NamesKnown = false
+	write(filepath.Join(root, "later", ".mcp.json"), "{}")
+	base.restoreAfter(t)
+	assert.FileExists(t, filepath.Join(root, "later", ".mcp.json"))
+}
+
+// TestAuditKnowsProtectedNamesPastTheBound: where the policy's search
+// stopped at its bound, the baseline searches the whole root, so the
+// human's configuration beyond it is not taken for a command's.
+func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
+	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
+	repoScanMaxDirs = 20
+	root := testBase(t)
+	for i := range 30 {
+		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
+	}
+	human := filepath.Join(root, "zzz", ".vscode", "tasks.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(human), 0o755))
+	require.NoError(t, os.WriteFile(human, []byte("{}"), 0o644))
+	set := guardSetFor(t, root)
+	require.True(t, set.Incomplete)
+	require.NotContains(t, set.Named, filepath.Dir(human), "the bounded search does not reach zzz")
+
+	h, err := memStore.begin(set)
+	require.NoError(t, err)
+	evil := filepath.Join(root, "zzz2", ".envrc")
+	require.NoError(t, os.MkdirAll(filepath.Dir(evil), 0o755))
+	require.NoError(t, os.WriteFile(evil, []byte("evil"), 0o644))
+	_, err = h.end()
+	require.NoError(t, err)
+	assert.NoFileExists(t, evil)
+	assert.FileExists(t, human, "the human's was there before")
+}
+
+// TestProtectedNameThatIsAWritableRoot: a protected name made a writable
+// root on purpose (a wrapped agent's own config directory beneath its
+// class directory) stays writable: neither bound read-only nor set aside.
+// A protected name beside it is not.
+func TestProtectedNameThatIsAWritableRoot(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		own := filepath.Join(f.ws, "agent", ".claude")
+		require.NoError(t, os.MkdirAll(own, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(own, "settings.json"), []byte("{}"), 0o644))
+		svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Network: NetworkAllow, Workspace: f.ws, Home: f.home,
+			StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), ExtraWriteAllow: []string{own}}}
+		p, err := svc.Resolve(Request{TmpDir: f.tmp, SessionID: "test"})
+		require.NoError(t, err)
+		assert.NotContains(t, p.Protected, own)
+		out, o := f.launch(p, "/bin/sh", "-c", `printf '{"theme":"dark"}' > agent/.claude/settings.json && mkdir agent/.claude/projects && mkdir agent/.codex && printf x > agent/.codex/config.toml`)
+		require.Equal(t, 0, o.ExitCode, out)
+		b, err := os.ReadFile(filepath.Join(own, "settings.json"))
+		require.NoError(t, err)
+		assert.Equal(t, `{"theme":"dark"}`, string(b))
+		assert.DirExists(t, filepath.Join(own, "projects"))
+		assert.NoDirExists(t, filepath.Join(f.ws, "agent", ".codex"), "a protected name beside it is set aside")
+	})
+}
+
+// TestPackageMovedWithItsConfig: a package can still be moved (its
+// protected names pin nothing above the package), and what it carries to
+// the new place is set aside there: no tool loads it from where the
+// command put it.
+func TestPackageMovedWithItsConfig(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		tasks := filepath.Join(f.ws, "pkg", ".vscode", "tasks.json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(tasks), 0o755))
+		require.NoError(t, os.WriteFile(tasks, []byte("{}"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(f.ws, "pkg", "main.go"), []byte("package main\n"), 0o644))
+		out, o := f.launch(f.policy(WorkspaceWrite, NetworkAllow), "/bin/sh", "-c", `mv pkg moved && cat moved/main.go`)
+		require.Equal(t, 0, o.ExitCode, out)
+		assert.FileExists(t, filepath.Join(f.ws, "moved", "main.go"))
+		assert.NoDirExists(t, filepath.Join(f.ws, "moved", ".vscode"))
+		assert.FileExists(t, filepath.Join(f.ws, "moved", ".vscode"+disarmedSuffix, "tasks.json"), "set aside, not deleted")
+	})
+}
