@@ -131,7 +131,7 @@ func BenchmarkProbe(b *testing.B) {
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		b.Run(prov.Name(), func(b *testing.B) {
 			for b.Loop() {
-				if res := probeProvider(prov); !res.OK {
+				if res := probeProvider(prov, b.TempDir()); !res.OK {
 					b.Fatal(res.Reason)
 				}
 			}

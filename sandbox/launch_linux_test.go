@@ -100,7 +100,7 @@ func TestExplainBwrapNamespaceFailure(t *testing.T) {
 func TestProbeCatchesAMissingFlag(t *testing.T) {
 	// A backend that forgets the read-only root confines nothing: the
 	// probe must say so rather than pass.
-	res := probeProvider(leakyProvider{Provider: newLandlock()})
+	res := probeProvider(leakyProvider{Provider: newLandlock()}, "")
 	assert.False(t, res.OK)
 	assert.Contains(t, res.Reason, "NOT denied")
 }

@@ -141,6 +141,9 @@ type StartInfo struct {
 	PID int `json:"pid"`
 	// Transport is "stdio" or "http", for display.
 	Transport string `json:"transport,omitempty"`
+	// Principal names the HTTP token the session belongs to, when it is
+	// not the server's own token.
+	Principal string `json:"principal,omitempty"`
 	// Version is the cordon version that started the session.
 	Version string `json:"version,omitempty"`
 }
