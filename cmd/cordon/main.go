@@ -31,6 +31,7 @@ usage:
   cordon mode    --session ID MODE            change a live session's mode (source: user)
   cordon token   add NAME | list | revoke NAME   HTTP clients' own tokens (principals)
   cordon wrap    [--class CLASS] [flags] -- CMD [ARGS...] run an MCP server or agent CLI confined
+  cordon client-config [CLIENT] [--workspace DIR]  the line that adds cordon to an MCP client
   cordon completion bash|zsh|fish|powershell  a shell completion script
   cordon version
   cordon help    [COMMAND]
