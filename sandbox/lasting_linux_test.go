@@ -301,3 +301,69 @@ func TestLastingWatch(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// TestLastingHostChangeNotedByAnEarlierCall: the call whose watch saw the
+// host's replacement may not be the last to end; the last one, which
+// restores, keeps the host's version aside all the same, never over an
+// existing file. A path the command created is removed, not kept; a
+// lost event ("") counts for every path.
+func TestLastingHostChangeNotedByAnEarlierCall(t *testing.T) {
+	at := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC)
+	was := hostAsideClock
+	hostAsideClock = func() time.Time { return at }
+	t.Cleanup(func() { hostAsideClock = was })
+	eachGuardStore(t, func(t *testing.T, s guardStore) {
+		root, set := guardWorld(t)
+		config := filepath.Join(root, ".git", "config")
+		hooks := filepath.Join(root, ".git", "hooks")
+		envrc := filepath.Join(root, ".envrc")
+		before, err := os.ReadFile(config)
+		require.NoError(t, err)
+		first, err := s.begin(set)
+		require.NoError(t, err)
+		second, err := s.begin(set)
+		require.NoError(t, err)
+
+		// The host's git config (lock file and rename) and a hook the
+		// human adds; a file the command made.
+		require.NoError(t, os.WriteFile(config+".lock", []byte("[user]\n\tname = Human\n"), 0o640))
+		require.NoError(t, os.Rename(config+".lock", config))
+		require.NoError(t, os.WriteFile(filepath.Join(hooks, "pre-push"), []byte("#!/bin/sh\n"), 0o755))
+		require.NoError(t, os.WriteFile(envrc, []byte("evil"), 0o644))
+		taken := config + ".cordon-host-20261207T130000Z"
+		require.NoError(t, os.WriteFile(taken, []byte("an earlier one"), 0o600))
+
+		got, err := first.endAfterHost(hostChanges{config})
+		require.NoError(t, err)
+		assert.Empty(t, got, "a call that is not the last restores nothing")
+		got, err = second.endAfterHost(hostChanges{hooks})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []Change{
+			{Path: config, What: "changed", HostKept: taken + "-2"},
+			{Path: hooks, What: "changed", HostKept: hooks + ".cordon-host-20261207T130000Z"},
+			{Path: envrc, What: "created"},
+		}, got)
+
+		after, err := os.ReadFile(config)
+		require.NoError(t, err)
+		assert.Equal(t, string(before), string(after))
+		kept, err := os.ReadFile(taken + "-2")
+		require.NoError(t, err)
+		assert.Equal(t, "[user]\n\tname = Human\n", string(kept))
+		earlier, err := os.ReadFile(taken)
+		require.NoError(t, err)
+		assert.Equal(t, "an earlier one", string(earlier), "an existing file is never overwritten")
+		assert.FileExists(t, filepath.Join(hooks+".cordon-host-20261207T130000Z", "pre-push"))
+		assert.NoFileExists(t, filepath.Join(hooks, "pre-push"))
+		assert.NoFileExists(t, envrc)
+		if fs, ok := s.(*fileGuardStore); ok {
+			assertGuardDirEmpty(t, fs.dir)
+		}
+	})
+	b := &guardBaseline{Root: "/r"}
+	assert.True(t, b.noteHost(hostChanges{"/r/.git/config", "/elsewhere"}))
+	assert.True(t, b.hostChangedAt(".git/config"))
+	assert.False(t, b.hostChangedAt(".git/hooks"))
+	assert.True(t, b.noteHost(hostChanges{""}))
+	assert.True(t, b.hostChangedAt(".git/hooks"), "events were lost: any path may be the host's")
+}
