@@ -383,7 +383,9 @@ func setAsideHost(r *os.Root, rel, kind string) (string, error) {
 				err = fs.ErrExist
 			}
 		default:
-			err = r.Link(rel, name)
+			if err = r.Link(rel, name); err != nil && !errors.Is(err, fs.ErrExist) && kind == nodeFile {
+				err = copyExcl(r, rel, name) // a file system without hard links
+			}
 		}
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -391,6 +393,24 @@ func setAsideHost(r *os.Root, rel, kind string) (string, error) {
 		return name, err
 	}
 	return "", fmt.Errorf("%s: every name taken", stamp)
+}
+
+// copyExcl copies the regular file rel to the new file name, with its
+// permissions and modification time.
+func copyExcl(r *os.Root, rel, name string) error {
+	fi, err := r.Lstat(rel)
+	if err != nil {
+		return err
+	}
+	data, err := readNoFollow(r, rel, fi.Size())
+	if err != nil {
+		return err
+	}
+	n := nodeState{Rel: name, Kind: nodeFile, Mode: fi.Mode(), Data: data}
+	if err := recreate(r, n); err != nil {
+		return err
+	}
+	return r.Chtimes(name, fi.ModTime(), fi.ModTime())
 }
 
 // hostAsideClock names the set-aside versions; tests move it.
