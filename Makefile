@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all deps build run test test-short lint cross bench bench-smoke install clean release test-release
+.PHONY: all deps build run test test-short lint cross bench bench-smoke soak install clean release test-release
 
 all: build
 
@@ -36,6 +36,16 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 40m ./...
 
+# test-short is the loop to run while working (a few minutes): every
+# package's unit tests without -race, and of the real-sandbox suites one
+# smoke test each — a command confined on both backends, a denial, the MCP
+# server end to end. `make test` is what CI runs.
+SHORT_SMOKE := TestBackendReadOnly$$|TestBackendWorkspaceWrite$$|TestBashBasics$$|TestBashDenial$$|TestToolsList$$|TestFlagsAnywhere$$
+test-short:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./approval/ ./fsfence/ ./sessionlog/ ./internal/... ./tools/
+	$(GO) test -count=1 -run '$(SHORT_SMOKE)' ./sandbox/ ./mcpserver/ ./cmd/cordon/
+
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
@@ -60,6 +70,17 @@ bench-smoke: build
 	N=1 ./bench/table.sh
 	N=2 ./bench/exec.sh
 	FILES=2000 N=1 ./bench/grep.sh
+
+# soak runs SOAK_SESSIONS HTTP sessions of mixed calls for SOAK against a
+# real `cordon serve --http`, ends them all and checks that nothing of
+# theirs is left (processes, descriptors), then SIGKILLs the server under
+# load: no confined process may survive it, and every session log must
+# still verify. CI runs it briefly (SOAK=30s).
+SOAK ?= 1m
+SOAK_SESSIONS ?= 32
+
+soak: deps
+	CORDON_SOAK=$(SOAK) CORDON_SOAK_SESSIONS=$(SOAK_SESSIONS) $(GO) test -count=1 -timeout 30m -run '^TestSoak$$' -v ./cmd/cordon/
 
 install:
 	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/cordon ./cmd/cordon-helper

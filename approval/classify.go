@@ -87,6 +87,18 @@ const (
 	reasonDownload      = "runs code downloaded from the network"
 	reasonBraces        = "brace expansion too large to inspect"
 	reasonInternal      = "internal error while inspecting"
+
+	// Where the command line hides what runs (hidden.go).
+	reasonFunction       = "defines a function, which runs in place of a command"
+	reasonAlias          = "defines an alias, which runs in place of a command"
+	reasonSubcommand     = "subcommand is only known at run time"
+	reasonRunTimeArgs    = "runs a command whose arguments are only known at run time"
+	reasonStdinProgram   = "runs a program read from its input"
+	reasonWrittenFile    = "runs a file that the command line also writes or names"
+	reasonDynamicEnv     = "sets a variable whose name is only known at run time"
+	reasonDynamicGitConf = "sets git config that is only known at run time"
+	reasonCommandPath    = "maps a command name to another program"
+	reasonLoadsBuiltin   = "loads a shell builtin from a file"
 )
 
 // Classify reports what is dangerous in command, a bash command line, by the
@@ -107,13 +119,16 @@ func Classify(command string) Verdict { return defaultRules.Classify(command) }
 // It fails closed: a command line that does not parse, a command whose name
 // is only known at run time ($RM -rf x), a nested script that is only known
 // at run time (bash -c "$x"), or one beyond the size and depth limits is
-// dangerous, so that under ask-dangerous the human decides.
+// dangerous, and so is every command line that hides what it runs in
+// another way (hidden.go), so that under ask-dangerous the human decides.
 func (rs Rules) Classify(command string) (v Verdict) {
 	c := &classifier{
 		rules: rs,
 		seen:  map[Finding]bool{},
 		memo:  map[*syntax.CallExpr]info{},
 		piped: map[*syntax.BinaryCmd]bool{},
+		fed:   map[*syntax.CallExpr]bool{},
+		words: map[string]int{},
 	}
 	defer func() {
 		// Bad input must never take the server down; and a command that
@@ -123,6 +138,7 @@ func (rs Rules) Classify(command string) (v Verdict) {
 		}
 	}()
 	c.script(command, syntax.LangBash, 0)
+	c.writtenFiles()
 	return Verdict{Findings: c.findings, More: c.more}
 }
 
@@ -138,6 +154,18 @@ type classifier struct {
 	memo map[*syntax.CallExpr]info
 	// piped marks pipelines already checked as part of a longer one.
 	piped map[*syntax.BinaryCmd]bool
+	// fed marks programs already reported for running a download piped
+	// into them.
+	fed map[*syntax.CallExpr]bool
+	// words counts the base names of the static words of the whole command
+	// line, nested scripts included, so that a file it runs can be matched
+	// against the files it writes (hidden.go).
+	words map[string]int
+	// ran lists the files the command line runs as programs or scripts.
+	ran []ranFile
+	// dynamicWrite: some redirection writes to a path only known at run
+	// time, which may be any file the command line runs.
+	dynamicWrite bool
 }
 
 // info is what a pipeline or redirection needs to know about a simple
@@ -231,6 +259,10 @@ func (c *classifier) script(src string, lang syntax.LangVariant, depth int) {
 			if isPipe(n) && !c.piped[n] {
 				c.pipeline(sc, n)
 			}
+		case *syntax.FuncDecl:
+			c.add(sc.text(n), reasonFunction)
+		case *syntax.Assign:
+			c.assign(sc, n)
 		}
 		return true
 	})
@@ -266,6 +298,9 @@ func (c *classifier) call(sc scope, ce *syntax.CallExpr) info {
 	if !ok {
 		c.add(text, reasonBraces)
 	}
+	for _, f := range argv {
+		c.noteWord(f)
+	}
 	inf := c.command(sc, text, argv, 0)
 	c.memo[ce] = inf
 	return inf
@@ -287,26 +322,40 @@ func (c *classifier) command(sc scope, text string, argv []field, hops int) info
 		return info{}
 	}
 	args := argv[1:]
+	unknownSub := false
 	for i := range c.rules {
-		if c.rules[i].match(name, args) {
+		switch {
+		case c.rules[i].match(name, args):
 			c.add(text, c.rules[i].Reason)
+		case matchAny(c.rules[i].Command, name) && unknownSubcommand(args, c.rules[i].Subcommand):
+			unknownSub = true
 		}
+	}
+	if unknownSub {
+		c.add(text, reasonSubcommand)
+	}
+	if strings.Contains(argv[0].raw, "/") {
+		c.runs(text, argv[0])
 	}
 	return c.special(sc, text, name, args, hops)
 }
 
-// stmt checks a statement's redirections: writes to block devices, and
-// programs fed to a shell's standard input.
+// stmt checks a statement's redirections (writes to block devices, and
+// the files it writes) and what a program that runs its standard input is
+// fed: a here-document or here-string fed to a shell is inspected; any
+// other input (a pipe, a file, the caller's input) cannot be.
 func (c *classifier) stmt(sc scope, st *syntax.Stmt) {
-	if len(st.Redirs) == 0 {
-		return
-	}
 	text := sc.stmtText(st)
+	var input *syntax.Redirect // the last redirection of standard input wins
 	for _, r := range st.Redirs {
 		if writes(r) {
+			c.noteWrite(r)
 			if dev, ok := deviceTarget(r); ok {
 				c.add(text, "writes to device "+dev)
 			}
+		}
+		if readsInput(r) {
+			input = r
 		}
 	}
 	ce, ok := st.Cmd.(*syntax.CallExpr)
@@ -314,25 +363,31 @@ func (c *classifier) stmt(sc scope, st *syntax.Stmt) {
 		return
 	}
 	inf := c.call(sc, ce)
-	if !inf.readsStdin {
+	if !inf.readsStdin || c.fed[ce] {
 		return
 	}
-	for _, r := range st.Redirs {
-		switch r.Op {
-		case syntax.Hdoc, syntax.DashHdoc:
-			if inf.shell {
-				c.heredoc(sc, text, r, inf.lang)
-			}
-		case syntax.WordHdoc:
-			if inf.shell {
-				c.nested(sc, text, resolve(r.Word), inf.lang)
-			}
-		case syntax.RdrIn:
-			if c.downloadsIn(sc, r.Word) {
-				c.add(text, reasonDownload)
-			}
-		}
+	switch {
+	case input != nil && inf.shell && (input.Op == syntax.Hdoc || input.Op == syntax.DashHdoc):
+		c.heredoc(sc, text, input, inf.lang)
+	case input != nil && inf.shell && input.Op == syntax.WordHdoc:
+		c.nested(sc, text, resolve(input.Word), inf.lang)
+	case input != nil && input.Op == syntax.RdrIn && c.downloadsIn(sc, input.Word):
+		c.add(text, reasonDownload)
+	default:
+		c.add(text, reasonStdinProgram)
 	}
+}
+
+// readsInput reports whether r redirects standard input.
+func readsInput(r *syntax.Redirect) bool {
+	if r.N != nil && r.N.Value != "0" {
+		return false
+	}
+	switch r.Op {
+	case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return true
+	}
+	return false
 }
 
 // stmtText is a statement's source without its trailing ; or &.
@@ -455,6 +510,13 @@ func (c *classifier) pipeline(sc scope, b *syntax.BinaryCmd) {
 	for _, st := range stages {
 		if fed && c.anyCall(sc, st, func(i info) bool { return i.readsStdin }) {
 			c.add(sc.text(b), reasonDownload)
+			// Reported once, as a download, not again as input.
+			syntax.Walk(st, func(n syntax.Node) bool {
+				if ce, ok := n.(*syntax.CallExpr); ok {
+					c.fed[ce] = true
+				}
+				return true
+			})
 			return
 		}
 		if c.anyCall(sc, st, func(i info) bool { return i.downloads }) {

@@ -166,6 +166,103 @@ func TestClassifyDangerous(t *testing.T) {
 		{"too many parens", strings.Repeat("(", maxParens+1) + "x" + strings.Repeat(")", maxParens+1), reasonTooDeep},
 		{"nested too deep", nest("ls", maxNesting+2), reasonTooDeep},
 		{"brace bomb", "echo " + strings.Repeat("{a,b}", 14), reasonBraces},
+
+		// Where the classifier cannot tell what runs, it asks (SPEC §5,
+		// ask-dangerous). git push hidden each way the issue found it.
+		{"push in a function", "f(){ git push origin main; }; f", reasonFunction},
+		{"push through a function's arguments", `f(){ git "$@"; }; f push`, reasonFunction},
+		{"harmless function", "f() { echo hi; }; f", reasonFunction},
+		{"function keyword", `function p { git pu\sh; }; p`, reasonFunction},
+		{"function shadowing a command", "ls() { command ls -la; }; ls", reasonFunction},
+		{"push through a variable name", "$CMD push", reasonDynamicName},
+		{"push through an assigned variable", "g=git; $g push", reasonDynamicName},
+		{"command name built by substitution", "$(printf gi)t push", reasonDynamicName},
+		{"subcommand from a variable", "op=push; git $op origin", reasonSubcommand},
+		{"subcommand after run-time options", "git $FLAGS push", reasonSubcommand},
+		{"subcommand from a glob", "git pu* origin", reasonSubcommand},
+		{"git alias by -c", "git -c alias.p=push p", "sets git config alias.p, which can change what git runs"},
+		{"git alias by -c, shell alias", "git -c 'alias.p=!git push' p", "sets git config alias.p, which can change what git runs"},
+		{"git -c core.sshCommand", "git -c core.sshCommand='sh -c x' fetch", "sets git config core.sshcommand, which can change what git runs"},
+		{"git -c core.pager", "git -c core.pager='sh -c x' log", "sets git config core.pager, which can change what git runs"},
+		{"git -c include.path", "git -c include.path=x.cfg status", "sets git config include.path, which can change what git runs"},
+		{"git --config-env", "git --config-env=alias.p=P p", "sets git config alias.p, which can change what git runs"},
+		{"git -c run-time key", `git -c "$k=push" p`, reasonDynamicGitConf},
+		{"git config alias", "git config alias.p push && git p", "sets git config alias.p, which can change what git runs"},
+		{"git config set alias", "git -C sub config set alias.p '!git push'", "sets git config alias.p, which can change what git runs"},
+		{"git config of a run-time key", `git config "$k" push`, reasonDynamicGitConf},
+		{"git -c fsmonitor program", "git -c core.fsmonitor=./x status", "sets git config core.fsmonitor, which can change what git runs"},
+		{"git --exec-path", "git --exec-path=./bin status", "git --exec-path"},
+		{"GIT_SSH_COMMAND before git", "GIT_SSH_COMMAND='sh -c x' git fetch", "sets GIT_SSH_COMMAND, which can change what runs"},
+		{"GIT_CONFIG_COUNT exported", "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push; git p", "sets GIT_CONFIG_COUNT, which can change what runs"},
+		{"GIT_CONFIG_PARAMETERS by env", "env GIT_CONFIG_PARAMETERS=\"'alias.p'='push'\" git p", "sets GIT_CONFIG_PARAMETERS, which can change what runs"},
+		{"LD_PRELOAD", "LD_PRELOAD=./x.so ls", "sets LD_PRELOAD, which can change what runs"},
+		{"declare a run-time name", `declare -x "$n=x"`, reasonDynamicEnv},
+		{"alias", "alias gp='git push'; gp", reasonAlias},
+		{"alias with expand_aliases", "shopt -s expand_aliases; alias ls='git push'\nls", reasonAlias},
+		{"xargs supplies the subcommand", "echo push | xargs git", reasonRunTimeArgs},
+		{"xargs -I", "echo push | xargs -I{} git {} origin", reasonRunTimeArgs},
+		{"xargs sh -c with input", "cat list | xargs sh -c", reasonStdinProgram},
+		{"parallel", "parallel git ::: push", reasonRunTimeArgs},
+		{"parallel as a shell", "echo 'git push' | parallel", reasonStdinProgram},
+		{"find -exec with the path", "find push -maxdepth 0 -exec git {} \\;", reasonRunTimeArgs},
+		{"printf into sh", "printf 'git push origin main' | sh", reasonStdinProgram},
+		{"echo into bash", "echo 'git push' | bash", reasonStdinProgram},
+		{"echo into sudo bash -s", "echo x | sudo bash -s", reasonStdinProgram},
+		{"file into sh", "sh < s.sh", reasonStdinProgram},
+		{"here-string to a shell, run time", `sh <<< "$x"`, reasonDynamicScript},
+		{"here-string to python", "python3 - <<< 'import os'", reasonStdinProgram},
+		{"heredoc to python", "python3 - <<'EOF'\nimport os\nprint(os.getcwd())\nEOF", reasonStdinProgram},
+		{"interactive shell", "bash", reasonStdinProgram},
+		{"REPL", "python3 -i -q", reasonStdinProgram},
+		{"python -c", "python3 -c 'print(1)'", "runs python3 code, which is not inspected"},
+		{"python -c reading a download", "curl -s x | python3 -c 'import json,sys; print(json.load(sys.stdin))'", "runs python3 code, which is not inspected"},
+		{"node -e", `node -e 'require("child_process").execSync("git push")'`, "runs node code, which is not inspected"},
+		{"perl -e", "perl -e 'system q(git push)'", "runs perl code, which is not inspected"},
+		{"eval of a variable", `eval "$x"`, reasonDynamicScript},
+		{"eval of assembled words", "eval git $op", reasonDynamicScript},
+		{"bash -c of a variable", `bash -c "$x"`, reasonDynamicScript},
+		{"bash of a run-time file", `bash "$f"`, reasonDynamicScript},
+		{"bash of a process substitution", "bash <(echo 'git push')", reasonDynamicScript},
+		{"source of a written file", "echo 'git push' > s.sh; source s.sh", reasonWrittenFile},
+		{"dot of a written file", "printf 'git push' > s.sh && . ./s.sh", reasonWrittenFile},
+		{"source of a file written by tee", "echo 'git push' | tee s.sh >/dev/null; source s.sh", reasonWrittenFile},
+		{"source of a file written with quotes", `echo 'git push' > "s".sh; . s.sh`, reasonWrittenFile},
+		{"source of a file written in a nested script", `bash -c "echo 'git push' > s.sh"; source s.sh`, reasonWrittenFile},
+		{"source after a write to a run-time path", `echo 'git push' > "$f"; source s.sh`, reasonWrittenFile},
+		{"source of a run-time file", `source "$x"`, reasonDynamicScript},
+		{"bash of a written file", "printf 'git push' > s.sh; bash s.sh", reasonWrittenFile},
+		{"python of a written file", "echo 'import os; os.system(\"git push\")' > x.py; python3 x.py", reasonWrittenFile},
+		{"run a written file", "printf 'git push' > s.sh; chmod +x s.sh; ./s.sh", reasonWrittenFile},
+		{"trap", "trap 'git push' EXIT", "pushes to a remote"},
+		{"trap of a variable", `trap "$x" EXIT`, reasonDynamicScript},
+		{"hash -p", "hash -p /bin/sh ls; ls", reasonCommandPath},
+		{"enable -f", "enable -f ./x.so x; x", reasonLoadsBuiltin},
+		{"script -c", "script -qc 'git push' /dev/null", "pushes to a remote"},
+		{"command substitution as the command", "`echo git` push", reasonDynamicName},
+		{"tar --to-command", "tar -xf x.tar --to-command='git push'", "pushes to a remote"},
+		{"tar abbreviated option", "tar -xf x.tar --to-com='sh -c \"$x\"'", reasonDynamicScript},
+		{"tar checkpoint exec", "tar -cf x.tar --checkpoint=1 --checkpoint-action=exec='git push' .", "pushes to a remote"},
+		{"tar -I", "tar -I 'sh -c \"git push\"' -xf x", "pushes to a remote"},
+		{"rsync -e", "rsync -e 'sh -c \"git push\"' a b:", "pushes to a remote"},
+		{"ssh ProxyCommand", "ssh -o ProxyCommand='git push' host", "pushes to a remote"},
+		{"ssh attached ProxyCommand", `ssh -o"ProxyCommand $x" host`, reasonDynamicScript},
+		{"ssh -F written", "printf 'ProxyCommand git push' > c; ssh -F c host", reasonWrittenFile},
+		{"scp -S", "scp -S ./x.sh a b:", "runs a file"},
+		{"sort --compress-program", "sort --compress-program='git push' x", "pushes to a remote"},
+		{"rg --pre", "rg --pre \"$p\" foo", reasonDynamicScript},
+		{"man -P", "man -P 'sh -c \"git push\"' ls", "pushes to a remote"},
+		{"LESSOPEN", "LESSOPEN='|git push %s' less x", "sets LESSOPEN, which can change what runs"},
+		{"source of standard input", `source /dev/stdin <<< "git push"`, reasonStdinProgram},
+		{"bash of standard input", "printf 'git push' | bash /dev/fd/0", reasonStdinProgram},
+		{"awk system", `awk 'BEGIN { system("git push") }'`, reasonAwkRuns},
+		{"awk pipe to a shell", `awk '{ print | "sh" }' cmds.txt`, reasonAwkRuns},
+		{"gawk -e", `gawk -e 'BEGIN { "git push" | getline x }'`, reasonAwkRuns},
+		{"awk of a run-time program", `awk "$prog" x`, reasonDynamicScript},
+		{"awk extension", "gawk -l ./ext.so 1", "loads an awk extension"},
+		{"sed e command", "sed -n '1e git push' x", reasonSedRuns},
+		{"sed s///e", "echo x | sed 's/x/git push/e'", reasonSedRuns},
+		{"sed e after other commands", `sed -e '/^#/d;s|a|b|g' -e '$!N;e git push' x`, reasonSedRuns},
+		{"sed of a run-time script", `sed "$script" x`, reasonDynamicScript},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,7 +311,6 @@ func TestClassifySafe(t *testing.T) {
 		{"trailing comment", "ls # rm -rf x"},
 		{"heredoc to cat", "cat <<'EOF' > script.sh\nrm -rf /\nsudo reboot\nEOF"},
 		{"quoted heredoc keeps substitutions as text", "cat <<'EOF'\n$(git push)\nEOF"},
-		{"heredoc to python", "python3 - <<'EOF'\nimport os\nprint(os.getcwd())\nEOF"},
 		{"heredoc to bash, harmless", "bash <<'EOF'\nls\ngit status\nEOF"},
 		{"grep -r", "grep -r pattern ."},
 		{"chmod -r is not recursive", "chmod -r file"},
@@ -227,9 +323,7 @@ func TestClassifySafe(t *testing.T) {
 		{"curl to a file", "curl -s https://x -o file"},
 		{"curl to jq", "curl -s https://x | jq ."},
 		{"curl to python module", "curl -s x | python3 -m json.tool"},
-		{"curl to python -c", "curl -s x | python3 -c 'import json,sys; print(json.load(sys.stdin))'"},
 		{"wget", "wget https://x"},
-		{"python -c", "python3 -c 'print(1)'"},
 		{"bash script", "bash script.sh"},
 		{"bash -c harmless", "bash -c 'ls -la'"},
 		{"sh -c harmless list", "sh -c 'echo hi && git status'"},
@@ -263,7 +357,50 @@ func TestClassifySafe(t *testing.T) {
 		{"cp", "cp a b"},
 		{"brace expansion", "echo {a,b}"},
 		{"redirect to a variable", `echo x > "$out"`},
-		{"function", "f() { echo hi; }; f"},
+
+		// Plainly safe, with the checks for hidden commands in force.
+		{"git commit", `git add -A && git commit -m "fix: push the button"`},
+		{"git -c identity", "git -c user.name=a -c user.email=a@b commit -qm x"},
+		{"git -c color", "git -c color.ui=always diff"},
+		{"git -c pager cat", "git -c core.pager=cat log"},
+		{"git -c fsmonitor off", "git -c core.fsmonitor=false -c core.hooksPath=/dev/null commit -qm x"},
+		{"git config identity", "git config user.email a@b && git config --get user.name"},
+		{"git config of a program key, guarded by the sandbox", "git -C sub config core.fsmonitor 'touch x; false'"},
+		{"git config read", "git config core.pager; git config --list; git config get alias.p"},
+		{"git -C a run-time directory", `git -C "$dir" status`},
+		{"git log with a run-time format", `git log --format="$fmt" -n 1`},
+		{"PAGER=cat", "PAGER=cat git log -n 3"},
+		{"GOFLAGS", "GOFLAGS=-mod=mod go build ./..."},
+		{"go build", "go build ./... && go vet ./..."},
+		{"npm test", "npm test"},
+		{"grep pipeline", "cat go.mod | grep -n require | sort | uniq | head -n 3"},
+		{"xargs grep", "git ls-files | xargs grep -n TODO"},
+		{"xargs wc", "find . -name '*.go' -print0 | xargs -0 wc -l"},
+		{"find -exec grep", "find . -name '*.go' -exec grep -l foo {} +"},
+		{"find -exec without the path", "find . -maxdepth 1 -exec date \\;"},
+		{"source a venv", "source .venv/bin/activate && python3 -m pytest -q"},
+		{"dot a file", ". ./env.sh && go test ./..."},
+		{"bash a script", "bash scripts/check.sh"},
+		{"python a script", "python3 tools/gen.py --out x"},
+		{"run a built program", "./bin/tool --help"},
+		{"python version", "python3 --version"},
+		{"bash version", "bash --version"},
+		{"node version", "node -v && npm -v && perl -v && php -v"},
+		{"trap reset", "trap - EXIT"},
+		{"trap ignore", "trap '' INT; go test ./..."},
+		{"alias list", "alias"},
+		{"hash", "hash -r"},
+		{"write then cat", "echo hi > notes.txt && cat notes.txt"},
+		{"python module", "python3 -m json.tool data.json"},
+		{"awk print", `awk -F'|' '{ s += $2 } END { print s }' data.txt`},
+		{"sed substitute in place", `sed -i.bak -e 's/foo/bar/g' -e '/^$/d' main.go`},
+		{"sed with other delimiters", `sed -n 's|/usr/local|/opt|gp; y/abc/xyz/; 1i\header' x`},
+		{"sed print range", `sed -n '/start/,/end/{p}' x`},
+		{"sed --sandbox", "sed --sandbox 's/x/y/e' x"},
+		{"tar with a compressor", "tar -I zstd -xf x.tar.zst && tar czf out.tgz dir"},
+		{"rsync over ssh", "rsync -av -e 'ssh -p 2222' src/ host:dst/"},
+		{"ssh with a proxy jump", "ssh -o ProxyCommand='ssh -W %h:%p bastion' -o StrictHostKeyChecking=no host uptime"},
+		{"sort with a compressor", "sort -S 1G --compress-program=gzip big.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -354,4 +491,35 @@ func TestClassifyCapsFindings(t *testing.T) {
 	assert.Len(t, v.Findings, MaxFindings)
 	assert.Equal(t, 5, v.More)
 	assert.True(t, strings.HasSuffix(v.Summary(), "; and 5 more"), v.Summary())
+}
+
+// Every runner in the wrappers table is followed to the command it runs,
+// and every interpreter's inline code asks: both tables are data, and a
+// new entry is covered by these without another line of test.
+func TestClassifyEveryRunnerAndInterpreter(t *testing.T) {
+	for name, w := range wrappers {
+		cmd := name + strings.Repeat(" x", w.operands) + " git push"
+		t.Run(cmd, func(t *testing.T) {
+			assert.Contains(t, reasons(Classify(cmd)), "pushes to a remote")
+		})
+	}
+	for name, in := range interpreters {
+		for _, flag := range in.code {
+			cmd := name + " " + flag + " 'x'"
+			t.Run(cmd, func(t *testing.T) {
+				assert.Contains(t, reasons(Classify(cmd)), "runs "+name+" code, which is not inspected")
+			})
+		}
+		t.Run(name+" fed by a pipe", func(t *testing.T) {
+			assert.Contains(t, reasons(Classify("echo x | "+name)), reasonStdinProgram)
+		})
+	}
+}
+
+func reasons(v Verdict) []string {
+	var out []string
+	for _, f := range v.Findings {
+		out = append(out, f.Reason)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -58,7 +59,13 @@ var interpreters = map[string]interpreter{
 		opts: optSpec{value: "epr", valueLong: []string{"--eval", "--print", "--require", "--import"}},
 		code: []string{"-e", "-p", "--eval", "--print"},
 	},
-	"php": {opts: optSpec{value: "rRfcd"}, code: []string{"-r", "-R"}, other: []string{"-f"}},
+	"php":       {opts: optSpec{value: "rRfcd"}, code: []string{"-r", "-R"}, other: []string{"-f"}},
+	"lua":       {opts: optSpec{value: "el"}, code: []string{"-e"}},
+	"luajit":    {opts: optSpec{value: "elbj"}, code: []string{"-e"}},
+	"julia":     {opts: optSpec{value: "eEpLt", valueLong: []string{"--eval", "--print", "--load", "--threads", "--procs"}}, code: []string{"-e", "-E", "--eval", "--print"}},
+	"osascript": {opts: optSpec{value: "els"}, code: []string{"-e"}},
+	"expect":    {opts: optSpec{value: "cfD"}, code: []string{"-c"}, other: []string{"-f"}},
+	"rscript":   {opts: optSpec{value: "e"}, code: []string{"-e"}},
 }
 
 // wrapper describes a program that runs the rest of its arguments as a
@@ -111,6 +118,25 @@ var wrappers = map[string]wrapper{
 	"xargs": {opts: optSpec{value: "IadELnPs", valueLong: []string{
 		"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var",
 	}}},
+	// Other runners: each runs the rest of its arguments as a command.
+	"fakeroot":         {opts: optSpec{value: "lsib", valueLong: []string{"--lib", "--faked"}}},
+	"faketime":         {operands: 1},
+	"unbuffer":         {},
+	"chronic":          {},
+	"catchsegv":        {},
+	"dbus-run-session": {opts: optSpec{valueLong: []string{"--config-file", "--dbus-daemon"}}},
+	"xvfb-run": {opts: optSpec{value: "nfsepw", valueLong: []string{
+		"--server-num", "--error-file", "--server-args", "--xauth-protocol", "--wait", "--auth-file",
+	}}},
+	"firejail": {},
+	"valgrind": {},
+	"ltrace":   {opts: optSpec{value: "aeEnopsuFlxXAD", valueLong: []string{"--output", "--library"}}},
+	"systemd-run": {opts: optSpec{value: "pEuMH", valueLong: []string{
+		"--property", "--unit", "--setenv", "--uid", "--gid", "--machine", "--host",
+		"--working-directory", "--slice", "--description", "--nice", "--service-type",
+		"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive",
+		"--on-calendar", "--timer-property", "--path-property", "--socket-property",
+	}}},
 }
 
 // inner is the command a wrapper runs, or nil when it runs none (sudo -v).
@@ -156,8 +182,11 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 	if lang, ok := shells[name]; ok {
 		return c.shell(sc, text, args, lang)
 	}
+	if p, ok := optionPrograms[name]; ok {
+		c.optionProgram(sc, text, p, args)
+	}
 	if in, ok := interpreters[versionless(name)]; ok {
-		return c.interpreter(sc, text, args, in)
+		return c.interpreter(sc, text, name, args, in)
 	}
 	switch name {
 	case "eval":
@@ -166,19 +195,62 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 		}
 		return info{wantsCode: len(args) == 0}
 	case "source", ".":
-		if len(args) > 0 && c.downloadsIn(sc, args[0].word) {
+		if len(args) == 0 {
+			return info{}
+		}
+		if c.downloadsIn(sc, args[0].word) {
 			c.add(text, reasonDownload)
+		} else {
+			c.runs(text, args[0])
 		}
 		return info{}
+	case "alias":
+		c.alias(text, args)
+		return info{}
+	case "trap":
+		c.trap(sc, text, args)
+		return info{}
+	case "hash":
+		if opts, _ := scanOptions(args, optSpec{value: "p"}); hasFlag(opts, "-p") {
+			c.add(text, reasonCommandPath)
+		}
+		return info{}
+	case "enable":
+		if opts, _ := scanOptions(args, optSpec{value: "f"}); hasFlag(opts, "-f") {
+			c.add(text, reasonLoadsBuiltin)
+		}
+		return info{}
+	case "git":
+		c.gitOptions(text, args)
+		return info{}
+	case "script":
+		// util-linux script -c CODE runs CODE with the user's shell.
+		spec := optSpec{value: "cEIOBTm", valueLong: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}, permute: true}
+		opts, _ := scanOptions(args, spec)
+		if code, ok := optionValue(opts, "-c", "--command"); ok {
+			c.nested(sc, text, code, syntax.LangBash)
+		}
+		return info{}
+	case "parallel":
+		return c.parallel(sc, text, args, hops)
+	case "awk", "gawk", "mawk", "nawk":
+		c.awk(text, args)
+		return info{}
+	case "sed", "gsed":
+		c.sed(text, args)
+		return info{}
+	case "sudo":
+		c.envAssignments(text, args)
 	case "su", "runuser":
 		return c.switchUser(sc, text, name, args, hops)
 	case "env":
+		c.envAssignments(text, args)
 		opts, _ := scanOptions(args, wrappers["env"].opts)
 		if code, ok := optionValue(opts, "-S", "--split-string"); ok {
 			c.nested(sc, text, code, syntax.LangBash)
 		}
 	case "xargs":
-		inf := c.command(sc, text, wrappers["xargs"].inner(args), hops+1)
+		inf := c.runTimeArgs(sc, text, wrappers["xargs"].inner(args), hops+1)
 		// xargs feeds its input to the command as arguments: a shell that
 		// is missing its -c script gets it from there.
 		return info{readsStdin: inf.wantsCode}
@@ -205,7 +277,7 @@ func (c *classifier) special(sc scope, text, name string, args []field, hops int
 // shell inspects sh/bash/zsh ... : the -c script, or whether the program
 // comes from standard input.
 func (c *classifier) shell(sc scope, text string, args []field, lang syntax.LangVariant) info {
-	codeMode, stdin := false, false
+	codeMode, stdin, version := false, false, false
 	var operands []field
 	var command *field
 scan:
@@ -227,6 +299,8 @@ scan:
 			case name == "--command" && i+1 < len(args):
 				i++
 				command = &args[i]
+			case name == "--version" || name == "--help":
+				version = true
 			case (name == "--rcfile" || name == "--init-file") && !eq:
 				i++
 			}
@@ -251,6 +325,8 @@ scan:
 	}
 
 	switch {
+	case version:
+		return info{}
 	case command != nil:
 		c.nested(sc, text, *command, lang)
 	case codeMode && len(operands) == 0:
@@ -262,31 +338,37 @@ scan:
 	case c.downloadsIn(sc, operands[0].word):
 		// bash <(curl ...): the script file is a download.
 		c.add(text, reasonDownload)
+	default:
+		c.runs(text, operands[0])
 	}
 	return info{}
 }
 
 // interpreter inspects python/perl/node ... : whether the program comes
 // from standard input, and whether the program text is a download.
-func (c *classifier) interpreter(sc scope, text string, args []field, in interpreter) info {
+func (c *classifier) interpreter(sc scope, text, name string, args []field, in interpreter) info {
 	opts, operands := scanOptions(args, in.opts)
-	var program *field
 	switch {
 	case hasFlag(opts, in.code...):
-		if code, ok := optionValue(opts, in.code...); ok {
-			program = &code
-		} else {
+		code, ok := optionValue(opts, in.code...)
+		switch {
+		case !ok:
 			return info{wantsCode: true}
+		case c.downloadsIn(sc, code.word):
+			c.add(text, reasonDownload)
+		default:
+			// Code in another language: the classifier cannot read it.
+			c.add(text, fmt.Sprintf("runs %s code, which is not inspected", name))
 		}
-	case hasFlag(opts, in.other...):
-		return info{}
+	case hasFlag(opts, in.other...), hasFlag(opts, "--version", "-V", "--help", "-h"),
+		// -v is the version everywhere but in python, where it is verbose.
+		!strings.HasPrefix(versionless(name), "py") && hasFlag(opts, "-v"):
 	case len(operands) == 0 || operands[0].text() == "-" && operands[0].static():
 		return info{readsStdin: true}
-	default:
-		program = &operands[0]
-	}
-	if c.downloadsIn(sc, program.word) {
+	case c.downloadsIn(sc, operands[0].word):
 		c.add(text, reasonDownload)
+	default:
+		c.runs(text, operands[0])
 	}
 	return info{}
 }
@@ -342,7 +424,12 @@ func (c *classifier) findExec(sc scope, text string, args []field, hops int) {
 			}
 			end++
 		}
-		c.command(sc, text, args[i+1:end], hops+1)
+		cmd := args[i+1 : end]
+		if slices.ContainsFunc(cmd, func(f field) bool { return strings.Contains(f.raw, "{}") }) {
+			c.runTimeArgs(sc, text, cmd, hops+1)
+		} else {
+			c.command(sc, text, cmd, hops+1)
+		}
 		i = end
 	}
 }
@@ -379,4 +466,25 @@ func (c *classifier) flock(sc scope, text string, args []field, hops int) info {
 		return info{}
 	}
 	return c.command(sc, text, rest, hops+1)
+}
+
+// parallel inspects GNU parallel: the command it runs gets its arguments
+// from ::: lists or its input, and with no command each input line is a
+// command of its own.
+func (c *classifier) parallel(sc scope, text string, args []field, hops int) info {
+	spec := optSpec{value: "jSPnNLlaEIdCX", valueLong: []string{
+		"--jobs", "--sshlogin", "--max-procs", "--max-args", "--max-lines", "--arg-file",
+		"--delimiter", "--colsep", "--replace", "--eof", "--workdir", "--tmpdir", "--results", "--joblog",
+	}}
+	_, operands := scanOptions(args, spec)
+	end := slices.IndexFunc(operands, func(f field) bool { return strings.HasPrefix(f.text(), ":::") })
+	if end < 0 {
+		end = len(operands)
+	}
+	if end == 0 {
+		c.add(text, reasonStdinProgram)
+		return info{}
+	}
+	c.runTimeArgs(sc, text, operands[:end], hops+1)
+	return info{}
 }

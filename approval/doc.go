@@ -26,12 +26,16 @@
 // # Limits
 //
 // The classifier sees the text of one command line, not the programs it
-// starts. It cannot see inside scripts run from files (./build.sh, make,
-// npm run), git aliases and hooks, or programs that run other programs from
-// their own data (a Python one-liner calling os.system). Arguments that are
-// only known at run time ($FLAGS) are not treated as options. It is a
-// tripwire for accidents, not a boundary: the sandbox is the boundary. Where
-// it cannot tell (a command that does not parse, a command name or a nested
-// script that is only known at run time) it says dangerous, so that under
-// ask-dangerous the human decides.
+// starts. It cannot see inside scripts written by an earlier call and run
+// from files (./build.sh, make, npm run), git aliases and hooks already in
+// a config file, or programs that run other programs named in their own
+// configuration (~/.ssh/config, a Makefile). Arguments that are only known at run time
+// ($FLAGS) are not treated as options. It is consent, not a boundary: the
+// sandbox is the boundary. Where it cannot tell what runs (a command that
+// does not parse; a command name, subcommand or nested script only known at
+// run time; a function or alias; arguments supplied by xargs; a program
+// fed to a shell's input; inline interpreter, awk or sed code that can
+// start programs; a file the same line writes; git config or a variable
+// that names a program: hidden.go, textcode.go, optprograms.go) it
+// says dangerous, so that under ask-dangerous the human decides.
 package approval

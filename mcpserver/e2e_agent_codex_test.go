@@ -91,7 +91,12 @@ func TestCodexShowsTheModel(t *testing.T) {
 				"exec", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--json", "-C", w.ws, "Use the cordon tools.")
 			require.NoError(t, err, "codex exec: %s", out)
 			assert.Contains(t, out, `"text":"done"`, "the stand-in's last turn ends the run")
-			checkAgentResults(t, "Codex", w, model.received())
+			received := model.received()
+			checkAgentResults(t, "Codex", w, received)
+			// Codex takes results without structuredContent: cordon sends
+			// it text alone, so cat's output arrives verbatim.
+			require.Greater(t, len(received), 5)
+			assert.Equal(t, strings.Replace(agentFile, "beta", "gamma", 1), received[5], "Codex hands the model cat's output verbatim")
 			checkInstructionsShown(t, "Codex", model.instructions())
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,13 +49,25 @@ func agentSteps(w *world) []agentStep {
 		{"edit_file", map[string]any{"path": "quoted.txt", "old_string": "beta", "new_string": "gamma"}},
 		{"bash", map[string]any{"command": "printf 'out-%s\\n' $((40+2))"}},
 		{"write_file", map[string]any{"path": filepath.Join(w.outside, "new.txt"), "content": "no\n"}},
+		{"read_file", map[string]any{"path": "page.txt"}},
+		{"bash", map[string]any{"command": "cat quoted.txt"}},
+		{"grep", map[string]any{"pattern": "C:\\\\Users", "path": "quoted.txt"}},
 	}
 }
+
+// pageLines is how many short lines page.txt has: a default 2,000-line
+// page of them is over 30,000 characters, more than Codex passes on.
+const pageLines = 3000
 
 // agentWorld is a world with the file the script reads.
 func agentWorld(t *testing.T) *world {
 	w := newWorld(t)
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "quoted.txt"), []byte(agentFile), 0o644))
+	var page strings.Builder
+	for i := 1; i <= pageLines; i++ {
+		fmt.Fprintf(&page, "line %d\n", i)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "page.txt"), []byte(page.String()), 0o644))
 	return w
 }
 
@@ -84,24 +97,135 @@ func checkAgentResults(t *testing.T, client string, w *world, received []string)
 		"%s shows the model the denial marker: %q", client, received[3])
 	assert.Contains(t, field(received[3], "error", "message"), "sandbox_permissions", "and the escalation hint")
 
+	// A default page: every line from 1 to the last one shown, none
+	// missing, and the footer continues right after it, whether the page
+	// is whole or cordon cut it to what the client passes on.
+	checkPageWhole(t, client, received[4])
+	// bash cat of the same lines, and a grep match: their content,
+	// whether the client hands the model the text or the JSON of the
+	// structuredContent (escaped: SPEC keeps it for these tools).
+	edited := strings.Replace(agentFile, "beta", "gamma", 1)
+	assert.Equal(t, edited, field(received[5], "output"), "%s shows the model cat's output", client)
+	assert.Contains(t, grepMatches(received[6]), `quoted.txt:1:say "hi" to C:\Users\me; \n stays two characters`, "%s shows the model the grep match", client)
+	t.Logf("%s hands the model bash output verbatim: %v", client, strings.Contains(received[5], `say "hi" to C:\Users`))
+
 	assert.Equal(t, strings.Replace(agentFile, "beta", "gamma", 1), fileContent(t, filepath.Join(w.ws, "quoted.txt")), "the edit landed")
 	assert.Equal(t, "<absent>", fileContent(t, filepath.Join(w.outside, "new.txt")), "the refused write did not")
 }
 
+// checkPageWhole asserts that a read_file page of page.txt that reached the
+// model has no hole it was not told about.
+func checkPageWhole(t *testing.T, client, page string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(page, "\n"), "\n")
+	require.Greater(t, len(lines), 2, "%s: %q", client, page)
+	n := 0
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "[") {
+			break
+		}
+		n++
+		require.Equal(t, fmt.Sprintf("%6d\tline %d", n, n), l, "%s hands the model the page's lines in order, none missing", client)
+	}
+	footer := fmt.Sprintf("[showing lines 1-%d of %d; call read_file with offset=%d to continue]", n, pageLines, n+1)
+	assert.Equal(t, footer, lines[len(lines)-1], "%s: the footer's offset follows the last line the model got", client)
+	assert.LessOrEqual(t, n, 2000)
+}
+
+// checkRootsSetAside asserts that the client, started outside the
+// workspace, declared its own directory as its roots and cordon set them
+// aside (the edit in the workspace landed: checkAgentResults).
+func checkRootsSetAside(t *testing.T, client string, w *world) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(w.state, "sessions", "*.jsonl"))
+	require.NoError(t, err)
+	var all strings.Builder
+	for _, l := range logs {
+		all.WriteString(fileContent(t, l))
+	}
+	assert.Contains(t, all.String(), `"type":"roots","data":{"roots":["`+w.outside+`"]`, "%s sends its own directory as its roots", client)
+	assert.Contains(t, all.String(), `"set_aside":true`, "%s: cordon set the roots aside", client)
+}
+
+// grepMatches is grep's matches as the model can read them: from the text,
+// or from structuredContent.matches.
+func grepMatches(received string) string {
+	for _, doc := range []string{received, strings.SplitN(received, "\n", 2)[0]} {
+		var v struct {
+			Matches []string `json:"matches"`
+		}
+		if json.Unmarshal([]byte(doc), &v) == nil && v.Matches != nil {
+			return strings.Join(v.Matches, "\n")
+		}
+	}
+	return received
+}
+
+// unwrapToolError takes away the sentence Gemini CLI and Qwen Code put
+// around an MCP tool error ("MCP tool 'NAME' reported tool error for
+// function call: {…} with response: [the result as JSON]"), leaving the
+// text of the result, which the model reads inside it.
+func unwrapToolError(s string) string {
+	_, parts, ok := strings.Cut(s, " with response: ")
+	if !ok || !strings.HasPrefix(s, "MCP tool ") {
+		return s
+	}
+	var resp []struct {
+		FunctionResponse struct {
+			Response struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+				Error *struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"error"`
+			} `json:"response"`
+		} `json:"functionResponse"`
+	}
+	if json.Unmarshal([]byte(parts), &resp) != nil || len(resp) == 0 {
+		return s
+	}
+	content := resp[0].FunctionResponse.Response.Content
+	if e := resp[0].FunctionResponse.Response.Error; e != nil {
+		content = e.Content
+	}
+	if len(content) == 0 {
+		return s
+	}
+	return content[0].Text
+}
+
 // field is what the model can read of one result: when the client passed
 // it structuredContent (a JSON object), the string at path in it; else
-// the text itself.
+// the text itself. A client that passes both (Qwen Code) shows the JSON on
+// the first line and the text after it: the string at path when the JSON
+// has it, else the text.
 func field(received string, path ...string) string {
+	if s, ok := jsonField(received, path); ok {
+		return s
+	}
+	if first, rest, ok := strings.Cut(received, "\n"); ok && json.Valid([]byte(first)) && strings.HasPrefix(first, "{") {
+		if s, ok := jsonField(first, path); ok {
+			return s
+		}
+		return rest
+	}
+	return received
+}
+
+func jsonField(doc string, path []string) (string, bool) {
 	var v any
-	if json.Unmarshal([]byte(received), &v) != nil {
-		return received
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return "", false
 	}
 	for _, k := range path {
 		m, _ := v.(map[string]any)
 		v = m[k]
 	}
-	s, _ := v.(string)
-	return s
+	s, ok := v.(string)
+	return s, ok || !strings.HasPrefix(doc, "{")
 }
 
 // checkInstructionsShown asserts that the instructions, as the client
@@ -160,7 +284,9 @@ func runAgent(t *testing.T, dir string, env []string, timeout time.Duration, bin
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = dir, env
+	// PWD too: a client that takes its directory from it (opencode) would
+	// otherwise be where the test runs.
+	cmd.Dir, cmd.Env = dir, append(slices.Clip(env), "PWD="+dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	killGroupOnCancel(cmd)

@@ -124,13 +124,14 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	late := filepath.Join(w.ws, "late")
 	go cs.CallTool(t.Context(), mcpCall("bash", map[string]any{"command": fmt.Sprintf("(sleep 2; touch %s) & sleep 60", late)}))
 	time.Sleep(700 * time.Millisecond)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	// SIGINT ends at once; SIGTERM drains first (TestHTTPDrain).
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
 	case <-time.After(15 * time.Second):
-		t.Fatal("cordon did not shut down on SIGTERM")
+		t.Fatal("cordon did not shut down on SIGINT")
 	}
 	time.Sleep(2500 * time.Millisecond)
 	assert.NoFileExists(t, late, "running commands are killed at shutdown")

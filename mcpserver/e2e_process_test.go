@@ -114,7 +114,9 @@ func TestBackgroundProcesses(t *testing.T) {
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			w := newWorld(t)
-			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend)
+			// on-request: a REPL reads code the classifier never sees, so
+			// ask-dangerous would ask before starting one.
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--mode", "workspace-write", "--backend", backend, "--approval", "on-request")
 
 			t.Run("a dev server, reached by a second call, then killed", func(t *testing.T) {
 				port := freePort(t)

@@ -68,6 +68,17 @@ func (a *asker) AskedPins() (string, bool) {
 // clients get the question back as an input_required result, and the call
 // returns until they retry with the answer.
 func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+	if a.answer == nil {
+		a.srv.metrics.question()
+	}
+	d, err := a.ask(ctx, q)
+	if !errors.Is(err, tools.ErrPending) {
+		a.srv.metrics.answer(d)
+	}
+	return d, err
+}
+
+func (a *asker) ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
 	if err := q.Displayable(); err != nil {
 		// The tool layer refuses such a question first; a cut one is
 		// never shown.

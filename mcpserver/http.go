@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/peer"
+	"github.com/cordonhq/cordon/internal/principal"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -30,13 +30,29 @@ type HTTPConfig struct {
 	// Ready, if set, is told the listening address and the token file,
 	// before the first request is served.
 	Ready func(addr, tokenFile string)
+	// TokensFile holds the principals' tokens; "" is <state-dir>/http-tokens.
+	TokensFile string
+	// IdleTimeout ends a token session that sees no request for that long
+	// (0: never).
+	IdleTimeout time.Duration
+	// Drain, when it closes, begins a drain: /readyz 503, no new session,
+	// up to DrainTimeout for the calls in flight, then the shutdown.
+	Drain        <-chan struct{}
+	DrainTimeout time.Duration
+	// Replica, when set, prefixes every generated Mcp-Session-Id with
+	// "Replica.", for a gateway that routes by it.
+	Replica string
+	// Probed says whether the sandbox probe passed, and if not why, for
+	// /readyz; nil is always ready.
+	Probed func() (bool, string)
 }
 
 // maxRequestBody bounds one request: large enough for write_file of a big
 // file, small enough that a client cannot exhaust memory.
 const maxRequestBody = 64 << 20
 
-// ServeHTTP serves Streamable HTTP at /mcp until ctx ends, then shuts down:
+// ServeHTTP serves Streamable HTTP at /mcp, and /healthz and /readyz,
+// until ctx ends or a drain is over, then shuts down:
 // running commands are killed (their contexts end) and every session is
 // closed.
 func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
@@ -62,12 +78,29 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", cfg.Addr, err)
 	}
-	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true), server.WithSessionIdleTTL(time.Hour))
+	opts := []server.StreamableHTTPOption{server.WithStateful(true), server.WithSessionIdleTTL(time.Hour)}
+	if cfg.Replica != "" {
+		if err := ValidateReplica(cfg.Replica); err != nil {
+			ln.Close()
+			return fmt.Errorf("--replica: %w", err)
+		}
+		opts = append(opts, server.WithSessionIdManager(&replicaIDs{prefix: cfg.Replica + "."}))
+	}
+	streamable := server.NewStreamableHTTPServer(s.mcp, opts...)
 	mux := http.NewServeMux()
 	allowed := append(ownOrigins(ln.Addr(), loopback), cfg.AllowedOrigins...)
 	var cancels inflight
-	mux.Handle("/mcp", requireToken(cfg.Token, refuseRebinding(loopback, allowed,
-		readMessage(requireSessionID(s.checkCursor(cancels.track(cancelShim(streamable))))))))
+	if cfg.TokensFile == "" {
+		cfg.TokensFile = filepath.Join(cfg.StateDir, principal.FileName)
+	}
+	s.principals = &principalFile{path: cfg.TokensFile}
+	s.principals.refresh(s)
+	s.overHTTP.Store(true)
+	drain := newDrainState()
+	mux.Handle("/mcp", s.authenticate(cfg.Token, refuseRebinding(loopback, allowed,
+		readMessage(drain.track(s, requireSessionID(s.guardOwnership(s.checkCursor(cancels.track(cancelShim(streamable))))))))))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz(drain, cfg.Probed))
 
 	// Every request's context descends from base: cancelling it at
 	// shutdown kills the commands that are still running.
@@ -84,11 +117,19 @@ func (s *Server) ServeHTTP(ctx context.Context, cfg HTTPConfig) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	go s.watchPrincipals(base, cfg.IdleTimeout)
 	s.log.Info().Str("addr", ln.Addr().String()).Str("token_file", tokenFile).Msg("serving MCP over HTTP at /mcp")
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-cfg.Drain:
+		s.log.Info().Dur("drain_timeout", cfg.DrainTimeout).Msg("draining: /readyz answers 503, no new session is opened, calls in flight may finish")
+		if left := drain.drain(ctx, cfg.DrainTimeout); left > 0 {
+			s.log.Warn().Int("calls", left).Msg("drain time over: ending the calls still running")
+		} else {
+			s.log.Info().Msg("drained: every call in flight finished")
+		}
 	}
 	cancelBase()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -154,24 +195,6 @@ const needToken = "cordon needs a bearer token, and OAuth is not offered: send t
 	"(by default $XDG_STATE_HOME/cordon/http-token, else ~/.local/state/cordon/http-token), " +
 	"or the value of CORDON_HTTP_TOKEN when cordon serve was started with it"
 
-// requireToken checks the bearer token on every request, and bounds the
-// request's body.
-func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			// MCP clients answer a 401 by trying OAuth, which cordon does
-			// not offer; whoever reads the challenge or the body learns
-			// that a token is missing and where it is, not that OAuth failed.
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cordon", error="invalid_token", error_description="`+needToken+`"`)
-			http.Error(w, "unauthorized: "+needToken, http.StatusUnauthorized)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // connPeer is what is known of one connection's client: its addresses,
 // and once its first request has arrived, the verdict on it.
 type connPeer struct {
@@ -201,6 +224,13 @@ func withConnPeer(ctx context.Context, c net.Conn) context.Context {
 // own goroutine; a refused connection is closed after the answer.
 func (s *Server) refuseSandboxed(peers *peer.Checker, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			// They tell anyone only that cordon is up and ready, which a
+			// confined command may know: a probe of another user (a
+			// kubelet, a sidecar) is answered without the peer check.
+			next.ServeHTTP(w, r)
+			return
+		}
 		cp, ok := r.Context().Value(connPeerKey{}).(*connPeer)
 		if !ok {
 			http.Error(w, "forbidden: the connection's client cannot be identified", http.StatusForbidden)

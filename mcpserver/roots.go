@@ -44,10 +44,16 @@ func (s *Server) ensureRoots(ctx context.Context, sess *tools.Session) {
 		}
 		roots = append(roots, u.Path)
 	}
-	if len(roots) > 0 {
-		s.log.Info().Str("session", sess.ID).Strs("roots", roots).Msg("client roots narrow the writable roots")
-	}
 	sess.SetClientRoots(roots)
+	if len(roots) == 0 {
+		return
+	}
+	eff, err := s.tb.NoteClientRoots(tools.Call{Session: sess})
+	ev := s.log.Info()
+	if eff.SetAside {
+		ev = s.log.Warn()
+	}
+	ev.Err(err).Str("session", sess.ID).Strs("roots", roots).Strs("writable_roots", eff.WritableRoots).Msg(eff.Note)
 }
 
 // rootsChanged makes the session fetch its roots again on its next call.

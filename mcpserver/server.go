@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cordonhq/cordon/sandbox"
@@ -34,22 +36,33 @@ type Server struct {
 	states *stateSigner
 	log    zerolog.Logger
 
-	// process is the stdio session, and the session of 2026-07-28 HTTP
-	// clients, which have no protocol session: theirs is that of the
-	// bearer token (one per server).
+	// process is the stdio session.
 	process *tools.Session
+	// principals is the HTTP token file (nil on stdio).
+	principals *principalFile
+	overHTTP   atomic.Bool
+	metrics    *metrics
 
 	mu       sync.Mutex
 	sessions map[string]*tools.Session // HTTP protocol sessions
+	owners   map[string]string         // protocol session → principal
+	// tokens are the sessions of 2026-07-28 HTTP clients, which have no
+	// protocol session: theirs is that of their principal (token).
+	tokens   map[string]*tokenSession
+	lastSeen map[string]time.Time // principal → its last request
 	closed   bool
 }
+
+var errShuttingDown = errors.New("the server is shutting down")
 
 // New builds the server and its process session.
 func New(cfg Config) (*Server, error) {
 	if cfg.ApprovalTimeout <= 0 {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
-	s := &Server{cfg: cfg, tb: cfg.Toolbox, states: newStateSigner(), log: cfg.Logger, sessions: map[string]*tools.Session{}}
+	s := &Server{cfg: cfg, tb: cfg.Toolbox, states: newStateSigner(), log: cfg.Logger, sessions: map[string]*tools.Session{},
+		owners: map[string]string{}, tokens: map[string]*tokenSession{}, lastSeen: map[string]time.Time{}}
+	s.metrics = newMetrics(s)
 	hooks := &server.Hooks{}
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.endSession(cs.SessionID()) })
 	s.mcp = server.NewMCPServer("cordon", cfg.Version,
@@ -88,6 +101,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 		if err != nil {
 			return toResult((&tools.ToolError{Code: sandbox.CodeUnavailable, Message: err.Error()}).AsResult()), nil
 		}
+		defer s.hold(sess)()
 		args := req.GetArguments()
 		if args == nil {
 			args = map[string]any{}
@@ -102,19 +116,22 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 			}
 			a.answer = ans
 		}
+		s.ensureClient(ctx, sess)
 		s.ensureRoots(ctx, sess)
 		call := tools.Call{Session: sess, Progress: s.progress(ctx, req)}
 		if clientCanElicit(ctx) {
 			call.Asker = a
 		}
+		start := time.Now()
 		res, terr := run(ctx, call, args)
+		s.metrics.observe(name, time.Since(start), res, terr)
 		if tools.IsPending(terr) && a.pending != nil {
 			return s.inputRequired(sess.ID, name, args, *a.pending), nil
 		}
 		if terr != nil {
 			res = terr.AsResult()
 		}
-		return toResult(res), nil
+		return toResult(s.tb.Fit(call, res)), nil
 	}
 }
 
@@ -160,22 +177,33 @@ func (s *Server) notify(ctx context.Context, method string, params map[string]an
 }
 
 // sessionFor finds the tools session of a request: the process session on
-// stdio and for 2026-07-28 HTTP clients, else one per protocol session.
+// stdio, the principal's token session for 2026-07-28 HTTP clients, else
+// one per protocol session.
 func (s *Server) sessionFor(ctx context.Context) (*tools.Session, error) {
 	cs := server.ClientSessionFromContext(ctx)
-	if cs == nil || cs.SessionID() == "" || cs.SessionID() == "stdio" || server.IsModernRequest(ctx) {
+	if _, onStdio := cs.(*stdioSession); onStdio || !s.overHTTP.Load() {
+		return s.process, nil
+	}
+	name := principalOf(ctx)
+	if server.IsModernRequest(ctx) {
+		return s.tokenSessionFor(name)
+	}
+	if cs == nil || cs.SessionID() == "" {
 		return s.process, nil
 	}
 	id := cs.SessionID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("the server is shutting down")
+		return nil, errShuttingDown
 	}
 	if sess := s.sessions[id]; sess != nil {
 		return sess, nil
 	}
-	sess, err := s.newSession(sessionlog.NewSessionID(), "http", true)
+	if owner, known := s.owners[id]; known && owner != name {
+		return nil, fmt.Errorf("the session belongs to another principal")
+	}
+	sess, err := s.newSession(sessionlog.NewSessionID(), "http", true, name, s.principals.workspace(name))
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +215,7 @@ func (s *Server) endSession(protocolID string) {
 	s.mu.Lock()
 	sess := s.sessions[protocolID]
 	delete(s.sessions, protocolID)
+	delete(s.owners, protocolID)
 	s.mu.Unlock()
 	if sess != nil {
 		s.closeSession(sess)
@@ -199,6 +228,10 @@ func (s *Server) Close() {
 	s.closed = true
 	all := s.sessions
 	s.sessions = map[string]*tools.Session{}
+	for name, ts := range s.tokens {
+		all["token:"+name] = ts.sess
+	}
+	s.tokens = map[string]*tokenSession{}
 	s.mu.Unlock()
 	for _, sess := range all {
 		s.closeSession(sess)

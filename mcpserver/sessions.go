@@ -32,15 +32,17 @@ func (s *Server) openProcessSession() (*tools.Session, error) {
 	} else {
 		id = sessionlog.NewSessionID()
 	}
-	return s.newSession(id, "stdio", true)
+	return s.newSession(id, "stdio", true, "", "")
 }
 
 // newSession creates a session with a fresh log and tmp directory. Under
 // --delegated-from every session is delegated, on either transport: it
-// starts at its parent's mode and follows it at every call.
-func (s *Server) newSession(id, transport string, allowSession bool) (*tools.Session, error) {
+// starts at its parent's mode and follows it at every call. A principal's
+// session runs in the principal's workspace, if it names one.
+func (s *Server) newSession(id, transport string, allowSession bool, principal, workspace string) (*tools.Session, error) {
 	set := s.tb.Config().Settings
-	start := sessionlog.StartInfo{Workspace: set.Workspace, Mode: string(set.Mode), Transport: transport, Version: s.cfg.Version}
+	start := sessionlog.StartInfo{Workspace: firstNonEmpty(workspace, set.Workspace), Mode: string(set.Mode),
+		Transport: transport, Version: s.cfg.Version, Principal: principal}
 	var chain *parentChain
 	if parent := s.cfg.DelegatedFrom; parent != "" {
 		var pm sandbox.Mode
@@ -62,12 +64,12 @@ func (s *Server) newSession(id, transport string, allowSession bool) (*tools.Ses
 		tmp.Remove()
 		return nil, fmt.Errorf("creating the session log: %w", err)
 	}
-	sess := &tools.Session{ID: id, Tmp: tmp, Log: log, AllowSession: allowSession}
+	sess := &tools.Session{ID: id, Workspace: workspace, Tmp: tmp, Log: log, AllowSession: allowSession}
 	if chain != nil {
 		sess.Parent = chain
 	}
 	sess.LoadHistory(log.History())
-	s.log.Info().Str("session", id).Str("transport", transport).Str("parent", start.ParentSession).Msg("session started")
+	s.log.Info().Str("session", id).Str("transport", transport).Str("parent", start.ParentSession).Str("principal", principal).Msg("session started")
 	return sess, nil
 }
 
@@ -150,10 +152,22 @@ func (s *Server) closeSession(sess *tools.Session) {
 	}
 	if sess.Tmp != nil {
 		sess.Tmp.Remove()
+		// Its warm sandboxes go with it: they hold its /tmp, so no other
+		// session's call could take them.
+		if ex := s.tb.Config().Executor; ex != nil {
+			ex.EndSession(sess.Tmp.Path)
+		}
 	}
 	if c, ok := sess.Parent.(io.Closer); ok {
 		c.Close()
 	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

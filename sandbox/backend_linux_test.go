@@ -141,7 +141,7 @@ func snapshot(t *testing.T, dirs ...string) map[string]string {
 func eachBackend(t *testing.T, fn func(t *testing.T, prov Provider)) {
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
-			res := probeProvider(prov)
+			res := probeProvider(prov, t.TempDir())
 			require.True(t, res.OK, "backend %s must work on this machine: %s", prov.Name(), res.Reason)
 			fn(t, prov)
 		})

@@ -112,6 +112,13 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 
 // bareBwrapArgv is the same bwrap argv with the helper cut out.
 func bareBwrapArgv(argv []string, cmd string) []string {
+	// bwrap comes after its reaper's arguments.
+	for i, a := range argv {
+		if a == "--" && i+1 < len(argv) && filepath.Base(argv[i+1]) == "bwrap" {
+			argv = argv[i+1:]
+			break
+		}
+	}
 	for i, a := range argv {
 		if a == "--" {
 			return append(append([]string{}, argv[:i+1]...), cmd)
@@ -124,7 +131,7 @@ func BenchmarkProbe(b *testing.B) {
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		b.Run(prov.Name(), func(b *testing.B) {
 			for b.Loop() {
-				if res := probeProvider(prov); !res.OK {
+				if res := probeProvider(prov, b.TempDir()); !res.OK {
 					b.Fatal(res.Reason)
 				}
 			}

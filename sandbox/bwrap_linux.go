@@ -185,6 +185,22 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		c.guard.mounted = true
 	}
 	c.lasting = lastingPaths(p, plan, hc.LandlockABI > 0)
+	// bwrap beneath a reaper (internal/helper/reaper_linux.go) that is
+	// cordon's child: bwrap arms --die-with-parent in the namespace's init
+	// only once its setup is done, and a cordon killed before then (or
+	// while bwrap starts the warm sandbox's zygote) left the sandbox
+	// running under init. The reaper waits on a pipe only cordon holds,
+	// which the kernel closes however cordon ends, and then kills bwrap
+	// and everything beneath it; it confines nothing and passes bwrap its
+	// descriptors as they are.
+	hostExe, err := helperExePath()
+	if err != nil {
+		return nil, &UnavailableError{Reason: err.Error()}
+	}
+	const reapFD = statusFD + 1
+	rc := helper.Config{ReapFD: reapFD, Unconfined: true, PassFDs: true, Argv: c.Argv}
+	c.Argv = append([]string{hostExe, helper.Arg}, rc.Args()...)
+	c.reapFD = reapFD
 	return c, nil
 }
 

@@ -43,6 +43,11 @@ type Executor struct {
 // Close ends the executor's idle warm sandboxes.
 func (e *Executor) Close() { e.warm.closeAll() }
 
+// EndSession ends the warm sandboxes of the session whose private /tmp is
+// tmpDir, once the session has ended and removed it: their key holds that
+// /tmp, so no later call could take them, and they would idle on.
+func (e *Executor) EndSession(tmpDir string) { e.warm.endSession(tmpDir) }
+
 // Status reports the backend state as this executor sees it.
 func (e *Executor) Status() Status {
 	if e.Requirement == Off {
@@ -65,7 +70,7 @@ func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) 
 		return nil, fmt.Errorf("empty command")
 	}
 	if p.IsDanger() || e.Requirement == Off {
-		return direct(argv), nil
+		return unconfined(argv), nil
 	}
 	prov, st := e.Provider.Select()
 	if st.State != StateActive {
@@ -73,7 +78,7 @@ func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) 
 			if e.Warn != nil {
 				e.Warn("running unconfined: " + st.Reason)
 			}
-			return direct(argv), nil
+			return unconfined(argv), nil
 		}
 		return nil, &UnavailableError{Reason: st.Reason}
 	}

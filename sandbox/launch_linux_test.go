@@ -76,7 +76,8 @@ func TestExecutorFailsClosed(t *testing.T) {
 
 	c, err = ex.Prepare([]string{"true"}, ExecutionPolicy{Mode: DangerFullAccess, WorkspaceRoot: ws})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"true"}, c.Argv, "danger runs the original argv directly")
+	assert.Equal(t, "none", c.Backend, "danger runs unconfined")
+	assert.Equal(t, []string{"--unconfined", "--", "true"}, c.Argv[len(c.Argv)-3:], "beneath the reaper, which confines nothing")
 	off := &Executor{Provider: ex.Provider, Requirement: Off}
 	assert.Equal(t, StateBypassed, off.Status().State)
 }
@@ -99,7 +100,7 @@ func TestExplainBwrapNamespaceFailure(t *testing.T) {
 func TestProbeCatchesAMissingFlag(t *testing.T) {
 	// A backend that forgets the read-only root confines nothing: the
 	// probe must say so rather than pass.
-	res := probeProvider(leakyProvider{Provider: newLandlock()})
+	res := probeProvider(leakyProvider{Provider: newLandlock()}, "")
 	assert.False(t, res.OK)
 	assert.Contains(t, res.Reason, "NOT denied")
 }

@@ -277,3 +277,34 @@ func TestOtherTerminalsAreUnreadable(t *testing.T) {
 		})
 	}
 }
+
+// TestBwrapSandboxEndsWithCordon: under bwrap a reaper stays above bwrap,
+// on a control pipe whose other end only cordon has: when it closes (the
+// kernel closes it however cordon ends, SIGKILL included), every process
+// of the sandbox is killed — whether or not bwrap's own --die-with-parent
+// had been armed yet.
+func TestBwrapSandboxEndsWithCordon(t *testing.T) {
+	prov := newBwrap()
+	f := newFixture(t, prov)
+	token := fmt.Sprintf("cordon-bwrap-reaped-%d", time.Now().UnixNano())
+	cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
+	require.NoError(t, err)
+	c, err := prov.Confine([]string{"bash", "-c", leavers(token) + "\nsleep 304; true", token}, cp)
+	require.NoError(t, err)
+	l, err := c.newLaunch()
+	require.NoError(t, err)
+	l.OwnGroup = true
+	out := &tailWriter{max: 1 << 20}
+	l.Cmd.Stdout, l.Cmd.Stderr, l.Cmd.Dir = out, out, f.ws
+	require.NoError(t, l.Start())
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && !leaversRunning(token) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.True(t, leaversRunning(token), "the command should have started its processes: %s\n%s", out.String(), processTree(token))
+	require.NotNil(t, l.control, "bwrap runs beneath a reaper")
+	l.control.Close() // as the kernel does when cordon dies; nothing is killed by cordon
+	assert.Empty(t, waitGone(token), "the sandbox outlived cordon's end:\n%s", processTree(token))
+	l.Kill()
+	l.Wait()
+}

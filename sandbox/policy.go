@@ -63,6 +63,13 @@ type ExecutionPolicy struct {
 	ClientRoots []string
 	// WritableRoots is WritableRoots(policy), computed once by Resolve.
 	WritableRoots []string
+	// ClientRootsSetAside says the client's roots held none of the
+	// writable roots and so narrowed nothing (SPEC: client roots).
+	ClientRootsSetAside bool
+	// RootsBeforeClient, set only when the client's roots did narrow, are
+	// the writable roots they narrowed: a denial of a path in these but not
+	// in WritableRoots is the client's doing, which no mode widens.
+	RootsBeforeClient []string
 	// ReadDeny and Protected are absolute paths (canonical where they exist).
 	ReadDeny  []string
 	Protected []string
@@ -241,7 +248,11 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 			return ExecutionPolicy{}, fmt.Errorf("session tmp: %w", err)
 		}
 	}
-	p.WritableRoots = writableRoots(p, &in)
+	configured := configuredRoots(p, &in)
+	p.WritableRoots, p.ClientRootsSetAside = narrowByClient(configured, p, &in)
+	if !slices.Equal(configured, p.WritableRoots) {
+		p.RootsBeforeClient = configured
+	}
 	p.refusal = homeRule(p, set.Home)
 	var links, dirs []string
 	p.ReadDeny, links, dirs = readDenyList(set, p.WritableRoots, &in)

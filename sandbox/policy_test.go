@@ -243,7 +243,11 @@ func TestClientRootsOnlyNarrow(t *testing.T) {
 	p.ClientRoots = []string{base}
 	assert.Equal(t, []string{ws, tmp}, writableRoots(p, nil), "a wider client root does not widen")
 	p.ClientRoots = []string{outside}
-	assert.Equal(t, []string{tmp}, writableRoots(p, nil), "a client root elsewhere leaves only the session tmp")
+	assert.Equal(t, []string{ws, tmp}, writableRoots(p, nil), "client roots that hold no writable root are set aside")
+	_, setAside := narrowByClient([]string{ws, tmp}, p, nil)
+	assert.True(t, setAside)
+	_, setAside = narrowByClient([]string{ws, tmp}, ExecutionPolicy{Mode: WorkspaceWrite, TmpDir: tmp, ClientRoots: []string{sub, outside}}, nil)
+	assert.False(t, setAside, "a root inside the workspace narrows")
 	p.Mode = ReadOnly
 	p.ClientRoots = []string{ws}
 	assert.Equal(t, []string{tmp}, writableRoots(p, nil))

@@ -24,18 +24,18 @@ const canaryContent = "cordon probe canary\n"
 // workspace and then to a canary outside the writable roots must see the
 // first write land and the second denied. A builder that forgets a flag
 // fails here.
-func probeProvider(prov Provider) probeResult {
+func probeProvider(prov Provider, stateDir string) probeResult {
 	start := time.Now()
-	res := probe(prov)
+	res := probe(prov, stateDir)
 	res.Duration = time.Since(start)
 	return res
 }
 
-func probe(prov Provider) probeResult {
+func probe(prov Provider, stateDir string) probeResult {
 	if err := prov.Available(); err != nil {
 		return probeResult{Reason: err.Error()}
 	}
-	base, err := probeBase()
+	base, err := probeBase(stateDir)
 	if err != nil {
 		return probeResult{Reason: "probe: " + err.Error()}
 	}
@@ -128,14 +128,19 @@ func probeRun(prov Provider, cp ConfinedPolicy, dir string, argv ...string) ([]b
 
 // ScratchDir makes a fresh directory that stays visible inside every
 // backend (see probeBase); the caller removes it.
-func ScratchDir() (string, error) { return probeBase() }
+func ScratchDir(stateDir string) (string, error) { return probeBase(stateDir) }
 
 // probeBase makes a scratch directory that stays visible inside every
 // backend: not under /tmp (bwrap replaces it) and not under the read-deny
-// list. The user's cache directory first, then /var/tmp.
-func probeBase() (string, error) {
+// list. Under the state dir first (cordon's own place: a HOME it was told
+// to leave alone stays untouched, and a read-only root does not matter),
+// then the user's cache directory when no state dir is named, then
+// /var/tmp.
+func probeBase(stateDir string) (string, error) {
 	var bases []string
-	if cache, err := os.UserCacheDir(); err == nil {
+	if stateDir != "" && !underTmp(stateDir) {
+		bases = append(bases, filepath.Join(stateDir, "probe"))
+	} else if cache, err := os.UserCacheDir(); err == nil && stateDir == "" {
 		bases = append(bases, filepath.Join(cache, "cordon"))
 	}
 	bases = append(bases, "/var/tmp", os.TempDir())
@@ -152,6 +157,12 @@ func probeBase() (string, error) {
 		firstErr = cmpOr(firstErr, err)
 	}
 	return "", firstErr
+}
+
+// underTmp says whether dir is beneath /tmp, which bwrap replaces.
+func underTmp(dir string) bool {
+	rel, err := filepath.Rel("/tmp", dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func cmpOr(a, b error) error {

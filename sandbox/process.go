@@ -52,7 +52,7 @@ func (e *Executor) start(p ExecutionPolicy, spec RunSpec, warm bool) (*Process, 
 	proc := &Process{c: confined, p: p, tail: &tailWriter{max: tailSize}, done: make(chan struct{})}
 	proc.res = RunResult{Backend: confined.Backend, Enforcement: confined.Enforcement, Unenforced: confined.Unenforced}
 	if warm && !spec.TTY && !spec.Interactive && spec.Started == nil {
-		if w, ok := e.startWarm(confined, spec, proc.tail); ok {
+		if w, ok := e.startWarm(confined, spec, proc.tail, p.TmpDir); ok {
 			proc.run = w
 			started = true
 			go proc.wait()
@@ -185,8 +185,8 @@ func (pr *Process) CloseInput() error {
 	return pr.stdin.Close()
 }
 
-// Signal sends sig to the command: through the reaper under Landlock
-// (which passes it on), to every process of the sandbox under bwrap (the
+// Signal sends sig to the command: through the reaper under Landlock and
+// for an unconfined command (which passes it on), to every process of the sandbox under bwrap (the
 // command runs in a pid namespace beneath bwrap's own two processes), to
 // the process group of an unconfined command.
 func (pr *Process) Signal(sig syscall.Signal) error {
@@ -198,5 +198,9 @@ func (pr *Process) Signal(sig syscall.Signal) error {
 	if pr.l == nil {
 		return fmt.Errorf("a command in a warm sandbox takes no signals but a kill")
 	}
-	return signalTree(pr.c.Backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)
+	backend := pr.c.Backend
+	if backend == "none" && pr.c.reapFD > 0 {
+		backend = "landlock" // an unconfined command's reaper passes it on too
+	}
+	return signalTree(backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)
 }

@@ -37,7 +37,8 @@ type ConfinedArgv struct {
 	// status pipe; 0 when the backend has no helper.
 	statusFD int
 	// reapFD is the fd number of the control pipe of a helper that stays
-	// as the command's subreaper (Landlock); 0 otherwise.
+	// as the command's subreaper (Landlock; above bwrap; above an
+	// unconfined command); 0 otherwise.
 	reapFD int
 	// guard keeps the protected paths the backend cannot keep read-only.
 	guard *launchGuard

@@ -59,8 +59,15 @@ func canonicalOrClean(p string) string {
 //     commondir of a linked git worktree, and the session tmp;
 //   - danger-full-access: "/".
 //
-// A root that does not exist yet matches nothing until it exists.
+// A root that does not exist yet matches nothing until it exists. The
+// client's roots then narrow the result (narrowByClient).
 func writableRoots(p ExecutionPolicy, in *PolicyInputs) []string {
+	roots, _ := narrowByClient(configuredRoots(p, in), p, in)
+	return roots
+}
+
+// configuredRoots are the writable roots before the client's roots.
+func configuredRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 	var candidates []string
 	switch p.Mode {
 	case DangerFullAccess:
@@ -95,20 +102,26 @@ func writableRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 			roots = append(roots, canon)
 		}
 	}
-	if len(p.ClientRoots) > 0 {
-		roots = narrowRoots(roots, p.ClientRoots, p.TmpDir, in)
-	}
 	return roots
 }
 
-// narrowRoots intersects the writable roots with the client's roots: a
+// narrowByClient intersects the writable roots with the client's roots: a
 // writable root inside a client root stays, a client root inside a
 // writable root takes its place, anything else goes. The session tmp is
 // cordon's own and stays. A client root can therefore never add a place
 // that was not writable already.
-func narrowRoots(roots, clientRoots []string, tmp string, in *PolicyInputs) []string {
+//
+// Client roots that hold none of the writable roots (the agent was started
+// in another directory than the workspace, and answers roots/list with its
+// own) narrow nothing: they are set aside, and setAside says so, because
+// taking them at their word would leave the workspace read-only for a
+// reason neither the model nor the human can see.
+func narrowByClient(roots []string, p ExecutionPolicy, in *PolicyInputs) (narrowed []string, setAside bool) {
+	if len(p.ClientRoots) == 0 || p.Mode == DangerFullAccess {
+		return roots, false
+	}
 	var canonClient []string
-	for _, c := range clientRoots {
+	for _, c := range p.ClientRoots {
 		if canon, err := in.canonical(c); err == nil {
 			canonClient = append(canonClient, canon)
 		}
@@ -119,21 +132,28 @@ func narrowRoots(roots, clientRoots []string, tmp string, in *PolicyInputs) []st
 			out = append(out, r)
 		}
 	}
+	held, userRoots := false, false
 	for _, r := range roots {
-		if tmp != "" && r == tmp {
+		if p.TmpDir != "" && r == p.TmpDir {
 			add(r)
 			continue
 		}
+		userRoots = true
 		for _, c := range canonClient {
 			switch {
 			case Within(r, c):
 				add(r)
+				held = true
 			case Within(c, r):
 				add(c)
+				held = true
 			}
 		}
 	}
-	return out
+	if !held {
+		return roots, userRoots
+	}
+	return out, false
 }
 
 // Within reports whether path lies at or beneath dir, comparing whole path

@@ -412,7 +412,7 @@ func TestSeatbeltEnforces(t *testing.T) {
 	prov := byName("seatbelt")
 	require.NotNil(t, prov)
 	require.NoError(t, prov.Available())
-	res := probeProvider(prov)
+	res := probeProvider(prov, "")
 	require.True(t, res.OK, res.Reason)
 
 	tr := newSeatbeltTree(t)

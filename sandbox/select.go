@@ -54,6 +54,9 @@ func ValidBackend(name string) error {
 type LocalProvider struct {
 	// Forced names a backend; "" or "auto" detects.
 	Forced string
+	// StateDir is where the probe makes its scratch directory ("" for
+	// the user's cache directory).
+	StateDir string
 
 	once   sync.Once
 	chosen Provider
@@ -80,7 +83,7 @@ func (lp *LocalProvider) selectOnce() {
 	}
 	var tried []Attempt
 	for _, p := range list {
-		res := probeProvider(p)
+		res := probeProvider(p, lp.StateDir)
 		tried = append(tried, Attempt{Backend: p.Name(), OK: res.OK, Reason: res.Reason})
 		if res.OK {
 			enf, un := p.Limits()

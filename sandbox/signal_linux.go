@@ -13,10 +13,10 @@ func signalTree(backend string, pid int, group bool, sig syscall.Signal) error {
 	case "landlock":
 		return syscall.Kill(pid, sig) // the reaper passes it on
 	case "bwrap":
-		// bwrap, then bwrap as the namespace's init, then the command and
-		// what it started.
+		// The reaper, bwrap, then bwrap as the namespace's init, then the
+		// command and what it started.
 		var err error
-		for _, p := range descendants(pid, 1) {
+		for _, p := range descendants(pid, 2) {
 			if e := syscall.Kill(p, sig); e != nil && e != syscall.ESRCH {
 				err = e
 			}

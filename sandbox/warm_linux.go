@@ -47,6 +47,9 @@ type warmPool struct {
 // that stays outside), and cordon's end of the zygote's control socket.
 type zygoteProc struct {
 	key string
+	// tmp is the private /tmp of the session it serves (a part of its
+	// key): once the session ends, nothing can take it again.
+	tmp string
 	cmd *exec.Cmd
 	ctl *os.File
 	// reap is cordon's end of the reaper's control pipe (Landlock): closing
@@ -96,7 +99,7 @@ func (z *zygoteProc) lostProtection() bool {
 // put gives a sandbox back after a call.
 func (wp *warmPool) put(z *zygoteProc) {
 	wp.mu.Lock()
-	if wp.closed || z.ended() || z.lostProtection() {
+	if wp.closed || z.ended() || z.lostProtection() || z.sessionEnded() {
 		wp.mu.Unlock()
 		z.end()
 		return
@@ -111,6 +114,38 @@ func (wp *warmPool) put(z *zygoteProc) {
 	for _, e := range evicted {
 		e.end()
 	}
+}
+
+// endSession ends the idle sandboxes that serve the session whose private
+// /tmp is tmp; one busy with a call is ended when it is given back (put
+// finds its /tmp gone).
+func (wp *warmPool) endSession(tmp string) {
+	if tmp == "" {
+		return
+	}
+	wp.mu.Lock()
+	var ended []*zygoteProc
+	wp.idle = slices.DeleteFunc(wp.idle, func(z *zygoteProc) bool {
+		if z.tmp == tmp {
+			ended = append(ended, z)
+			return true
+		}
+		return false
+	})
+	wp.mu.Unlock()
+	for _, z := range ended {
+		z.end()
+	}
+}
+
+// sessionEnded says whether the session z serves has ended: its private
+// /tmp, which the session removes as it ends, is gone.
+func (z *zygoteProc) sessionEnded() bool {
+	if z.tmp == "" {
+		return false
+	}
+	_, err := os.Lstat(z.tmp)
+	return errors.Is(err, os.ErrNotExist)
 }
 
 func (wp *warmPool) closeAll() {
@@ -194,7 +229,12 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 		// cannot kill it (from inside, only the signals an init handles
 		// reach it, and it drops each one), so `kill -9 $PPID` or
 		// `kill -9 -1` ends no more than it does beneath bwrap's own init.
-		zargv = slices.Insert(zargv, 1, "--as-pid-1")
+		// (bwrap comes after its reaper's arguments.)
+		i := slices.Index(zargv, "--")
+		if i < 0 || i+1 >= len(zargv) {
+			return nil, invariant("no bwrap after its reaper in %q", zargv)
+		}
+		zargv = slices.Insert(zargv, i+2, "--as-pid-1")
 	}
 	zargv = append(zargv, "--zygote", "--")
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -358,7 +398,7 @@ type warmCall struct {
 // startWarm starts spec's command in a warm sandbox for c. It returns
 // false (and the caller runs the call cold) when there is none to be had
 // or the command did not start in it.
-func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (runner, bool) {
+func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter, tmp string) (runner, bool) {
 	key := warmKey(c, spec.Argv)
 	if key == "" {
 		return nil, false
@@ -376,6 +416,7 @@ func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter) (r
 			if z, err = startZygote(c, spec.Argv, key); err != nil {
 				return nil, false
 			}
+			z.tmp = tmp
 		}
 		w := &warmCall{pool: &e.warm, z: z, c: c, done: make(chan struct{}), delay: spec.WaitDelay}
 		switch w.start(req, spec, tail) {

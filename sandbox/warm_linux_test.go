@@ -31,7 +31,7 @@ type warmFixture struct {
 
 func newWarmFixture(t *testing.T, backend string) *warmFixture {
 	prov := map[string]func() Provider{"bwrap": newBwrap, "landlock": newLandlock}[backend]()
-	if res := probeProvider(prov); !res.OK {
+	if res := probeProvider(prov, ""); !res.OK {
 		t.Fatalf("%s must work on this machine: %s", backend, res.Reason)
 	}
 	ex := &Executor{Provider: &LocalProvider{Forced: backend}, Requirement: Required, Warm: true}

@@ -8,4 +8,8 @@ type warmPool struct{}
 
 func (*warmPool) closeAll() {}
 
-func (e *Executor) startWarm(*ConfinedArgv, RunSpec, *tailWriter) (runner, bool) { return nil, false }
+func (*warmPool) endSession(string) {}
+
+func (e *Executor) startWarm(*ConfinedArgv, RunSpec, *tailWriter, string) (runner, bool) {
+	return nil, false
+}

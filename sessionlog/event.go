@@ -35,6 +35,9 @@ const (
 	// EventNetworkDecision records the egress proxy's verdict on a host
 	// (reserved for the restricted network).
 	EventNetworkDecision = "network/decision"
+	// EventRoots records the client's roots and what they do to the
+	// writable roots: narrow them, or set aside (they held none of them).
+	EventRoots = "roots"
 )
 
 // knownTypes is the closed set of event types.
@@ -48,6 +51,7 @@ var knownTypes = map[string]bool{
 	EventProcessStart:    true,
 	EventProcessExit:     true,
 	EventNetworkDecision: true,
+	EventRoots:           true,
 }
 
 // mustSync reports whether events of type typ are fsynced even by Append:
@@ -137,6 +141,9 @@ type StartInfo struct {
 	PID int `json:"pid"`
 	// Transport is "stdio" or "http", for display.
 	Transport string `json:"transport,omitempty"`
+	// Principal names the HTTP token the session belongs to, when it is
+	// not the server's own token.
+	Principal string `json:"principal,omitempty"`
 	// Version is the cordon version that started the session.
 	Version string `json:"version,omitempty"`
 }

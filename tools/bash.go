@@ -145,7 +145,7 @@ func resolveCwd(workspace, cwd string) (string, *ToolError) {
 
 func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.ExecutionPolicy, command, cwd string, timeout time.Duration, mayHandOver bool) (*Result, *ToolError) {
 	conf := call.conf()
-	out := NewOutputBuffer(conf.MaxOutput)
+	out := NewOutputBuffer(call.outputCap())
 	sink := &switchWriter{w: out}
 	mayHandOver = mayHandOver && call.Session != nil
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
@@ -259,6 +259,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		what := fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", res.ExitCode, text)
 		if len(res.Undone) > 0 || res.GuardErr != nil {
 			what = undoneMessage(res.Outcome, text)
+		}
+		if pol.RootsBeforeClient != nil {
+			// Which path was refused is not known here: say what the
+			// client's roots took away beside the usual hint.
+			return fail(denial("bash", pol.Mode, what, narrowedLine(pol)))
 		}
 		return fail(denial("bash", pol.Mode, what))
 	}

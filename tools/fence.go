@@ -135,6 +135,9 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 			}
 			return &ToolError{Code: sandbox.CodeDenied, Denied: true, Message: sandbox.DenialMarker(pol.Mode) + "\n" + what + "\n" + why}
 		}
+		if narrowedByClient(pol, de) {
+			return &ToolError{Code: sandbox.CodeDenied, Denied: true, Message: sandbox.DenialMarker(pol.Mode) + "\n" + what + "\n" + narrowedLine(pol)}
+		}
 		return denial(tool, pol.Mode, what)
 	case errors.Is(err, fsfence.ErrInvalidPath):
 		return invalid("%s: invalid path %q: %v", tool, path, err)

@@ -52,6 +52,9 @@ func newFilesWorld(t testing.TB, mode sandbox.Mode) *filesWorld {
 		Logger:   zerolog.Nop(),
 	})
 	s := &tools.Session{ID: "t"}
+	// Claude Code's budget holds a default page of the files these tests
+	// read; TestReadFilePageFitsClientBudget tests a smaller one.
+	s.SetClient(tools.HabitsFor("claude-code"))
 	w.call = tools.Call{Session: s}
 	return w
 }

@@ -51,7 +51,7 @@ func (tb *Toolbox) handOver(call Call, pol sandbox.ExecutionPolicy, command, cwd
 		ps.byID[id] = bp
 		ps.mu.Unlock()
 		call.Session.record(conf.Logger, sessionlog.EventProcessStart, map[string]any{"process_id": id, "command": command, "mode": pol.Mode, "cwd": cwd, "from_foreground": true})
-		go tb.watch(call, bp)
+		tb.watch(call, bp)
 		go watchNarrowing(call, bp.mode, bp.sessionMode, proc.Done(), func() { bp.end(reasonModeNarrowed) })
 		return bp, true
 	}

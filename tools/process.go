@@ -70,6 +70,10 @@ type processes struct {
 	next  int
 	byID  map[string]*bgProcess
 	ended bool // the session is over: nothing may start any more
+	// watchers are the goroutines logging processes' ends: a session's end
+	// waits for them, so that every process/exit is in its log before
+	// the log closes.
+	watchers sync.WaitGroup
 }
 
 func (ps *processes) get(id string) (*bgProcess, bool) {
@@ -160,6 +164,7 @@ func (s *Session) EndProcesses() {
 		go func() { defer wg.Done(); p.end(reasonSessionEnded) }()
 	}
 	wg.Wait()
+	ps.watchers.Wait()
 }
 
 // endNarrowed kills, before a call runs, every process started under a
@@ -238,7 +243,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 	ps.byID[id] = bp
 	ps.mu.Unlock()
 	call.Session.record(conf.Logger, sessionlog.EventProcessStart, map[string]any{"process_id": id, "command": in.Command, "mode": pol.Mode, "cwd": cwd})
-	go tb.watch(call, bp)
+	tb.watch(call, bp)
 	// Registered first, then checked: a narrowing that landed while it
 	// started ends it here, and one after this check finds it registered
 	// (the next call, or the watch below).
@@ -258,17 +263,22 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 
 // watch logs the process's end, with the reason cordon ended it for.
 func (tb *Toolbox) watch(call Call, p *bgProcess) {
-	<-p.proc.Done()
-	p.out.Close()
-	res := p.proc.Result()
-	data := map[string]any{"process_id": p.id, "exit_code": res.ExitCode, "reason": p.endReason()}
-	if res.Signal != 0 {
-		data["signal"] = res.Signal.String()
-	}
-	if kept := hostKept(res.Undone); len(kept) > 0 {
-		data["host_kept"] = kept
-	}
-	call.Session.record(call.conf().Logger, sessionlog.EventProcessExit, data)
+	ps := call.Session.procs()
+	ps.watchers.Add(1)
+	go func() {
+		defer ps.watchers.Done()
+		<-p.proc.Done()
+		p.out.Close()
+		res := p.proc.Result()
+		data := map[string]any{"process_id": p.id, "exit_code": res.ExitCode, "reason": p.endReason()}
+		if res.Signal != 0 {
+			data["signal"] = res.Signal.String()
+		}
+		if kept := hostKept(res.Undone); len(kept) > 0 {
+			data["host_kept"] = kept
+		}
+		call.Session.record(call.conf().Logger, sessionlog.EventProcessExit, data)
+	}()
 }
 
 // processResult is what a call tells the model about a process now.
@@ -586,3 +596,6 @@ func lostWhat(path string) string {
 	}
 	return path
 }
+
+// LiveProcesses is how many background processes of the session run.
+func (s *Session) LiveProcesses() int { return len(s.procs().running()) }

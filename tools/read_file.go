@@ -120,7 +120,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	} else {
 		bufs.r.Reset(io.MultiReader(bytes.NewReader(head), rest))
 		defer bufs.r.Reset(nil) // the pool keeps no file
-		res, err = readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, &bufs.lines, size, offset, limit)
+		res, err = readLines(ctx, path, &lineReader{r: bufs.r, chunk: bufs.chunk[:]}, &bufs.lines, size, offset, limit, call.budget())
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -160,7 +160,12 @@ var readBuffers = sync.Pool{New: func() any {
 
 // readLines formats the requested range and counts the file's lines.
 // b, empty, holds the numbered lines until the result is made.
-func readLines(ctx context.Context, path string, lr *lineReader, b *bytes.Buffer, size int64, offset, limit int) (*Result, error) {
+//
+// A page longer than budget characters (header and notes included) ends
+// at the last whole line that fits, and its note names the true next
+// offset: a client that cuts long results itself (Codex drops their
+// middle) would otherwise leave a hole the footer does not tell of.
+func readLines(ctx context.Context, path string, lr *lineReader, b *bytes.Buffer, size int64, offset, limit, budget int) (*Result, error) {
 	// Room for the whole of a small file with its line numbers, so that
 	// the buffer is not regrown and copied line by line (most of a 4 KiB
 	// read's allocations); past that, growing costs little in proportion.
@@ -188,6 +193,9 @@ func readLines(ctx context.Context, path string, lr *lineReader, b *bytes.Buffer
 		end = start - 1 // nothing returned: an empty range
 	}
 	more := lr.more()
+	if kept := fitLines(b, budget-pageFrame-len(path)); kept < end-start+1 {
+		end, more = start+kept-1, true
+	}
 	total, counted := lr.count(ctx, MaxLineCount)
 	if lr.err != nil {
 		return nil, lr.err
@@ -251,6 +259,29 @@ func numberLines(ctx context.Context, lr *lineReader, last int, b *bytes.Buffer)
 		appendNumbered(b, lr.lines, line)
 	}
 	return cut, lr.err
+}
+
+// pageFrame is room for a page's header line and notes beside its lines.
+const pageFrame = 600
+
+// fitLines keeps the first whole lines of b that fit in max bytes (at least
+// one, so a page always moves on) and returns how many there are.
+func fitLines(b *bytes.Buffer, max int) int {
+	data := b.Bytes()
+	n, keep := 0, 0
+	for i := 0; i < len(data); {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			j = len(data) - i - 1
+		}
+		next := i + j + 1
+		if next > max && n > 0 {
+			b.Truncate(keep)
+			return n
+		}
+		n, keep, i = n+1, next, next
+	}
+	return n
 }
 
 // cutNote is the note below lines of which some were cut.

@@ -32,6 +32,8 @@ type Session struct {
 	tmpWarned   bool
 	clientRoots []string
 	rootsKnown  bool
+	client      ClientHabits
+	clientKnown bool
 	processes   *processes // background processes (process.go)
 	foreground  foregroundRuns
 	// allowedHosts are the hosts the human allowed for the session
@@ -45,6 +47,30 @@ func (s *Session) SetClientRoots(roots []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clientRoots, s.rootsKnown = roots, true
+}
+
+// SetClient records the client's habits, from its clientInfo.name.
+func (s *Session) SetClient(h ClientHabits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.client, s.clientKnown = h, true
+}
+
+// Client returns the client's habits (DefaultClient until SetClient).
+func (s *Session) Client() ClientHabits {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.clientKnown {
+		return DefaultClient
+	}
+	return s.client
+}
+
+// ClientKnown says whether SetClient was called.
+func (s *Session) ClientKnown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientKnown
 }
 
 // ClientRoots returns the client's roots and whether they were fetched.

@@ -29,6 +29,8 @@ type StatusOutput struct {
 	Status          string              `json:"status"`
 	Approval        approval.Policy     `json:"approval"`
 	Preset          string              `json:"preset"`
+	ClientRoots     []string            `json:"client_roots,omitempty" jsonschema:"the MCP client's roots, which may only narrow the writable roots"`
+	ClientRootsNote string              `json:"client_roots_note,omitempty" jsonschema:"what the client's roots do: narrow the writable roots, or set aside because they hold none of them"`
 	Unenforced      []string            `json:"unenforced,omitempty" jsonschema:"what the backend leaves to the FS fence (partial enforcement)"`
 	Reason          string              `json:"reason,omitempty" jsonschema:"why the sandbox is unavailable"`
 	Refused         string              `json:"refused,omitempty" jsonschema:"why commands and file writes are refused under this policy (a writable root holds the home directory), and the fix"`
@@ -60,6 +62,8 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		Unenforced: st.Unenforced, Reason: st.Reason,
 		Processes: len(call.Session.procs().running()), ProcessesMax: call.conf().ProcessesMax,
 	}
+	fields.ClientRoots, _ = call.Session.ClientRoots()
+	fields.ClientRootsNote = rootsNote(pol, fields.ClientRoots)
 	if err := pol.Refusal(); err != nil {
 		fields.Refused = strings.TrimPrefix(err.Error(), "sandbox unavailable: ")
 	}
@@ -85,6 +89,9 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 	}
 	fmt.Fprintf(&b, "workspace: %s\n", pol.WorkspaceRoot)
 	fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(pol.WritableRoots, ", "))
+	if fields.ClientRootsNote != "" {
+		fmt.Fprintf(&b, "  %s\n", fields.ClientRootsNote)
+	}
 	fmt.Fprintf(&b, "network: %s\n", pol.Network)
 	if pol.Network == sandbox.NetworkRestricted {
 		fmt.Fprintf(&b, "  allowed domains: %s\n", listOrNone(pol.AllowedDomains))

@@ -53,7 +53,7 @@ func newRoot() *cobra.Command {
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newServeCmd(), newExecCmd(), newStatusCmd(), newProfileCmd(), newTestCmd(),
-		newLogCmd(), newSessionsCmd(), newModeCmd(), newWrapCmd(), newClientConfigCmd(), newCompletionCmd(), newVersionCmd())
+		newLogCmd(), newSessionsCmd(), newModeCmd(), newTokenCmd(), newWrapCmd(), newClientConfigCmd(), newCompletionCmd(), newVersionCmd())
 	root.SetHelpCommand(newHelpCmd())
 	commandHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {

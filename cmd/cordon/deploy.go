@@ -34,6 +34,9 @@ type deployment struct {
 	processBuffer   int
 	httpAddr        string
 	allowedOrigins  []string
+	httpTokens      string
+	idleTimeout     time.Duration
+	drainTimeout    time.Duration
 
 	cfg     *config.Config
 	sources config.Sources
@@ -90,6 +93,9 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 		processBuffer:   config.ProcessesMaxBufferChars.Get(cfg),
 		httpAddr:        config.HTTPAddr.Get(cfg),
 		allowedOrigins:  config.AllowedOrigins.Get(cfg),
+		httpTokens:      config.HTTPTokens.Get(cfg),
+		idleTimeout:     config.HTTPIdleTimeout.Get(cfg),
+		drainTimeout:    config.HTTPDrainTimeout.Get(cfg),
 		cfg:             cfg,
 		sources:         src,
 	}
@@ -97,7 +103,7 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 
 func (d deployment) executor(warn func(string)) *sandbox.Executor {
 	return &sandbox.Executor{
-		Provider:    &sandbox.LocalProvider{Forced: d.backend},
+		Provider:    &sandbox.LocalProvider{Forced: d.backend, StateDir: d.settings.StateDir},
 		Requirement: d.requirement,
 		Warn:        warn,
 	}

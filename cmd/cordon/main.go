@@ -29,6 +29,7 @@ usage:
   cordon log     [SESSION] [--verify] [--json]   show or verify a session log
   cordon sessions [--json]                    list sessions and their effective modes
   cordon mode    --session ID MODE            change a live session's mode (source: user)
+  cordon token   add NAME | list | revoke NAME   HTTP clients' own tokens (principals)
   cordon wrap    [--class CLASS] [flags] -- CMD [ARGS...] run an MCP server or agent CLI confined
   cordon completion bash|zsh|fish|powershell  a shell completion script
   cordon version

@@ -119,3 +119,22 @@ func (r *reloader) reload() {
 	}
 	r.cur, r.ex = next, ex
 }
+
+// ready says whether the server may take calls: the probe is over and
+// found a working sandbox (or the sandbox is off). /readyz asks it.
+func (r *reloader) ready(probed <-chan struct{}) (bool, string) {
+	select {
+	case <-probed:
+	default:
+		return false, "the sandbox probe is still running"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur.requirement == sandbox.Off {
+		return true, ""
+	}
+	if st := r.ex.Status(); st.State != sandbox.StateActive {
+		return false, "no sandbox backend works: " + st.Reason
+	}
+	return true, ""
+}

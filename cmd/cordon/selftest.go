@@ -65,7 +65,7 @@ func runTest(f *sandboxFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		// No file of the system or the user to test against: make one of
 		// our own, outside the boundary, and remove it afterwards.
-		scratch, serr := sandbox.ScratchDir()
+		scratch, serr := sandbox.ScratchDir(d.settings.StateDir)
 		if serr != nil {
 			fmt.Fprintf(stdout, "not proved: %v; and no scratch directory: %v\n", err, serr)
 			return exitCode(exitFailure)

@@ -9,7 +9,9 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 type serveFlags struct {
 	sandboxFlags
 	http, session, delegatedFrom, logLevel string
+	metrics, replica                       string
 }
 
 func newServeCmd() *cobra.Command {
@@ -51,6 +54,8 @@ token on every request: CORDON_HTTP_TOKEN, else one generated into
 	fs.StringVar(&f.session, "session", "", "resume (or name) a session `ID`; its mode comes back from its log")
 	fs.StringVar(&f.delegatedFrom, "delegated-from", "", "serve a sub-agent: every session (stdio or HTTP) is never wider than session `ID`'s mode, read at every call")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&f.replica, "replica", "", "prefix every HTTP session id with `NAME`. (default $CORDON_REPLICA), for a gateway that routes by it")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at /metrics on `ADDR` (e.g. 127.0.0.1:9464), a listener of its own")
 	completeValues(cmd, "log-level", logLevels)
 	completeValues(cmd, "http", []string{httpFromConfig, "127.0.0.1:8765"})
 	stateDir := func() string { return resolveStateDir(f.stateDir) }
@@ -130,7 +135,18 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// Over HTTP, SIGTERM drains (a rollout's stop); SIGINT, the human's
+	// Ctrl-C, ends at once.
+	stopSignals := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	drain := make(chan struct{})
+	if addr != "" {
+		stopSignals = stopSignals[:1]
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		defer signal.Stop(term)
+		go func() { <-term; close(drain) }()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	generatedToken := addr != "" && os.Getenv("CORDON_HTTP_TOKEN") == ""
 	rl := &reloader{cur: d, ex: ex, tb: tb, log: logger, generatedToken: generatedToken}
@@ -142,9 +158,19 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	go rl.run(ctx, hup)
+	if f.metrics != "" {
+		go func() {
+			if err := srv.ServeMetrics(ctx, f.metrics, nil); err != nil {
+				logger.Error().Err(err).Msg("the metrics listener failed")
+			}
+		}()
+	}
 	if addr != "" {
 		err = srv.ServeHTTP(ctx, mcpserver.HTTPConfig{Addr: addr, Token: os.Getenv("CORDON_HTTP_TOKEN"),
 			AllowedOrigins: d.allowedOrigins, StateDir: d.settings.StateDir,
+			TokensFile: expandTilde(d.httpTokens), IdleTimeout: d.idleTimeout,
+			Replica: firstSet(f.replica, os.Getenv("CORDON_REPLICA")),
+			Drain:   drain, DrainTimeout: d.drainTimeout, Probed: func() (bool, string) { return rl.ready(probed) },
 			Ready: func(bound, _ string) { rl.bound(bound) }})
 	} else {
 		logger.Info().Str("session", srv.ProcessSession().ID).Str("mode", string(d.posture.Mode)).Msg("serving MCP on stdio")
@@ -272,4 +298,21 @@ func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
 		w = zerolog.ConsoleWriter{Out: f}
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+// expandTilde expands a leading ~/ to the home directory.
+func expandTilde(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
+}
+
+func firstSet(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

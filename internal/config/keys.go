@@ -124,4 +124,18 @@ var (
 	// AllowedOrigins are the web origins the HTTP transport accepts.
 	AllowedOrigins = list("http.allowed_origins", `["http://localhost:3000"]`, httpOrigin,
 		refused("would let more web pages reach the server")).fixedAtStart("the HTTP guard is built at start")
+
+	// HTTPTokens is the principals' token file (NAME TOKEN [WORKSPACE]
+	// lines); "" is <state-dir>/http-tokens. The server re-reads the file
+	// itself when it changes.
+	HTTPTokens = scalar("http.tokens", `"~/.local/state/cordon/http-tokens"`, "", text(hostPath),
+		unchanged("a project does not choose who may connect")).fixedAtStart("the token file is named at start")
+
+	// HTTPIdleTimeout ends a principal's token session that sees no
+	// request for that long; HTTPDrainTimeout is how long calls in flight
+	// may take to finish after SIGTERM.
+	HTTPIdleTimeout = scalar("http.idle_timeout", `"30m"`, 30*time.Minute,
+		duration(0), shorter).fixedAtStart("the HTTP transport is set up at start")
+	HTTPDrainTimeout = scalar("http.drain_timeout", `"30s"`, 30*time.Second,
+		duration(0), shorter).fixedAtStart("the HTTP transport is set up at start")
 )

@@ -55,6 +55,9 @@ var keyCases = []struct {
 	{"profiles.external_agent.extra_write_allow", `["/opt/y"]`, "/opt/y", `["/opt/y"]`, "", "", `["/"]`, `["rel"]`, `entry 1 ("rel"): must start with / or ~/`},
 	{"http.addr", `"127.0.0.1:1"`, "127.0.0.1:1", `"127.0.0.1:1"`, `"127.0.0.1:1"`, "127.0.0.1:1", `"0.0.0.0:80"`, `"localhost"`, `"localhost" is not HOST:PORT`},
 	{"http.allowed_origins", `["http://a.example"]`, "http://a.example", `["http://a.example"]`, "", "", `["http://evil.example"]`, `["*"]`, `entry 1 ("*"): a wildcard`},
+	{"http.tokens", `"/etc/cordon/tokens"`, "/etc/cordon/tokens", `"/etc/cordon/tokens"`, `"/etc/cordon/tokens"`, "/etc/cordon/tokens", `"/tmp/mine"`, `"tokens"`, "must start with / or ~/"},
+	{"http.idle_timeout", `"10m"`, "10m0s", `"10m0s"`, `"1m"`, "1m0s", `"1h"`, `"0s"`, `"0s" must be positive`},
+	{"http.drain_timeout", `"20s"`, "20s", `"20s"`, `"10s"`, "10s", `"1m"`, `"-1s"`, `"-1s" must be positive`},
 }
 
 func TestEveryKey(t *testing.T) {

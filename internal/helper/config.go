@@ -46,7 +46,16 @@ type Config struct {
 	// StatusFD is then its control socket, and there is no command. With
 	// ReapFD, the reaper stays outside and the zygote it starts is confined.
 	Zygote bool
-	Argv   []string
+	// Unconfined, with ReapFD, makes the reaper start the command itself,
+	// with no confinement at all: an approved danger-full-access command
+	// (or --no-sandbox) whose whole tree must still end with its call.
+	Unconfined bool
+	// PassFDs, with Unconfined, hands the command every descriptor the
+	// reaper inherited, at the same numbers, but its control pipe: bwrap
+	// beneath the reaper gets the helper and status descriptors it is
+	// given, and the reaper reports nothing itself.
+	PassFDs bool
+	Argv    []string
 }
 
 // Args renders the config as the helper's command line (after Arg).
@@ -88,6 +97,12 @@ func (c Config) Args() []string {
 	if c.Zygote {
 		a = append(a, "--zygote")
 	}
+	if c.Unconfined {
+		a = append(a, "--unconfined")
+	}
+	if c.PassFDs {
+		a = append(a, "--pass-fds")
+	}
 	a = append(a, "--")
 	return append(a, c.Argv...)
 }
@@ -107,6 +122,14 @@ func Parse(args []string) (Config, error) {
 		switch args[i] {
 		case "--":
 			c.Argv = args[i+1:]
+			if c.PassFDs && (!c.Unconfined || c.StatusFD > 0) {
+				return c, fmt.Errorf("--pass-fds takes --unconfined and no --status-fd")
+			}
+			if c.Unconfined && (c.ReapFD == 0 || c.LandlockABI > 0 || c.Zygote) {
+				// Fail closed: the flag only ever drops the confinement a
+				// reaper would otherwise start.
+				return c, fmt.Errorf("--unconfined takes --reap-fd and no confinement")
+			}
 			if c.Zygote {
 				if len(c.Argv) > 0 || c.StatusFD == 0 {
 					return c, fmt.Errorf("--zygote takes a control socket (--status-fd) and no command")
@@ -167,6 +190,10 @@ func Parse(args []string) (Config, error) {
 			c.IPCDeny = true
 		case "--zygote":
 			c.Zygote = true
+		case "--unconfined":
+			c.Unconfined = true
+		case "--pass-fds":
+			c.PassFDs = true
 		default:
 			return c, fmt.Errorf("unknown helper argument %q", args[i])
 		}

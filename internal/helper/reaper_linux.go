@@ -1,8 +1,10 @@
 package helper
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -39,21 +41,43 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 // signal, the reaper kills itself with the same one.
 func reap(cfg Config, status *os.File) int {
 	control := os.NewFile(uintptr(cfg.ReapFD), "control")
+	var passed []uintptr
+	if cfg.PassFDs {
+		// Listed before anything of the reaper's own is opened.
+		passed = inheritedFDs(cfg.ReapFD)
+	}
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return failStarting(status, fmt.Errorf("marking inherited descriptors close-on-exec: %w", err))
 	}
-	for _, step := range []struct {
+	steps := []struct {
 		what string
 		do   func() error
 	}{
-		{"setting no_new_privs", func() error { return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }},
 		{"becoming a child subreaper", func() error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }},
 		{"making the reaper non-dumpable", func() error { return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }},
-		{"dropping capabilities", dropCapabilities},
-	} {
+	}
+	if !cfg.Unconfined {
+		// An unconfined command keeps every privilege it would have had
+		// (sudo, capabilities): the reaper, its parent, gives up none.
+		steps = append(steps,
+			struct {
+				what string
+				do   func() error
+			}{"setting no_new_privs", func() error { return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }},
+			struct {
+				what string
+				do   func() error
+			}{"dropping capabilities", dropCapabilities})
+	}
+	for _, step := range steps {
 		if err := step.do(); err != nil {
 			return failStarting(status, fmt.Errorf("%s: %w", step.what, err))
 		}
+	}
+	if cfg.Unconfined {
+		// What the confining helper does before its exec, done here: the
+		// command is the reaper's own child.
+		resetIgnoredSignals()
 	}
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, forwardedSignals...)
@@ -87,7 +111,21 @@ func reap(cfg Config, status *os.File) int {
 	if err != nil {
 		return failStarting(status, err)
 	}
-	pid, err := syscall.ForkExec(exe, append([]string{exe, Arg}, child.Args()...), &syscall.ProcAttr{
+	path, argv := exe, append([]string{exe, Arg}, child.Args()...)
+	if cfg.Unconfined {
+		// The command itself, started by the reaper: what it reports is
+		// the command's, as from a confining helper that execs it.
+		files = append(files[:3], passed...)
+		if status != nil {
+			status.WriteString(StatusStarted)
+		}
+		argv = cfg.Argv
+		if path, err = exec.LookPath(argv[0]); err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: %s: command not found\n", argv[0])
+			return 127
+		}
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,
 		// The reaper's locked thread forked it: should the reaper die, so
@@ -95,6 +133,13 @@ func reap(cfg Config, status *os.File) int {
 		// which is why cordon never kills the reaper but asks it).
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
+	if err != nil && cfg.Unconfined {
+		fmt.Fprintf(os.Stderr, "cordon: %s: %v\n", argv[0], err)
+		if errors.Is(err, unix.ENOENT) {
+			return 127
+		}
+		return 126
+	}
 	if err != nil {
 		return failStarting(status, fmt.Errorf("starting the confined helper: %w", err))
 	}
@@ -108,11 +153,12 @@ func reap(cfg Config, status *os.File) int {
 	// to the helper); once the command has exited, or cordon has closed
 	// the control pipe, every reaped process is a cue to kill what is left,
 	// since its own children have just become the helper's.
-	var ending atomic.Bool
+	var ending, asked, leftSome atomic.Bool
 	if control != nil {
 		go func() {
 			var b [1]byte
 			control.Read(b[:]) // returns when cordon closes its end
+			asked.Store(true)
 			ending.Store(true)
 			killAll()
 		}()
@@ -124,7 +170,18 @@ func reap(cfg Config, status *os.File) int {
 			}
 		}
 	}()
-	exit := reapTree(pid, &ending, killAll)
+	exit := reapTree(pid, &ending, func() {
+		if !asked.Load() {
+			leftSome.Store(true)
+		}
+		killAll()
+	})
+	if cfg.Unconfined && !cfg.PassFDs && leftSome.Load() {
+		// Said where the caller reads the command's output: an unconfined
+		// command's daemon is ended as a confined one's is, and the model
+		// must not believe it still runs.
+		fmt.Fprintln(os.Stderr, "cordon: the command exited; the processes it left running were ended with it (every process a call starts ends with the call; use a background process for one that must keep running)")
+	}
 	if exit.Signaled() {
 		sig := exit.Signal()
 		signal.Reset(sig)
@@ -289,4 +346,33 @@ func childrenByStat(ppid int) []int {
 		}
 	}
 	return pids
+}
+
+// inheritedFDs lists, for a child that must get them at the same numbers,
+// the descriptors from 3 up that this process inherited: each at its own
+// index, and -1 (closed in the child) for control and any gap.
+func inheritedFDs(control int) []uintptr {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	top := -1
+	open := map[int]bool{}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		// The listing's own descriptor is closed by now.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			open[fd] = true
+			top = max(top, fd)
+		}
+	}
+	var files []uintptr
+	for fd := 3; fd <= top; fd++ {
+		if open[fd] && fd != control {
+			files = append(files, uintptr(fd))
+		} else {
+			files = append(files, ^uintptr(0))
+		}
+	}
+	return files
 }
