@@ -46,10 +46,19 @@ func TestLastingProtectionLostEndsBackgroundProcess(t *testing.T) {
 	assert.Equal(t, "protection-lost", procs[0].(map[string]any)["ended"], text(res))
 	out := call(t, cs, "process_output", map[string]any{"process_id": id})
 	assert.Contains(t, text(out), "protection-lost", text(out))
+	// The human's change is not lost: kept aside, and said so.
+	kept, err := filepath.Glob(filepath.Join(w.ws, ".git", "config.cordon-host-*"))
+	require.NoError(t, err)
+	require.Len(t, kept, 1, text(out))
+	mine, err := os.ReadFile(kept[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(mine), "name = Human")
+	assert.Contains(t, text(out), "the host changed "+filepath.Join(w.ws, ".git", "config")+" while a sandbox lived; cordon restored the version from before and kept yours as "+kept[0], text(out))
 	session := sessionOf(t, w)
 	assert.Eventually(t, func() bool {
 		return strings.Contains(cordonCLI(t, w, "log", "--json", session), `"reason":"protection-lost"`)
 	}, 30*time.Second, 200*time.Millisecond, "the session log records the process's end as protection-lost")
+	assert.Contains(t, cordonCLI(t, w, "log", "--json", session), `"host_kept"`, "the session log says where the human's version is")
 
 	cfg, err := os.ReadFile(filepath.Join(w.ws, ".git", "config"))
 	require.NoError(t, err)

@@ -67,6 +67,10 @@ type Change struct {
 	What string `json:"what"`
 	// Detail names the hook or configuration key that was removed.
 	Detail string `json:"detail,omitempty"`
+	// HostKept is where the host's version was set aside before the path
+	// was restored: the host changed it while a sandbox lived
+	// (setAsideHost).
+	HostKept string `json:"host_kept,omitempty"`
 }
 
 func (c Change) String() string {
@@ -74,7 +78,20 @@ func (c Change) String() string {
 	if c.Detail != "" {
 		s += ": " + c.Detail
 	}
+	if c.HostKept != "" {
+		s += "; the host's version kept as " + c.HostKept
+	}
 	return s + ")"
+}
+
+// HostNote tells the human, when the host changed the path while a
+// sandbox lived, that cordon restored it and where their version is;
+// "" otherwise.
+func (c Change) HostNote() string {
+	if c.HostKept == "" {
+		return ""
+	}
+	return fmt.Sprintf("the host changed %s while a sandbox lived; cordon restored the version from before and kept yours as %s: compare and keep the one you meant (a command in the sandbox may have written to it in the moment before cordon killed the sandbox)", c.Path, c.HostKept)
 }
 
 // Limits of what one root's guard may hold: beyond them the sandbox is
@@ -250,7 +267,12 @@ func sameState(then, now pathState) bool {
 // now stands where nothing stood is removed, a tree that changed is
 // replaced by the one recorded. A directory on the way that is gone stays
 // gone (nothing is reachable through it; nothing is brought back to life).
-func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
+//
+// host says that the host changed the path while a sandbox lived (the
+// watch saw it replaced, lasting_linux.go): what stands there now is the
+// human's, perhaps with what a command wrote before it was killed, and it
+// is set aside beside the path rather than lost.
+func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, error) {
 	parts := strings.Split(rel, "/")
 	abs := func(p string) string { return filepath.Join(r.Name(), filepath.FromSlash(p)) }
 	for i := range len(parts) - 1 {
@@ -302,9 +324,25 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 	case len(now.Tree) == 0:
 		what = "removed"
 	}
+	change := Change{Path: abs(rel), What: what}
+	var asideErr error
+	if host && what == "changed" {
+		var kept string
+		asideErr = unlocked(r, path.Dir(rel), false, func() (err error) {
+			kept, err = setAsideHost(r, rel, now.Tree[0].Kind)
+			return err
+		})
+		if asideErr != nil {
+			// Restored all the same: what stands there may hold a
+			// command's write, which must not stay in effect.
+			asideErr = fmt.Errorf("guard: keeping the host's version of %s aside: %w", abs(rel), asideErr)
+		} else {
+			change.HostKept = abs(kept)
+		}
+	}
 	if len(now.Tree) > 0 {
-		if err := unlocked(r, rel, true, func() error { return r.RemoveAll(rel) }); err != nil {
-			return nil, fmt.Errorf("guard: removing %s: %w", abs(rel), err)
+		if err := unlocked(r, rel, true, func() error { return r.RemoveAll(rel) }); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, errors.Join(asideErr, fmt.Errorf("guard: removing %s: %w", abs(rel), err))
 		}
 	}
 	for _, n := range then.Tree {
@@ -313,10 +351,70 @@ func restorePath(r *os.Root, rel string, then pathState) ([]Change, error) {
 		}
 	}
 	if err := restoreTimes(r, then.Tree); err != nil {
-		return nil, err
+		return nil, errors.Join(asideErr, err)
 	}
-	return []Change{{Path: abs(rel), What: what}}, nil
+	return []Change{change}, asideErr
 }
+
+// hostAsideSuffix marks the host's version of a protected path that the
+// guard set aside: an inert name, which no tool reads as configuration or
+// runs as a hook.
+const hostAsideSuffix = ".cordon-host-"
+
+// setAsideHost gives what stands at rel a new name beside it,
+// NAME.cordon-host-<UTC time>, never over an existing file, and returns
+// that name. A file or symlink is linked there (link(2) never replaces),
+// so it keeps its inode, permissions and times; the caller removes rel.
+// A directory is renamed, after checking the name is free: only the host
+// could take it in between, the sandbox being gone.
+func setAsideHost(r *os.Root, rel, kind string) (string, error) {
+	stamp := rel + hostAsideSuffix + hostAsideClock().UTC().Format("20060102T150405Z")
+	for i := 1; i <= 100; i++ {
+		name := stamp
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", stamp, i)
+		}
+		var err error
+		switch kind {
+		case nodeDir:
+			if _, err = r.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+				err = r.Rename(rel, name)
+			} else if err == nil {
+				err = fs.ErrExist
+			}
+		default:
+			if err = r.Link(rel, name); err != nil && !errors.Is(err, fs.ErrExist) && kind == nodeFile {
+				err = copyExcl(r, rel, name) // a file system without hard links
+			}
+		}
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return name, err
+	}
+	return "", fmt.Errorf("%s: every name taken", stamp)
+}
+
+// copyExcl copies the regular file rel to the new file name, with its
+// permissions and modification time.
+func copyExcl(r *os.Root, rel, name string) error {
+	fi, err := r.Lstat(rel)
+	if err != nil {
+		return err
+	}
+	data, err := readNoFollow(r, rel, fi.Size())
+	if err != nil {
+		return err
+	}
+	n := nodeState{Rel: name, Kind: nodeFile, Mode: fi.Mode(), Data: data}
+	if err := recreate(r, n); err != nil {
+		return err
+	}
+	return r.Chtimes(name, fi.ModTime(), fi.ModTime())
+}
+
+// hostAsideClock names the set-aside versions; tests move it.
+var hostAsideClock = time.Now
 
 // unlocked runs fn, and once more when it failed for want of permission,
 // after giving the owner rwx on the directories from the root down to

@@ -16,6 +16,18 @@ type launchGuard struct {
 	// mounted: the backend keeps protected paths read-only by mounts
 	// (bwrap) and guards them only for when a mount is lost.
 	mounted bool
+	// host are the paths the watch saw the host replace while the
+	// sandbox lived (noteHost).
+	host hostChanges
+}
+
+// noteHost tells the guard which paths the host replaced while the
+// sandbox lived ("" when the watch could not tell): the restore keeps the
+// host's version of them aside rather than lose it.
+func (g *launchGuard) noteHost(paths []string) {
+	if g != nil {
+		g.host = append(g.host, paths...)
+	}
 }
 
 // newLaunchGuard guards paths (each beneath one of p's writable roots) and
@@ -125,7 +137,7 @@ func (g *launchGuard) end() ([]Change, error) {
 	var changes []Change
 	var errs []error
 	for _, h := range g.holds {
-		c, err := h.end()
+		c, err := h.endAfterHost(g.host)
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}

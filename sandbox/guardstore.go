@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -46,6 +47,52 @@ type guardBaseline struct {
 	NamesKnown bool     `json:"names_known,omitempty"`
 	// InnerRoots are guardSet.InnerRoots, which the audit leaves alone.
 	InnerRoots []string `json:"inner_roots,omitempty"`
+	// HostChanged are the paths (relative to Root) that the host replaced
+	// while a joined call's sandbox lived, as its watch saw; HostChangedAll
+	// that a watch lost events and cannot tell which. The restore keeps
+	// the host's version of those aside (restorePath).
+	HostChanged    []string `json:"host_changed,omitempty"`
+	HostChangedAll bool     `json:"host_changed_all,omitempty"`
+}
+
+// hostChanges are the paths (absolute) a call's watch saw the host
+// replace; "" among them when it lost events.
+type hostChanges []string
+
+// noteHost records host's paths in the baseline, and reports whether that
+// changed it.
+func (b *guardBaseline) noteHost(host hostChanges) bool {
+	changed := false
+	for _, p := range host {
+		if p == "" {
+			changed = changed || !b.HostChangedAll
+			b.HostChangedAll = true
+			continue
+		}
+		if p == b.Root || Within(b.Root, p) {
+			// The root, or a directory that holds it, was moved: the
+			// host's hand is on everything beneath.
+			changed = changed || !b.HostChangedAll
+			b.HostChangedAll = true
+			continue
+		}
+		if rel, ok := relUnder(b.Root, p); ok && !slices.Contains(b.HostChanged, rel) {
+			b.HostChanged = append(b.HostChanged, rel)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// hostChangedAt reports whether the host changed rel, or a directory that
+// holds it.
+func (b *guardBaseline) hostChangedAt(rel string) bool {
+	if b.HostChangedAll {
+		return true
+	}
+	return slices.ContainsFunc(b.HostChanged, func(h string) bool {
+		return rel == h || strings.HasPrefix(rel, h+"/")
+	})
 }
 
 // guardStore coordinates the calls that guard one root: begin joins (the
@@ -55,9 +102,12 @@ type guardStore interface {
 }
 
 // guardHold is one call's membership; end returns what the last call to
-// end undid (nothing, for the others).
+// end undid (nothing, for the others). endAfterHost ends it too, after
+// telling the store which paths the host replaced while the call's
+// sandbox lived, whichever call ends last.
 type guardHold interface {
 	end() ([]Change, error)
+	endAfterHost(host hostChanges) ([]Change, error)
 }
 
 // storeFor returns the store of a state directory: shared through lock
@@ -162,7 +212,7 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	var changes []Change
 	var errs []error
 	for _, rel := range rels {
-		c, err := restorePath(r, rel, *b.Paths[rel])
+		c, err := restorePath(r, rel, *b.Paths[rel], b.hostChangedAt(rel))
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
@@ -223,7 +273,9 @@ type memHold struct {
 	done bool
 }
 
-func (h *memHold) end() ([]Change, error) {
+func (h *memHold) end() ([]Change, error) { return h.endAfterHost(nil) }
+
+func (h *memHold) endAfterHost(host hostChanges) ([]Change, error) {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	if h.done {
@@ -231,6 +283,7 @@ func (h *memHold) end() ([]Change, error) {
 	}
 	h.done = true
 	mr := h.s.roots[h.root]
+	mr.base.noteHost(host)
 	if mr.users--; mr.users > 0 {
 		return nil, nil
 	}

@@ -221,7 +221,9 @@ type fileHold struct {
 	wrote []byte
 }
 
-func (h *fileHold) end() ([]Change, error) {
+func (h *fileHold) end() ([]Change, error) { return h.endAfterHost(nil) }
+
+func (h *fileHold) endAfterHost(host hostChanges) ([]Change, error) {
 	if h.live == nil {
 		return nil, nil
 	}
@@ -239,6 +241,17 @@ func (h *fileHold) end() ([]Change, error) {
 	}
 	defer probe.Close()
 	if !last {
+		// The last call to end restores: it must know what the host
+		// replaced while this call's sandbox lived.
+		if len(host) > 0 {
+			base, err := readBaseline(baseName)
+			if err == nil && base.noteHost(host) {
+				_, err = writeBaseline(baseName, base)
+			}
+			if err != nil {
+				return h.recovered, fmt.Errorf("guard: noting what the host changed: %w", err)
+			}
+		}
 		return h.recovered, nil
 	}
 	// Nobody opens the live file without holding the mutex: removing it
@@ -254,6 +267,7 @@ func (h *fileHold) end() ([]Change, error) {
 			return h.recovered, err
 		}
 	}
+	base.noteHost(host)
 	changes, err := base.restore()
 	return append(h.recovered, changes...), err
 }

@@ -30,7 +30,9 @@ import (
 //     call): its command ends with ProtectionLost.
 //   - The guard (guard.go) holds the existing protected paths too, and
 //     puts back, once the sandbox is gone, whatever was written to them
-//     in the moment between the rename and the kill.
+//     in the moment between the rename and the kill. What the host put
+//     there is not lost: the guard keeps it aside, beside the path
+//     (setAsideHost), for the human to compare and keep.
 
 // lastingMask is what replaces, removes or moves a directory's entry.
 const lastingMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ONLYDIR
@@ -55,8 +57,11 @@ type watchedDir struct {
 type lastingSub struct {
 	keys [][2]string // directory, entry name
 	path []string    // the watched path each key leads to
-	once sync.Once
 	lost func(path string)
+	// fired are the paths lost was called with: once each, so that the
+	// guard learns every path the host replaced, not only the first.
+	mu    sync.Mutex
+	fired map[string]bool
 }
 
 var (
@@ -80,7 +85,7 @@ func theLastingWatcher() (*lastingWatcher, error) {
 }
 
 // watchLasting watches paths (absolute, cleaned) until stop is called, and
-// calls lost, once, with the first of them that the host replaced,
+// calls lost, once for each, with those of them that the host replaced,
 // removed or moved (or with "" when events were lost). It fails closed:
 // a sandbox whose paths cannot be watched does not start.
 func watchLasting(paths []string, lost func(path string)) (stop func(), err error) {
@@ -233,10 +238,21 @@ func (s *lastingSub) pathOf(dir, name string) string {
 	return filepath.Join(dir, name)
 }
 
-// fire returns what tells the sandbox, once, that path lost its
-// protection.
+// fire returns what tells the sandbox, once for each path, that path lost
+// its protection.
 func (s *lastingSub) fire(path string) func() {
-	return func() { s.once.Do(func() { go s.lost(path) }) }
+	return func() {
+		s.mu.Lock()
+		first := !s.fired[path]
+		if s.fired == nil {
+			s.fired = map[string]bool{}
+		}
+		s.fired[path] = true
+		s.mu.Unlock()
+		if first {
+			go s.lost(path)
+		}
+	}
 }
 
 // lastingPaths are the paths of a bwrap sandbox that the watch keeps: what
@@ -265,15 +281,30 @@ func landlockDenyReadInBwrap(p ExecutionPolicy) []string {
 
 // lostProtection is how a sandbox's end is told that it lost protection.
 type lostProtection struct {
-	mu   sync.Mutex
-	path string
-	lost bool
+	mu    sync.Mutex
+	path  string
+	lost  bool
+	paths []string // every path the watch saw replaced, "" when it could not tell
 }
 
 func (l *lostProtection) set(path string) {
 	l.mu.Lock()
-	l.path, l.lost = path, true
+	if !l.lost {
+		l.path, l.lost = path, true
+	}
+	if !slices.Contains(l.paths, path) {
+		l.paths = append(l.paths, path)
+	}
 	l.mu.Unlock()
+}
+
+// replaced returns every path that lost its protection ("" among them when
+// events were lost): the host changed them, and the guard keeps the host's
+// version aside (guard.go).
+func (l *lostProtection) replaced() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.paths)
 }
 
 // get returns the path that lost its protection ("" when events were

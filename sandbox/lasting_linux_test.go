@@ -145,6 +145,70 @@ done`
 	})
 }
 
+// TestLastingHostChangeKeptAside: the human's `git config user.name`
+// during a live sandbox (which keeps trying to add core.fsmonitor) is not
+// lost: the guard restores .git/config as it was before the call, and
+// keeps the human's version beside it, with its permissions, for them to
+// compare; the planted program is in effect nowhere git reads.
+func TestLastingHostChangeKeptAside(t *testing.T) {
+	eachLastingStart(t, func(t *testing.T, f *fixture, start func(ExecutionPolicy, string) (*Process, *lockedBuffer), ex *Executor) {
+		gitOnHost(t, f.ws, "init", "-q")
+		canary := filepath.Join(f.base, "fsmonitor-ran")
+		monitor := filepath.Join(f.base, "monitor.sh")
+		require.NoError(t, os.WriteFile(monitor, []byte("#!/bin/sh\ntouch '"+canary+"'\n"), 0o755))
+		config := filepath.Join(f.ws, ".git", "config")
+		require.NoError(t, os.Chmod(config, 0o640))
+		before, err := os.ReadFile(config)
+		require.NoError(t, err)
+		p := f.policy(WorkspaceWrite, NetworkDeny)
+
+		script := `n=0; while :; do
+  git config core.fsmonitor '` + monitor + `' 2>/dev/null
+  printf '[core]\n\tfsmonitor = ` + monitor + `\n' >> .git/config 2>/dev/null
+  n=$((n+1)); echo "try $n"; sleep 0.02
+done`
+		proc, out := start(p, script)
+		pollUntil(t, "the command's first tries", func() bool { return strings.Contains(out.String(), "try 3") })
+
+		gitOnHost(t, f.ws, "config", "user.name", "Human Name")
+
+		select {
+		case <-proc.Done():
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the sandbox lived on after its protection moved; output:\n%s", out.String())
+		}
+		res := proc.Result()
+		require.Equal(t, ProtectionLost, res.Ending, "output:\n%s", out.String())
+
+		// The config in effect is the one from before the call.
+		after, err := os.ReadFile(config)
+		require.NoError(t, err)
+		assert.Equal(t, string(before), string(after), "the config in effect must be the one from before the call")
+
+		// The human's version is beside it, said so, with its permissions.
+		kept, err := filepath.Glob(config + ".cordon-host-*")
+		require.NoError(t, err)
+		require.Len(t, kept, 1, "the human's version must be set aside; undone: %v", res.Undone)
+		assert.Equal(t, "Human Name\n", gitOnHost(t, f.ws, "config", "--file", kept[0], "user.name"))
+		fi, err := os.Stat(kept[0])
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "the set-aside version keeps the host's permissions")
+		var note string
+		for _, c := range res.Undone {
+			if c.Path == config {
+				assert.Equal(t, kept[0], c.HostKept)
+				note = c.HostNote()
+			}
+		}
+		assert.Contains(t, note, "the host changed "+config+" while a sandbox lived")
+		assert.Contains(t, note, "kept yours as "+kept[0])
+
+		gitOnHost(t, f.ws, "status")
+		assert.NoFileExists(t, canary, "the human's git status ran the planted fsmonitor")
+		assert.NotContains(t, gitOnHost(t, f.ws, "config", "--list", "--show-origin"), "fsmonitor")
+	})
+}
+
 // TestLastingCredentialStoreReplacedOnTheHost: `git credential-store`
 // (every https push) renames a new ~/.git-credentials over the hidden one
 // while a read-only command lives and keeps reading it: the new secret
@@ -236,4 +300,70 @@ func TestLastingWatch(t *testing.T) {
 		t.Fatalf("fired for %s after it stopped", p)
 	case <-time.After(200 * time.Millisecond):
 	}
+}
+
+// TestLastingHostChangeNotedByAnEarlierCall: the call whose watch saw the
+// host's replacement may not be the last to end; the last one, which
+// restores, keeps the host's version aside all the same, never over an
+// existing file. A path the command created is removed, not kept; a
+// lost event ("") counts for every path.
+func TestLastingHostChangeNotedByAnEarlierCall(t *testing.T) {
+	at := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC)
+	was := hostAsideClock
+	hostAsideClock = func() time.Time { return at }
+	t.Cleanup(func() { hostAsideClock = was })
+	eachGuardStore(t, func(t *testing.T, s guardStore) {
+		root, set := guardWorld(t)
+		config := filepath.Join(root, ".git", "config")
+		hooks := filepath.Join(root, ".git", "hooks")
+		envrc := filepath.Join(root, ".envrc")
+		before, err := os.ReadFile(config)
+		require.NoError(t, err)
+		first, err := s.begin(set)
+		require.NoError(t, err)
+		second, err := s.begin(set)
+		require.NoError(t, err)
+
+		// The host's git config (lock file and rename) and a hook the
+		// human adds; a file the command made.
+		require.NoError(t, os.WriteFile(config+".lock", []byte("[user]\n\tname = Human\n"), 0o640))
+		require.NoError(t, os.Rename(config+".lock", config))
+		require.NoError(t, os.WriteFile(filepath.Join(hooks, "pre-push"), []byte("#!/bin/sh\n"), 0o755))
+		require.NoError(t, os.WriteFile(envrc, []byte("evil"), 0o644))
+		taken := config + ".cordon-host-20261207T130000Z"
+		require.NoError(t, os.WriteFile(taken, []byte("an earlier one"), 0o600))
+
+		got, err := first.endAfterHost(hostChanges{config})
+		require.NoError(t, err)
+		assert.Empty(t, got, "a call that is not the last restores nothing")
+		got, err = second.endAfterHost(hostChanges{hooks})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []Change{
+			{Path: config, What: "changed", HostKept: taken + "-2"},
+			{Path: hooks, What: "changed", HostKept: hooks + ".cordon-host-20261207T130000Z"},
+			{Path: envrc, What: "created"},
+		}, got)
+
+		after, err := os.ReadFile(config)
+		require.NoError(t, err)
+		assert.Equal(t, string(before), string(after))
+		kept, err := os.ReadFile(taken + "-2")
+		require.NoError(t, err)
+		assert.Equal(t, "[user]\n\tname = Human\n", string(kept))
+		earlier, err := os.ReadFile(taken)
+		require.NoError(t, err)
+		assert.Equal(t, "an earlier one", string(earlier), "an existing file is never overwritten")
+		assert.FileExists(t, filepath.Join(hooks+".cordon-host-20261207T130000Z", "pre-push"))
+		assert.NoFileExists(t, filepath.Join(hooks, "pre-push"))
+		assert.NoFileExists(t, envrc)
+		if fs, ok := s.(*fileGuardStore); ok {
+			assertGuardDirEmpty(t, fs.dir)
+		}
+	})
+	b := &guardBaseline{Root: "/r"}
+	assert.True(t, b.noteHost(hostChanges{"/r/.git/config", "/elsewhere"}))
+	assert.True(t, b.hostChangedAt(".git/config"))
+	assert.False(t, b.hostChangedAt(".git/hooks"))
+	assert.True(t, b.noteHost(hostChanges{""}))
+	assert.True(t, b.hostChangedAt(".git/hooks"), "events were lost: any path may be the host's")
 }

@@ -15,3 +15,5 @@ type lostProtection struct{ mu sync.Mutex }
 func (l *lostProtection) set(string) {}
 
 func (l *lostProtection) get() (string, bool) { return "", false }
+
+func (l *lostProtection) replaced() []string { return nil }

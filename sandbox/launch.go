@@ -220,6 +220,9 @@ func (l *launch) Wait() (Outcome, error) {
 	}
 	l.endWatch()
 	out.LostPath, out.LostProtection = l.lost.get()
+	if l.c.guard != nil {
+		l.c.guard.noteHost(l.lost.replaced())
+	}
 	if l.status != nil {
 		out.RunnerFailure = runnerFailure(<-l.status, l.c.Backend, out.ExitCode)
 	}

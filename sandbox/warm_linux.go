@@ -657,6 +657,9 @@ func (w *warmCall) Wait() (Outcome, error) {
 	// whatever the command's own end looked like.
 	if path, lost := w.z.lost.get(); lost {
 		out.LostPath, out.LostProtection = path, true
+		if w.c.guard != nil {
+			w.c.guard.noteHost(w.z.lost.replaced())
+		}
 	}
 	out.Undone, out.GuardErr = w.endGuard()
 	return out, nil

@@ -113,6 +113,9 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	summary := map[string]any{"tool": "bash"}
 	if terr != nil {
 		summary["error"] = terr.Code
+		if len(terr.hostKept) > 0 {
+			summary["host_kept"] = terr.hostKept
+		}
 	} else {
 		summary["exit_code"] = res.Structured["exit_code"]
 	}
@@ -208,6 +211,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		BlockedHosts: res.BlockedHosts,
 	}
 	fail := func(e *ToolError) (*Result, *ToolError) {
+		e.hostKept = hostKept(res.Undone)
 		if len(res.BlockedHosts) > 0 {
 			e.Message = strings.TrimRight(e.Message, "\n") + "\n" + blockedLine(res.BlockedHosts)
 		}
@@ -325,15 +329,37 @@ func undoneMessage(o sandbox.Outcome, output string) string {
 	if slices.ContainsFunc(o.Undone, func(c sandbox.Change) bool { return c.What == "disarmed" }) {
 		what = "undid (restored, or disarmed and set aside)"
 	}
-	fmt.Fprintf(&b, "the command exited %d, and it had written to protected paths, which cordon %s after it (they name code that a human would run later outside the sandbox):\n", o.ExitCode, what)
+	if len(hostKept(o.Undone)) == len(o.Undone) {
+		// Only the host's changes: the command may have written nothing.
+		fmt.Fprintf(&b, "the command exited %d; protected paths changed while it ran, and cordon restored them after it (they name code that a human would run later outside the sandbox):\n", o.ExitCode)
+	} else {
+		fmt.Fprintf(&b, "the command exited %d, and it had written to protected paths, which cordon %s after it (they name code that a human would run later outside the sandbox):\n", o.ExitCode, what)
+	}
 	for _, c := range o.Undone {
 		b.WriteString("  " + c.String() + "\n")
+	}
+	for _, c := range o.Undone {
+		if note := c.HostNote(); note != "" {
+			b.WriteString(note + "\n")
+		}
 	}
 	if o.GuardErr != nil {
 		fmt.Fprintf(&b, "cordon could not restore everything: %v\n", o.GuardErr)
 	}
 	b.WriteString("its output:\n" + output)
 	return b.String()
+}
+
+// hostKept lists where the guard set the host's versions of protected
+// paths aside (sandbox.Change.HostNote), for the session log.
+func hostKept(undone []sandbox.Change) []string {
+	var kept []string
+	for _, c := range undone {
+		if c.HostKept != "" {
+			kept = append(kept, c.Path+" -> "+c.HostKept)
+		}
+	}
+	return kept
 }
 
 // protectedNotes explain a refusal that the command got over and still

@@ -274,6 +274,9 @@ func (tb *Toolbox) watch(call Call, p *bgProcess) {
 		if res.Signal != 0 {
 			data["signal"] = res.Signal.String()
 		}
+		if kept := hostKept(res.Undone); len(kept) > 0 {
+			data["host_kept"] = kept
+		}
 		call.Session.record(call.conf().Logger, sessionlog.EventProcessExit, data)
 	}()
 }

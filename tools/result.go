@@ -34,6 +34,9 @@ type ToolError struct {
 	// Fields are tool-specific structured fields to report beside the error
 	// (e.g. bash's exit_code and output).
 	Fields map[string]any
+	// hostKept are the host's versions of protected paths that the guard
+	// set aside, for the session log (hostKept).
+	hostKept []string
 }
 
 func (e *ToolError) Error() string { return e.Code + ": " + e.Message }

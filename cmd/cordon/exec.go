@@ -135,6 +135,10 @@ func runToExit(ex *sandbox.Executor, pol sandbox.ExecutionPolicy, spec sandbox.R
 // writes to protected paths, which no backend could refuse while it ran.
 func reportUndone(w io.Writer, undone []sandbox.Change) {
 	for _, c := range undone {
+		if note := c.HostNote(); note != "" {
+			fmt.Fprintf(w, "cordon: %s\n", note)
+			continue
+		}
 		fmt.Fprintf(w, "cordon: undid what the command did to a protected path: %s\n", c)
 	}
 }
