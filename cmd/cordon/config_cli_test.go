@@ -279,7 +279,9 @@ func TestConfigErrorsStopEveryCommand(t *testing.T) {
 			require.ErrorAs(t, err, &ee)
 			assert.Equal(t, exitUsage, ee.ExitCode(), stderr.String())
 			assert.Contains(t, stderr.String(), want)
-			assert.Empty(t, stdout.String(), "nothing is served with a bad config")
+			// The handshake is answered, so that the human's client shows
+			// the reason instead of "connection closed"; no tool runs.
+			assert.Contains(t, stdout.String(), `"instructions":"cordon is not working: `, "the client learns why")
 			assert.NoDirExists(t, filepath.Join(e.state, "sessions"), "no session is started")
 		})
 	}
