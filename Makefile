@@ -6,7 +6,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all deps build run test test-short lint cross bench bench-smoke soak install clean release test-release
+.PHONY: all deps build run test test-short lint cross bench bench-smoke soak install clean release test-release \
+	mcpb packages server-json test-mcpb test-packages test-server-json
 
 all: build
 
@@ -97,6 +98,39 @@ release:
 # the linux/amd64 archive's cordon: it must name its version and commit.
 test-release:
 	./scripts/test-release.sh
+
+# The release's other forms, built from the archives in dist/ (`make
+# release` first, or they build it): mcpb packs a Claude Desktop bundle per
+# archive with the official mcpb CLI (pinned in packaging/mcpb); packages
+# packs the `cordon` npm wrapper and a @cordonhq/cordon-<os>-<cpu> package
+# per archive; server-json writes the MCP Registry entry, naming the
+# bundles by their SHA-256.
+dist/SHA256SUMS:
+	./scripts/release.sh
+
+mcpb: dist/SHA256SUMS
+	./scripts/mcpb.sh
+
+packages: dist/SHA256SUMS
+	./scripts/npm-packages.sh
+
+server-json: mcpb
+	./scripts/server-json.sh
+
+# Each test builds this platform's release into a temporary directory and
+# needs no network once npm ci has run (packaging/mcpb, test/interop):
+# test-mcpb validates and unpacks the bundle and drives its command with an
+# MCP client; test-packages installs the npm tarballs offline and drives
+# `npx cordon serve` the same way; test-server-json validates server.json
+# against the registry's published schema (vendored in packaging/).
+test-mcpb:
+	./scripts/test-mcpb.sh
+
+test-packages:
+	./scripts/test-packages.sh
+
+test-server-json:
+	./scripts/test-server-json.sh
 
 # fuzz-smoke runs every fuzz target in the repository for FUZZTIME each
 # (one `go test -fuzz` per target: -fuzz takes one target per package).
