@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/internal/peer"
 	"golang.org/x/sys/unix"
 )
 
@@ -270,6 +271,15 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 		}
 		return nil, fmt.Errorf("warm sandbox did not start: %w", err)
 	}
+	// Ready, and no command has run in it yet: every process of the
+	// sandbox is bwrap or cordon's helper code, whose descriptors a cordon
+	// that is not root cannot read. The HTTP peer check may pass over
+	// them (internal/peer/helpers_linux.go says why).
+	release := peer.RegisterHelpers(cmd.Process.Pid)
+	go func() {
+		<-z.exited
+		release()
+	}()
 	return z, nil
 }
 
