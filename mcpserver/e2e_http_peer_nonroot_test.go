@@ -135,12 +135,17 @@ func TestHTTPPeerNonRootInner(t *testing.T) {
 // freshHTTPClient connects the official Go SDK client over a transport of
 // its own, so that its connections are new ones.
 func freshHTTPClient(t *testing.T, endpoint string) *mcp.ClientSession {
+	return freshHTTPClientOf(t, endpoint, "2025-11-25")
+}
+
+// freshHTTPClientOf is freshHTTPClient speaking protocol version.
+func freshHTTPClientOf(t *testing.T, endpoint, version string) *mcp.ClientSession {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: endpoint,
 		HTTPClient: &http.Client{Transport: bearer{peerToken, &http.Transport{}}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := newClient(clientOpts{version: "2025-11-25"}).Connect(ctx, tr, nil)
+	cs, err := newClient(clientOpts{}).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 	return cs

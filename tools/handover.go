@@ -46,7 +46,7 @@ func (tb *Toolbox) handOver(call Call, pol sandbox.ExecutionPolicy, command, cwd
 		out := NewStreamBuffer(conf.ProcessBufferChars)
 		sink.switchTo(out)
 		bp := &bgProcess{id: id, command: command, cwd: cwd, mode: pol.Mode, sessionMode: sessionMode,
-			started: time.Now(), proc: proc, out: out}
+			started: time.Now(), proc: proc, out: out, logged: make(chan struct{})}
 		ps.mu.Lock()
 		ps.byID[id] = bp
 		ps.mu.Unlock()

@@ -60,6 +60,10 @@ type bgProcess struct {
 	proc        *sandbox.Process
 	out         *OutputBuffer
 
+	// logged is closed once its process/exit event is in the session log
+	// (watch): the session's end waits for it before the log closes.
+	logged chan struct{}
+
 	mu     sync.Mutex
 	reason string // why it was ended, once cordon ended it
 }
@@ -160,6 +164,13 @@ func (s *Session) EndProcesses() {
 		go func() { defer wg.Done(); p.end(reasonSessionEnded) }()
 	}
 	wg.Wait()
+	// Dead is not yet logged: each process/exit event (of those ended here,
+	// and of any that exited just before) goes in before the log closes.
+	for _, p := range ps.all() {
+		if p.logged != nil {
+			<-p.logged
+		}
+	}
 }
 
 // endNarrowed kills, before a call runs, every process started under a
@@ -233,7 +244,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 	// Recorded with the call's one reading: the narrowing check compares
 	// the session's mode with what the process runs under.
 	bp := &bgProcess{id: id, command: in.Command, cwd: cwd, mode: pol.Mode, sessionMode: call.sessionMode(),
-		started: time.Now(), tty: in.TTY, proc: proc, out: out}
+		started: time.Now(), tty: in.TTY, proc: proc, out: out, logged: make(chan struct{})}
 	ps.mu.Lock()
 	ps.byID[id] = bp
 	ps.mu.Unlock()
@@ -258,6 +269,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 
 // watch logs the process's end, with the reason cordon ended it for.
 func (tb *Toolbox) watch(call Call, p *bgProcess) {
+	defer close(p.logged)
 	<-p.proc.Done()
 	p.out.Close()
 	res := p.proc.Result()
