@@ -250,7 +250,10 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 		}
 		return nil, fmt.Errorf("warm sandbox: %w", err)
 	}
+	// Until it is ready no command runs in it: all of it is cordon's.
+	helpersReady, releaseHelpers := peer.RegisterStarting(cmd.Process.Pid)
 	go func() {
+		defer releaseHelpers()
 		awaitExit(cmd.Process, 0) // holding no P meanwhile
 		cmd.Wait()
 		stopWatch()
@@ -275,11 +278,7 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 	// sandbox is bwrap or cordon's helper code, whose descriptors a cordon
 	// that is not root cannot read. The HTTP peer check may pass over
 	// them (internal/peer/helpers_linux.go says why).
-	release := peer.RegisterHelpers(cmd.Process.Pid)
-	go func() {
-		<-z.exited
-		release()
-	}()
+	helpersReady()
 	return z, nil
 }
 

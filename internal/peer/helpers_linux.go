@@ -31,6 +31,12 @@ import (
 // new process with a new start time, never registered: if it makes itself
 // non-dumpable (prctl, or exec of a file it cannot read), it is still
 // refused. A registered process that is readable is read like any other.
+//
+// While a warm sandbox starts (RegisterStarting), its helpers are still
+// forking and exec'ing themselves: then the sandbox's root, cordon's own
+// child, is registered instead, and every process beneath it passes, for
+// no command runs there until cordon hears it is ready and registers the
+// processes one by one.
 
 type helperID struct {
 	pid   int
@@ -40,6 +46,56 @@ type helperID struct {
 var ownHelpers struct {
 	mu  sync.Mutex
 	set map[helperID]int // how many registrations name the process
+	// starting are the roots of sandboxes that run no command yet:
+	// every process beneath one is cordon's.
+	starting map[helperID]int
+}
+
+// RegisterStarting records root, a sandbox cordon has just started and in
+// which no command will run before ready is called, as cordon's whole:
+// while it starts, every process beneath it is bwrap or cordon's helper
+// code. ready registers the processes then present (RegisterHelpers) and
+// forgets root as starting; release forgets them all. Both are safe to
+// call more than once.
+func RegisterStarting(root int) (ready, release func()) {
+	ids := helperTree(root)
+	if len(ids) == 0 {
+		return func() {}, func() {}
+	}
+	id := ids[0]
+	ownHelpers.mu.Lock()
+	if ownHelpers.starting == nil {
+		ownHelpers.starting = make(map[helperID]int)
+	}
+	ownHelpers.starting[id]++
+	ownHelpers.mu.Unlock()
+	var once sync.Once
+	started := func() {
+		once.Do(func() {
+			ownHelpers.mu.Lock()
+			defer ownHelpers.mu.Unlock()
+			if ownHelpers.starting[id]--; ownHelpers.starting[id] <= 0 {
+				delete(ownHelpers.starting, id)
+			}
+		})
+	}
+	var mu sync.Mutex
+	releaseTree := func() {}
+	ready = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		// Registered before root stops counting as starting: no instant
+		// in which the helpers count against clients.
+		releaseTree = RegisterHelpers(root)
+		started()
+	}
+	release = func() {
+		started()
+		mu.Lock()
+		defer mu.Unlock()
+		releaseTree()
+	}
+	return ready, release
 }
 
 // RegisterHelpers records root and every process beneath it as cordon's own
@@ -108,10 +164,11 @@ func helperTree(root int) []helperID {
 }
 
 // ownHelper: pid is a registered helper, the same process that was
-// registered (its start time read now).
-func (s *snapshot) ownHelper(pid int) bool {
+// registered (its start time read now), or runs in the sandbox of root
+// while root is a registered sandbox that is still starting.
+func (s *snapshot) ownHelper(pid, root int) bool {
 	ownHelpers.mu.Lock()
-	n := len(ownHelpers.set)
+	n := len(ownHelpers.set) + len(ownHelpers.starting)
 	ownHelpers.mu.Unlock()
 	if n == 0 {
 		return false
@@ -120,7 +177,11 @@ func (s *snapshot) ownHelper(pid int) bool {
 	if err != nil {
 		return false
 	}
+	r, err := s.statAt(s.dir, strconv.Itoa(root)+"/stat", root)
+	if err != nil {
+		return false
+	}
 	ownHelpers.mu.Lock()
 	defer ownHelpers.mu.Unlock()
-	return ownHelpers.set[helperID{pid, p.start}] > 0
+	return ownHelpers.set[helperID{pid, p.start}] > 0 || ownHelpers.starting[helperID{root, r.start}] > 0
 }
