@@ -600,7 +600,7 @@ func TestAsNobody(t *testing.T) {
 	start(t, setpriv, "--reuid=65532", "--regid=65532", "--clear-groups", "--", bin, "peer-test-root", foreign, "--",
 		bin, "peer-test-connect", listen(t, "127.0.0.1:0").Addr().String(), "nondumpable")
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.v", "-test.count=1",
-		"-test.run", "^(TestOwnHelperPassedOver|TestNonDumpableRefused|TestOrdinaryClientAllowed|TestSandboxedClientRefused|TestThreadOwnTableRefused|TestIPv4MappedClients|TestOtherUsersSandboxIgnored)$")
+		"-test.run", "^(TestOwnHelperPassedOver|TestStartingSandboxPassedOver|TestNonDumpableRefused|TestOrdinaryClientAllowed|TestSandboxedClientRefused|TestThreadOwnTableRefused|TestIPv4MappedClients|TestOtherUsersSandboxIgnored)$")
 	cmd.Env = append(os.Environ(), "PEER_TEST_NOBODY=1", "TMPDIR=/tmp", "HOME=/", "GORACE=atexit_sleep_ms=0", "PEER_TEST_FOREIGN_MARK="+foreign)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -609,6 +609,7 @@ func TestAsNobody(t *testing.T) {
 	assert.Contains(t, string(out), "--- PASS: TestNonDumpableRefused")
 	assert.Contains(t, string(out), "--- PASS: TestOtherUsersSandboxIgnored")
 	assert.Contains(t, string(out), "--- PASS: TestOwnHelperPassedOver")
+	assert.Contains(t, string(out), "--- PASS: TestStartingSandboxPassedOver")
 	assert.NotContains(t, string(out), "SKIP")
 }
 
@@ -649,5 +650,31 @@ func TestOwnHelperPassedOver(t *testing.T) {
 	if os.Geteuid() != 0 {
 		v := check()
 		assert.True(t, v.Refused, v.Reason)
+	}
+}
+
+// A sandbox registered as starting passes whole (nothing of a command runs
+// there yet); once ready, only the processes then present do; released,
+// none. Its outcome depends on privilege: TestAsNobody runs it as nobody.
+func TestStartingSandboxPassedOver(t *testing.T) {
+	mark := marker(t)
+	root := sandbox(t, mark, self(t), "peer-test-helper")
+	check := func() Verdict {
+		ln := listen(t, "127.0.0.1:0")
+		start(t, connectArgv(t, ln.Addr().String())...)
+		server, client := accepted(t, ln)
+		return checker(t, mark).Check(server, client)
+	}
+	ready, release := RegisterStarting(root.cmd.Process.Pid)
+	defer release()
+	v := check()
+	assert.False(t, v.Refused, "starting: %s", v.Reason)
+	ready()
+	v = check()
+	assert.False(t, v.Refused, "ready: %s", v.Reason)
+	release()
+	if os.Geteuid() != 0 {
+		v = check()
+		assert.True(t, v.Refused, "released: %s", v.Reason)
 	}
 }
