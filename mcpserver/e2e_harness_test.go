@@ -24,6 +24,10 @@ import (
 var cordonBin string
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("CORDON_E2E_BIN"); bin != "" { // a re-run as another user (e2e_http_peer_nonroot_test.go)
+		cordonBin = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("/var/tmp", "cordon-e2e-bin-")
 	if err != nil {
 		panic(err)

@@ -42,8 +42,15 @@ func (l *serverLog) String() string {
 // that: it cannot hide a token file), and the network open to commands.
 func peerServer(t *testing.T, w *world, extra ...string) (url string, log *serverLog) {
 	t.Helper()
+	url, log, _ = peerServerCmd(t, w, extra...)
+	return url, log
+}
+
+// peerServerCmd is peerServer, with the server's process.
+func peerServerCmd(t *testing.T, w *world, extra ...string) (url string, log *serverLog, cmd *exec.Cmd) {
+	t.Helper()
 	args := w.serveArgs(append([]string{"--http", "127.0.0.1:0", "--mode", "workspace-write", "--network", "allow"}, extra...)...)
-	cmd := exec.Command(cordonBin, args...)
+	cmd = exec.Command(cordonBin, args...)
 	cmd.Env = append(w.env(), "CORDON_HTTP_TOKEN="+peerToken)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -69,11 +76,11 @@ func peerServer(t *testing.T, w *world, extra ...string) (url string, log *serve
 	}()
 	select {
 	case a := <-addr:
-		return "http://" + a + "/mcp", log
+		return "http://" + a + "/mcp", log, cmd
 	case <-time.After(20 * time.Second):
 		t.Fatal("cordon serve --http did not start")
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 // attackScript sends cordon, with the right token, what a confined

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/peer"
 )
 
 // probeResult is the outcome of running a backend's real argv.
@@ -114,6 +116,11 @@ func probeRun(prov Provider, cp ConfinedPolicy, dir string, argv ...string) ([]b
 	if err := l.Start(); err != nil {
 		return out.Bytes(), err
 	}
+	// What runs there is cordon's own probe, never a model's command: all
+	// of it is cordon's, and the HTTP peer check may pass over its
+	// helpers, which a cordon that is not root cannot read.
+	_, release := peer.RegisterStarting(l.Cmd.Process.Pid)
+	defer release()
 	o, err := l.Wait()
 	switch {
 	case err != nil:

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/internal/peer"
 	"golang.org/x/sys/unix"
 )
 
@@ -289,7 +290,10 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 		}
 		return nil, fmt.Errorf("warm sandbox: %w", err)
 	}
+	// Until it is ready no command runs in it: all of it is cordon's.
+	helpersReady, releaseHelpers := peer.RegisterStarting(cmd.Process.Pid)
 	go func() {
+		defer releaseHelpers()
 		awaitExit(cmd.Process, 0) // holding no P meanwhile
 		cmd.Wait()
 		stopWatch()
@@ -310,6 +314,11 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 		}
 		return nil, fmt.Errorf("warm sandbox did not start: %w", err)
 	}
+	// Ready, and no command has run in it yet: every process of the
+	// sandbox is bwrap or cordon's helper code, whose descriptors a cordon
+	// that is not root cannot read. The HTTP peer check may pass over
+	// them (internal/peer/helpers_linux.go says why).
+	helpersReady()
 	return z, nil
 }
 

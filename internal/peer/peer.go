@@ -21,7 +21,12 @@
 // sandboxed process whose descriptors cannot be read (it made itself
 // non-dumpable), a socket that no process holds (closed, or in flight
 // between processes). A thread with a descriptor table of its own is read
-// too.
+// too. The one exception: cordon's own helpers, registered by pid and start
+// time before any command runs beside them (RegisterHelpers), are passed
+// over when they cannot be read (helpers_linux.go says why that is safe).
+// Another cordon's helpers are not registered here: while another cordon of
+// the same user, not root, runs a warm sandbox, this one refuses loopback
+// clients.
 //
 // Limits, stated as os.Root states its own: a process that has left the
 // process tree of its sandbox (an orphan reparented to init because nothing

@@ -102,8 +102,8 @@ func (c *Checker) check(server, client netip.AddrPort) Verdict {
 	// matters.
 	for pid, root := range inside {
 		held, err := s.holdsAnyThread(pid, want)
-		if !held && (err == nil || errors.Is(err, errUnreadable) && s.othersOnly(pid)) {
-			continue
+		if !held && (err == nil || errors.Is(err, errUnreadable) && (s.othersOnly(pid) || s.ownHelper(pid, root))) {
+			continue // helpers_linux.go says why an own helper may be passed over
 		}
 		switch {
 		case held:

@@ -35,6 +35,13 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "peer-test-root": // peer-test-root MARKER -- CMD...
 			os.Exit(runRoot(os.Args[4:]))
+		case "peer-test-helper": // a helper that made itself non-dumpable, holding nothing
+			if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+				os.Exit(1)
+			}
+			fmt.Printf("ready %d\n", os.Getpid())
+			io.Copy(io.Discard, os.Stdin)
+			os.Exit(0)
 		case "peer-test-connect": // peer-test-connect ADDR [OPTION...]
 			os.Exit(runConnect(os.Args[2], os.Args[3:]))
 		}
@@ -593,7 +600,7 @@ func TestAsNobody(t *testing.T) {
 	start(t, setpriv, "--reuid=65532", "--regid=65532", "--clear-groups", "--", bin, "peer-test-root", foreign, "--",
 		bin, "peer-test-connect", listen(t, "127.0.0.1:0").Addr().String(), "nondumpable")
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.v", "-test.count=1",
-		"-test.run", "^(TestNonDumpableRefused|TestOrdinaryClientAllowed|TestSandboxedClientRefused|TestThreadOwnTableRefused|TestIPv4MappedClients|TestOtherUsersSandboxIgnored)$")
+		"-test.run", "^(TestOwnHelperPassedOver|TestStartingSandboxPassedOver|TestNonDumpableRefused|TestOrdinaryClientAllowed|TestSandboxedClientRefused|TestThreadOwnTableRefused|TestIPv4MappedClients|TestOtherUsersSandboxIgnored)$")
 	cmd.Env = append(os.Environ(), "PEER_TEST_NOBODY=1", "TMPDIR=/tmp", "HOME=/", "GORACE=atexit_sleep_ms=0", "PEER_TEST_FOREIGN_MARK="+foreign)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -601,5 +608,73 @@ func TestAsNobody(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(out), "--- PASS: TestNonDumpableRefused")
 	assert.Contains(t, string(out), "--- PASS: TestOtherUsersSandboxIgnored")
+	assert.Contains(t, string(out), "--- PASS: TestOwnHelperPassedOver")
+	assert.Contains(t, string(out), "--- PASS: TestStartingSandboxPassedOver")
 	assert.NotContains(t, string(out), "SKIP")
+}
+
+// A non-root cordon cannot read its own helpers' descriptors (they are
+// non-dumpable): registered, they are passed over and an ordinary client is
+// served; a non-dumpable process that was not registered is still refused.
+// Its outcome depends on privilege: TestAsNobody runs it as nobody.
+func TestOwnHelperPassedOver(t *testing.T) {
+	mark := marker(t)
+	helper := sandbox(t, mark, self(t), "peer-test-helper")
+	check := func() Verdict {
+		ln := listen(t, "127.0.0.1:0")
+		start(t, connectArgv(t, ln.Addr().String())...)
+		server, client := accepted(t, ln)
+		return checker(t, mark).Check(server, client)
+	}
+	if os.Geteuid() != 0 {
+		v := check()
+		assert.True(t, v.Refused, "an unregistered non-dumpable helper: %s", v.Reason)
+		assert.Contains(t, v.Reason, "non-dumpable")
+	}
+	release := RegisterHelpers(helper.cmd.Process.Pid)
+	defer release()
+	v := check()
+	assert.False(t, v.Refused, v.Reason)
+
+	// A process that made itself non-dumpable after the registration, in a
+	// sandbox of the same marker, holding the client's socket.
+	ln := listen(t, "127.0.0.1:0")
+	sb := sandbox(t, mark, connectArgv(t, ln.Addr().String(), "nondumpable")...)
+	server, client := accepted(t, ln)
+	v = checker(t, mark).Check(server, client)
+	assert.True(t, v.Refused, v.Reason)
+	assert.Equal(t, sb.pid, v.PID, v.Reason)
+
+	// Released, the helper counts against clients again.
+	release()
+	if os.Geteuid() != 0 {
+		v := check()
+		assert.True(t, v.Refused, v.Reason)
+	}
+}
+
+// A sandbox registered as starting passes whole (nothing of a command runs
+// there yet); once ready, only the processes then present do; released,
+// none. Its outcome depends on privilege: TestAsNobody runs it as nobody.
+func TestStartingSandboxPassedOver(t *testing.T) {
+	mark := marker(t)
+	root := sandbox(t, mark, self(t), "peer-test-helper")
+	check := func() Verdict {
+		ln := listen(t, "127.0.0.1:0")
+		start(t, connectArgv(t, ln.Addr().String())...)
+		server, client := accepted(t, ln)
+		return checker(t, mark).Check(server, client)
+	}
+	ready, release := RegisterStarting(root.cmd.Process.Pid)
+	defer release()
+	v := check()
+	assert.False(t, v.Refused, "starting: %s", v.Reason)
+	ready()
+	v = check()
+	assert.False(t, v.Refused, "ready: %s", v.Reason)
+	release()
+	if os.Geteuid() != 0 {
+		v = check()
+		assert.True(t, v.Refused, "released: %s", v.Reason)
+	}
 }

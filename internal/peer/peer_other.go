@@ -15,3 +15,9 @@ func New(Options) (*Checker, error) { return &Checker{}, nil }
 func (c *Checker) check(netip.AddrPort, netip.AddrPort) Verdict {
 	return allow("clients are not checked on this system")
 }
+
+// RegisterHelpers records cordon's own helpers: nothing to record here.
+func RegisterHelpers(int) (release func()) { return func() {} }
+
+// RegisterStarting records a starting sandbox: nothing to record here.
+func RegisterStarting(int) (ready, release func()) { return func() {}, func() {} }
