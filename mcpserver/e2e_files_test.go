@@ -295,8 +295,8 @@ func snapshotTree(t *testing.T, dir string) map[string]string {
 		if err != nil || strings.Contains(p, "/sessions/") || strings.Contains(p, "/stubs") || strings.HasSuffix(p, "/sessions") {
 			return nil // the session log grows with every call
 		}
-		if strings.HasPrefix(filepath.Base(p), "probe-") && filepath.Base(filepath.Dir(p)) == "cordon" {
-			// The start-up probe's scratch directory (~/.cache/cordon/probe-*),
+		if parent := filepath.Base(filepath.Dir(p)); strings.HasPrefix(filepath.Base(p), "probe-") && (parent == "cordon" || parent == "probe") {
+			// The start-up probe's scratch directory (<state-dir>/probe/probe-*),
 			// made and removed by cordon beside the first calls.
 			if fi.IsDir() {
 				return filepath.SkipDir

@@ -141,11 +141,19 @@ func (s *snapshot) refuseHolder(pid, root int, reason string) Verdict {
 		Reason: fmt.Sprintf("pid %d (%s) %s", pid, cmd, strings.Replace(reason, "%s", rootDesc, 1))}
 }
 
+// unconfinedArg is the helper's flag for a command it runs unconfined
+// (internal/helper's --unconfined).
+var unconfinedArg = []byte("--unconfined")
+
 // isRoot: argv holds the marker, or the process runs cordon's executable.
 // That is looked at only when argv[0] is named like the executable: a look
 // costs most of what reading an argv costs.
 func (c *Checker) isRoot(s *snapshot, pid int, argv []byte) (root, bool) {
-	if hasArg(argv, c.helperArg) {
+	// The helper that runs an approved danger-full-access command
+	// (--unconfined) only reaps it: what runs beneath it is not confined,
+	// and stays a client like any other process. A confined command that
+	// forged such an argv is still beneath its own sandbox's helper.
+	if hasArg(argv, c.helperArg) && !hasArg(argv, unconfinedArg) {
 		return root{pid, true}, true
 	}
 	if c.exe == nil {
