@@ -91,3 +91,20 @@ func TestLongForegroundAtTheProcessLimit(t *testing.T) {
 	res = call(t, cs, "bash", map[string]any{"command": "sleep 30", "timeout_ms": 1000})
 	assert.Equal(t, "TIMEOUT", errorCode(t, res), "an explicit timeout_ms kills")
 }
+
+// TestEscalatedForegroundIsNotHandedOver: an approved wider call that
+// outruns the limit is killed as before, not left running unconfined as a
+// background process the question never mentioned.
+func TestEscalatedForegroundIsNotHandedOver(t *testing.T) {
+	w := newWorld(t)
+	h := &human{action: "accept", decision: "allow_once"}
+	cs := w.stdio(t, clientOpts{version: "2025-11-25", elicit: h.handle}, "--config", handOverConfig(t, ""), "--approval", "on-request")
+	canary := filepath.Join(w.outside, "late")
+	res := call(t, cs, "bash", escalate("sleep 6; touch "+canary, "danger-full-access"))
+	assert.EqualValues(t, 1, h.asked.Load())
+	assert.True(t, res.IsError, text(res))
+	assert.Equal(t, "TIMEOUT", errorCode(t, res))
+	assert.Nil(t, structured(t, res)["process_id"], "no process runs on")
+	time.Sleep(7 * time.Second)
+	assert.NoFileExists(t, canary, "the approved command ended with its call")
+}

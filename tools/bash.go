@@ -107,8 +107,10 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 		res, terr = tb.startBackground(ctx, call, pol, in, cwd)
 	} else {
 		// Without an explicit timeout_ms, a command that outruns the
-		// default goes on in the background rather than being killed.
-		res, terr = tb.runBash(ctx, call, pol, in.Command, cwd, timeout, in.TimeoutMs == 0)
+		// default goes on in the background rather than being killed;
+		// not an escalated one: the human approved a call, and the
+		// question did not say it would outlive it.
+		res, terr = tb.runBash(ctx, call, pol, in.Command, cwd, timeout, in.TimeoutMs == 0 && in.SandboxPermissions == "")
 	}
 	summary := map[string]any{"tool": "bash"}
 	if terr != nil {
