@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"github.com/stretchr/testify/require"
+	"os"
+	"os/user"
 	"strings"
 	"testing"
 
@@ -100,4 +103,25 @@ func TestRootHelpListsEveryCommand(t *testing.T) {
 			assert.True(t, strings.Contains(usage, line+" ") || strings.Contains(usage, line+"\n"), c.Name())
 		}
 	}
+}
+
+// TestUserHomeWithoutHOME: a cordon started without HOME, or with a HOME
+// that is not there, protects the account's home, never "/" or none.
+func TestUserHomeWithoutHOME(t *testing.T) {
+	u, err := user.Current()
+	require.NoError(t, err)
+	if fi, err := os.Stat(u.HomeDir); err != nil || !fi.IsDir() {
+		t.Skipf("the user database names no existing home for %s", u.Username)
+	}
+	for _, home := range []string{"", "/nonexistent/cordon-home"} {
+		t.Setenv("HOME", home)
+		got, err := userHome()
+		require.NoError(t, err)
+		assert.Equal(t, u.HomeDir, got, "HOME=%q", home)
+	}
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	got, err := userHome()
+	require.NoError(t, err)
+	assert.Equal(t, dir, got, "a HOME that is a directory is the home")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 
 	"github.com/cordonhq/cordon/internal/config"
@@ -96,9 +97,9 @@ func (f *sandboxFlags) resolve() (deployment, error) {
 		return deployment{}, usagef("--workspace: %v", err)
 	}
 	src.Workspace.V = ws
-	home, err := os.UserHomeDir()
+	home, err := userHome()
 	if err != nil {
-		home = "/"
+		return deployment{}, err
 	}
 	src.Home = home
 	src.StateDir = config.Value[string]{V: f.stateDir, Origin: config.FlagOrigin("--state-dir")}
@@ -127,4 +128,24 @@ func (f *sandboxFlags) flagValues() (config.Flags, error) {
 		return config.Flags{}, &usageError{msg: err.Error()}
 	}
 	return flags, nil
+}
+
+// userHome is the home directory the read-deny list and the home rule
+// protect. $HOME when it names a directory; else the account's home from
+// the user database, so that a cordon started without HOME (env -i, a
+// service unit) protects the real one rather than none: it used to fall
+// back to "/", moving the read-deny list to /.ssh.
+func userHome() (string, error) {
+	isDir := func(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
+	env := os.Getenv("HOME")
+	if env != "" && isDir(env) {
+		return env, nil
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && isDir(u.HomeDir) {
+		return u.HomeDir, nil
+	}
+	if env != "" {
+		return env, nil // named, and nothing there to protect
+	}
+	return "", fmt.Errorf("cannot find your home directory: HOME is not set and the user database names none; set HOME")
 }
