@@ -108,3 +108,30 @@ func TestEscalatedForegroundIsNotHandedOver(t *testing.T) {
 	time.Sleep(7 * time.Second)
 	assert.NoFileExists(t, canary, "the approved command ended with its call")
 }
+
+// TestHandedOverCommandAsksNoOne: once a foreground command goes on in the
+// background, a new host it connects to is decided by the lists alone, as
+// for any background process: no question reaches the human without a
+// call behind it, and nothing gets through.
+func TestHandedOverCommandAsksNoOne(t *testing.T) {
+	host, hits := outsideServer(t)
+	w := newWorld(t)
+	h := &human{action: "accept", decision: "allow_session"}
+	cs := w.stdio(t, clientOpts{version: "2025-11-25", elicit: h.handle}, "--config", handOverConfig(t, ""), "--network", "restricted")
+	res := call(t, cs, "bash", map[string]any{"command": "sleep 4; curl -sS -m 10 http://" + host + "/; echo curl-done"})
+	require.False(t, res.IsError, text(res))
+	id, _ := structured(t, res)["process_id"].(string)
+	require.NotEmpty(t, id, text(res))
+	var out strings.Builder
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		res = call(t, cs, "process_output", map[string]any{"process_id": id, "wait_ms": 5000})
+		out.WriteString(text(res))
+		if structured(t, res)["running"] == false {
+			break
+		}
+	}
+	assert.Contains(t, out.String(), "curl-done")
+	assert.EqualValues(t, 0, h.asked.Load(), "no question without a call")
+	assert.EqualValues(t, 0, hits.Load(), "the host is not in allowed_domains")
+}

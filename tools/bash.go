@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/egress"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 )
@@ -158,6 +160,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	runCtx, narrowed := context.WithCancelCause(runCtx)
 	defer narrowed(nil)
 	var handOver func(*sandbox.Process) bool
+	var handedOver atomic.Bool
 	var handed *bgProcess
 	var refusal *ToolError
 	if call.Session != nil {
@@ -179,8 +182,20 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 			handOver = func(p *sandbox.Process) bool {
 				var ok bool
 				handed, ok = adopt(p)
+				handedOver.Store(ok)
 				return ok
 			}
+		}
+	}
+	// Once handed over, the command has no call to ask the human in: the
+	// lists decide alone, as for any background process.
+	hooks := tb.egressHooks(ctx, call, pol, command)
+	if ask := hooks.Ask; ask != nil {
+		hooks.Ask = func(c context.Context, host string, port int) egress.Answer {
+			if handedOver.Load() {
+				return egress.Refuse
+			}
+			return ask(c, host, port)
 		}
 	}
 	start := time.Now()
@@ -195,7 +210,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		OwnGroup: true,
 		// A grandchild that keeps the output pipe open must not hold the call.
 		WaitDelay: 2 * time.Second,
-		Egress:    tb.egressHooks(ctx, call, pol, command),
+		Egress:    hooks,
 	})
 	stopProgress()
 	if err != nil {
