@@ -43,7 +43,7 @@ func TestProtectedNamesOneLine(t *testing.T) {
 }
 
 const (
-	tableBegin = "<!-- protected-names: generated from sandbox/protected_names.txt (TestProtectedNamesTable; CORDON_UPDATE_README=1 rewrites it) -->"
+	tableBegin = "<!-- protected-names: generated from sandbox/protected_names.txt (TestReadmeHasTheProtectedNames; CORDON_UPDATE_README=1 rewrites it) -->"
 	tableEnd   = "<!-- /protected-names -->"
 )
 
@@ -66,8 +66,8 @@ func protectedNamesTable() string {
 	return b.String()
 }
 
-// TestProtectedNamesTable: the README's table is the list's.
-func TestProtectedNamesTable(t *testing.T) {
+// TestReadmeHasTheProtectedNames: the README's table is the list's.
+func TestReadmeHasTheProtectedNames(t *testing.T) {
 	readme := filepath.Join("..", "README.md")
 	data, err := os.ReadFile(readme)
 	require.NoError(t, err)
@@ -80,5 +80,5 @@ func TestProtectedNamesTable(t *testing.T) {
 		require.NoError(t, os.WriteFile(readme, []byte(s), 0o644))
 		return
 	}
-	assert.Equal(t, want, s[i:j+len(tableEnd)], "README.md's protected-name table differs from protected_names.txt: run CORDON_UPDATE_README=1 go test -run TestProtectedNamesTable ./sandbox")
+	assert.Equal(t, want, s[i:j+len(tableEnd)], "README.md's protected-name table differs from protected_names.txt: run CORDON_UPDATE_README=1 go test -run TestReadmeHasTheProtectedNames ./sandbox")
 }

@@ -314,14 +314,15 @@ func (r *run) gitGuarded(root string) []string {
 	return paths
 }
 
-// churn is cordon's own bookkeeping, which changes with every call. The
-// guard's store is made by the first guarded call and kept: what is in it
-// (nothing, between calls) is still compared.
+// churn is cordon's own bookkeeping, which changes with every call, and
+// the start-up probe's scratch directory (probe/), made and removed by each
+// cordon that starts. The guard's store is made by the first guarded call
+// and kept: what is in it (nothing, between calls) is still compared.
 func (w *world) churn(p string) bool {
 	if p == filepath.Join(w.state, "guard") {
 		return true
 	}
-	for _, d := range []string{"sessions", "tmp", "stubs"} {
+	for _, d := range []string{"sessions", "tmp", "stubs", "probe"} {
 		if p == filepath.Join(w.state, d) || strings.HasPrefix(p, filepath.Join(w.state, d)+"/") {
 			return true
 		}
