@@ -316,6 +316,7 @@ func TestBashNamesTheHostTmp(t *testing.T) {
 	res := call(t, cs, "bash", map[string]any{"command": tool})
 	assert.NotContains(t, text(res), "host-tool-ran")
 	assert.Contains(t, text(res), "["+tool+" exists on the host's /tmp, which this sandbox does not show: /tmp here is this session's private directory. Put what the command needs in the workspace instead.]")
+	assert.Contains(t, structured(t, res)["notes"], "["+tool+" exists on the host's /tmp, which this sandbox does not show: /tmp here is this session's private directory. Put what the command needs in the workspace instead.]", "structuredContent says it too")
 
 	res = call(t, cs, "bash", map[string]any{"command": "mkdir -p /tmp/mine && ls /tmp/mine/nothing"})
 	assert.NotContains(t, text(res), "host's /tmp")

@@ -56,6 +56,7 @@ func TestLongForegroundGoesOnInTheBackground(t *testing.T) {
 			id, _ := st["process_id"].(string)
 			require.NotEmpty(t, id, text(res))
 			assert.Contains(t, text(res), "compiling\n[still running after 2s: it goes on as background process "+id+"; process_output waits for more")
+			assert.Contains(t, st["notes"], "[still running after 2s: it goes on as background process "+id+"; process_output waits for more and tells how it ends, process_kill ends it]", "structuredContent says it too")
 			mu.Lock()
 			assert.Contains(t, strings.Join(progress, "\n"), ": compiling", "progress carries the last line")
 			mu.Unlock()

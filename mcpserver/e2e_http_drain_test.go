@@ -4,6 +4,7 @@ package mcpserver_test
 
 import (
 	"fmt"
+	"github.com/cordonhq/cordon/internal/testenv"
 	"net/http"
 	"os"
 	"os/exec"
@@ -104,7 +105,7 @@ func TestHTTPDrain(t *testing.T) {
 // whose descriptors it cannot read, and drains on SIGTERM to exit 0.
 func TestHTTPHealthAsNonRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to start cordon as another user")
+		testenv.SkipUnlessCI(t, "needs root to start cordon as another user")
 	}
 	w := newWorld(t)
 	require.NoError(t, filepath.WalkDir(w.base, func(p string, _ os.DirEntry, err error) error {

@@ -34,7 +34,7 @@ func TestHTTPPeerNonRoot(t *testing.T) {
 		t.Skip("already not root")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to become another user; run TestHTTPPeerNonRootInner as this user instead")
+		testenv.SkipUnlessCI(t, "needs root to become another user; run TestHTTPPeerNonRootInner as this user instead")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {

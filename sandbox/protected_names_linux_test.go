@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"github.com/cordonhq/cordon/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,7 +127,7 @@ func protectedEntryOf(rel string) (string, bool) {
 func TestMonorepoWorkBesideNestedConfigs(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go toolchain")
+		testenv.SkipUnlessCI(t, "no go toolchain")
 	}
 	// One build cache for both backends, writable like the workspace: a
 	// cold one makes each build of the runtime take most of a minute.

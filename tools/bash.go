@@ -246,7 +246,11 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		if msg != "" && !strings.HasSuffix(msg, "\n") {
 			msg += "\n"
 		}
-		msg += fmt.Sprintf("[still running after %s: it goes on as background process %s; process_output waits for more and tells how it ends, process_kill ends it]", timeout, handed.id)
+		note := fmt.Sprintf("[still running after %s: it goes on as background process %s; process_output waits for more and tells how it ends, process_kill ends it]", timeout, handed.id)
+		msg += note
+		// The same words in structuredContent, which is all some clients'
+		// models see.
+		fields.Notes = append(fields.Notes, note)
 		return &Result{Text: msg, Structured: structured(fields)}, nil
 	case sandbox.TimedOut, sandbox.Cancelled:
 		why := fmt.Sprintf("timed out after %s", timeout)
@@ -295,6 +299,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		addLine(fmt.Sprintf("[exit code %d]", res.ExitCode))
 		if res.Backend == "bwrap" {
 			for _, n := range hostTmpNotes(command, pol.TmpDir) {
+				fields.Notes = append(fields.Notes, n)
 				addLine(n)
 			}
 		}
