@@ -153,6 +153,28 @@ func TestWrapProgramUnderTmp(t *testing.T) {
 	r := cordon(t, env, ws, "exec", "--backend", "bwrap", "--state-dir", state, "--", filepath.Join(bin, "server"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "loaded-from-lib\nneighbour-hidden\nread-only\n")
+
+	// So does a user who is not root (bwrap then makes a user namespace of
+	// its own): most people run it so.
+	if os.Geteuid() != 0 {
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	require.NoError(t, err, "setpriv (util-linux) runs the wrapped program as nobody")
+	base, err := os.MkdirTemp("/var/tmp", "cordon-wrap-nobody-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o777))
+	for _, p := range []string{prog, filepath.Dir(cordonBin)} {
+		require.NoError(t, os.Chmod(p, 0o755))
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+		cordonBin, "wrap", "--backend", "bwrap", "--state-dir", filepath.Join(base, "state"), "--", filepath.Join(bin, "server"))
+	cmd.Dir, cmd.Env = base, append(os.Environ(), "HOME="+base)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "as nobody: %s", out)
+	assert.Contains(t, string(out), "loaded-from-lib\nneighbour-hidden\nread-only\n", "as nobody")
+	assert.NoFileExists(t, filepath.Join(prog, "node_modules", "server", "written"))
 }
 
 // TestWrapClassDirPerScript: two servers that one interpreter runs, `node
