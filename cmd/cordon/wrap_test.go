@@ -130,7 +130,7 @@ func TestWrapProgramUnderTmp(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(lib), 0o755))
 	require.NoError(t, os.WriteFile(lib, []byte("echo loaded-from-lib\nNEIGHBOUR='"+secret+"'\n"), 0o644))
 	main := filepath.Join(prog, "node_modules", "server", "main.sh")
-	require.NoError(t, os.WriteFile(main, []byte("#!/bin/sh\n. \"$(dirname \"$(readlink -f \"$0\")\")/lib.sh\"\ncat \"$NEIGHBOUR\" 2>/dev/null || echo neighbour-hidden\necho x > \"$(dirname \"$(readlink -f \"$0\")\")/written\" 2>/dev/null || echo read-only\n"), 0o755))
+	require.NoError(t, os.WriteFile(main, []byte("#!/bin/sh\n. \"$(dirname \"$(readlink -f \"$0\")\")/lib.sh\"\ncat \"$NEIGHBOUR\" 2>/dev/null || echo neighbour-hidden\n(echo x > \"$(dirname \"$(readlink -f \"$0\")\")/written\") 2>/dev/null || echo read-only\n"), 0o755))
 	require.NoError(t, os.Symlink("../server/main.sh", filepath.Join(bin, "server")))
 
 	ws := t.TempDir()
