@@ -183,7 +183,7 @@ func signalZygote(t *testing.T, p ExecutionPolicy, sig syscall.Signal) string {
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			data, err := os.ReadFile(file)
 			if err != nil || !bytes.HasSuffix(data, []byte("\n")) {
 				continue
@@ -304,7 +304,8 @@ func TestLandlockHoppingTreeDies(t *testing.T) {
 		{"warm, the command exits", "exit 0", w.ex, 0, 0},
 		{"warm, the zygote killed", "sleep 30", w.ex, 0, syscall.SIGKILL},
 		{"cold, the command exits", "exit 0", w.cold(), 0, 0},
-		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second, 0},
+		// Long enough for the chains to start on a busy machine.
+		{"cold, the call timed out", "sleep 60", w.cold(), 20 * time.Second, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			token := fmt.Sprintf("cordon-hopper-%d", time.Now().UnixNano())

@@ -68,8 +68,12 @@ func Run(args []string) {
 	if cfg.WardenFD > 0 {
 		// The warden stays in the policy's domain; the command goes
 		// beneath it (warden_linux.go).
-		if err := startWarden(cfg.WardenFD); err != nil {
+		warden, err := startWarden(cfg.WardenFD)
+		if err != nil {
 			fail(err)
+		}
+		if status != nil && !cfg.Zygote { // a zygote's status is its control socket
+			fmt.Fprintf(status, "%s%d\n", StatusHelper, warden)
 		}
 		if err := nestScope(); err != nil {
 			fail(err)

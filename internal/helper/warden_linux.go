@@ -40,13 +40,13 @@ const wardenArg = "--warden"
 // pipe as its standard input, and closes pipe: the warden inherits the
 // thread's Landlock domain, seccomp filter and empty capability sets. It
 // runs beside the command; it need not be up before the command starts,
-// since nothing of the command can reach it.
-func startWarden(pipe int) error {
+// since nothing of the command can reach it. It returns the warden's pid.
+func startWarden(pipe int) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("starting the warden: %w", err)
+		return 0, fmt.Errorf("starting the warden: %w", err)
 	}
-	_, err = syscall.ForkExec(exe, []string{exe, Arg, wardenArg, strconv.Itoa(os.Getppid())}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(exe, []string{exe, Arg, wardenArg, strconv.Itoa(os.Getppid())}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{uintptr(pipe)},
 		// The reaper's child, not the command's: a command (a warm
@@ -57,9 +57,9 @@ func startWarden(pipe int) error {
 	})
 	unix.Close(pipe)
 	if err != nil {
-		return fmt.Errorf("starting the warden: %w", err)
+		return 0, fmt.Errorf("starting the warden: %w", err)
 	}
-	return nil
+	return pid, nil
 }
 
 // nestScope puts the calling thread in a Landlock domain of its own
