@@ -84,14 +84,17 @@ func confineForGolden(t *testing.T, c argvGoldenCase, prov Provider) string {
 		confined, err = prov.Confine(goldenCommand, cp)
 	}
 	require.NoError(t, err)
-	return renderArgv(t, confined, tr.base)
+	_, isBwrap := prov.(*bwrapProvider)
+	return renderArgv(t, confined, tr.base, isBwrap && !p.IsDanger())
 }
 
 // renderArgv writes one argument a line, an option with its operands on
-// one line, with what depends on the machine replaced: the test tree, the
-// helper's path, the kernel's Landlock ABI, and the host's own Docker
-// sockets and runtime directories (which the tree stands in for).
-func renderArgv(t *testing.T, c *ConfinedArgv, base string) string {
+// one line, then what else the launch does (the backend's environment, the
+// guard, the watched paths, whether it may run warm), with what depends on
+// the machine replaced: the test tree, the helper's path, the host's own
+// Docker sockets and runtime directories (which the tree stands in for),
+// and with hostABI the kernel's Landlock ABI (bwrap asks the kernel).
+func renderArgv(t *testing.T, c *ConfinedArgv, base string, hostABI bool) string {
 	exe, err := helperExePath()
 	require.NoError(t, err)
 	hostOnly := map[string]bool{}
@@ -127,7 +130,7 @@ func renderArgv(t *testing.T, c *ConfinedArgv, base string) string {
 		for _, o := range ops {
 			line = append(line, norm(o))
 		}
-		if a == "--landlock" && n == 1 {
+		if a == "--landlock" && n == 1 && hostABI {
 			line[1] = "$ABI"
 		}
 		b.WriteString(strings.Join(line, " ") + "\n")
@@ -136,6 +139,10 @@ func renderArgv(t *testing.T, c *ConfinedArgv, base string) string {
 	for _, e := range c.Env {
 		k, v, _ := strings.Cut(e, "=")
 		b.WriteString("# env " + k + "=" + norm(v) + "\n")
+	}
+	fmt.Fprintf(&b, "# guarded: %v, warm: %v\n", c.guard != nil, c.warmable)
+	for _, l := range c.lasting {
+		b.WriteString("# watched: " + norm(l) + "\n")
 	}
 	return b.String()
 }
