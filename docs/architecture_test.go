@@ -198,6 +198,8 @@ var (
 	// pairRE is a file followed by the name it declares.
 	pairRE = regexp.MustCompile("`([\\w./-]+\\.go)`\\s+`([A-Za-z_][\\w.]*)`")
 	pkgRE  = regexp.MustCompile(`^(cmd|internal|bench|test)/[\w-]+$`)
+	// linkRE is a relative link of the page (to a file beside it or below).
+	linkRE = regexp.MustCompile(`\]\(([^)#:\s]+)(?:#[^)]*)?\)`)
 )
 
 // TestArchitectureNamesExist: every file, directory, package and Go name
@@ -239,6 +241,11 @@ func TestArchitectureNamesExist(t *testing.T) {
 			if !declared(tok, byName, all) {
 				t.Errorf("`%s` is declared nowhere in the module", tok)
 			}
+		}
+	}
+	for _, m := range linkRE.FindAllStringSubmatch(pg.prose, -1) {
+		if _, err := os.Stat(filepath.FromSlash(m[1])); err != nil {
+			t.Errorf("link to %s, which does not exist", m[1])
 		}
 	}
 	for _, m := range pairRE.FindAllStringSubmatch(pg.prose, -1) {
