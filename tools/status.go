@@ -13,17 +13,35 @@ import (
 // StatusInput are the sandbox_status tool's arguments: none.
 type StatusInput struct{}
 
+// PolicyReport is a policy as sandbox_status and `cordon status --json`
+// show it.
+type PolicyReport struct {
+	Mode            sandbox.Mode    `json:"mode"`
+	WorkspaceRoot   string          `json:"workspace_root"`
+	WritableRoots   []string        `json:"writable_roots"`
+	ProtectedPaths  []string        `json:"protected_paths"`
+	ReadDeny        []string        `json:"read_deny"`
+	Network         sandbox.Network `json:"network"`
+	AllowedDomains  []string        `json:"allowed_domains,omitempty" jsonschema:"network restricted: hosts the egress proxy lets through without asking (with those the human allowed for this session)"`
+	DeniedDomains   []string        `json:"denied_domains,omitempty" jsonschema:"network restricted: hosts it always refuses"`
+	NetworkEnforcer string          `json:"network_enforcer,omitempty" jsonschema:"network restricted: who keeps commands on the egress proxy"`
+}
+
+// NewPolicyReport reports pol, whose commands run on backend ("" when
+// none works).
+func NewPolicyReport(pol sandbox.ExecutionPolicy, backend string) PolicyReport {
+	r := PolicyReport{Mode: pol.Mode, WorkspaceRoot: pol.WorkspaceRoot, WritableRoots: pol.WritableRoots,
+		ProtectedPaths: pol.Protected, ReadDeny: pol.ReadDeny, Network: pol.Network}
+	if pol.Network == sandbox.NetworkRestricted {
+		r.AllowedDomains, r.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
+		r.NetworkEnforcer = sandbox.EgressEnforcer(backend)
+	}
+	return r
+}
+
 // StatusOutput is the sandbox_status tool's structuredContent.
 type StatusOutput struct {
-	Mode            sandbox.Mode        `json:"mode"`
-	WorkspaceRoot   string              `json:"workspace_root"`
-	WritableRoots   []string            `json:"writable_roots"`
-	ProtectedPaths  []string            `json:"protected_paths"`
-	ReadDeny        []string            `json:"read_deny"`
-	Network         sandbox.Network     `json:"network"`
-	AllowedDomains  []string            `json:"allowed_domains,omitempty" jsonschema:"network restricted: hosts the egress proxy lets through without asking (with those the human allowed for this session)"`
-	DeniedDomains   []string            `json:"denied_domains,omitempty" jsonschema:"network restricted: hosts it always refuses"`
-	NetworkEnforcer string              `json:"network_enforcer,omitempty" jsonschema:"network restricted: who keeps commands on the egress proxy"`
+	PolicyReport
 	Backend         string              `json:"backend"`
 	Enforcement     sandbox.Enforcement `json:"enforcement"`
 	Status          string              `json:"status"`
@@ -55,9 +73,8 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		enforcement = "none"
 	}
 	fields := StatusOutput{
-		Mode: pol.Mode, WorkspaceRoot: pol.WorkspaceRoot, WritableRoots: pol.WritableRoots,
-		ProtectedPaths: pol.Protected, ReadDeny: pol.ReadDeny, Network: pol.Network,
-		Backend: st.Backend, Enforcement: enforcement, Status: st.State,
+		PolicyReport: NewPolicyReport(pol, st.Backend),
+		Backend:      st.Backend, Enforcement: enforcement, Status: st.State,
 		Approval: call.conf().Gate.Policy, Preset: call.conf().Preset,
 		Unenforced: st.Unenforced, Reason: st.Reason,
 		Processes: len(call.Session.procs().running()), ProcessesMax: call.conf().ProcessesMax,
@@ -68,10 +85,6 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		fields.Refused = strings.TrimPrefix(err.Error(), "sandbox unavailable: ")
 	}
 	fields.Warnings = sandbox.PathWarnings(os.Getenv("PATH"))
-	if pol.Network == sandbox.NetworkRestricted {
-		fields.AllowedDomains, fields.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
-		fields.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
 	fmt.Fprintf(&b, "sandbox: %s, backend %s, enforcement %s\n", st.State, st.Backend, enforcement)

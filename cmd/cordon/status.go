@@ -14,6 +14,7 @@ import (
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/tools"
 	"github.com/spf13/cobra"
 )
 
@@ -82,19 +83,10 @@ func newClassReports(d deployment) map[string]classReport {
 	return out
 }
 
+// policyReport is the policy as sandbox_status shows it, and the
+// repositories it protects.
 type policyReport struct {
-	Mode           sandbox.Mode    `json:"mode"`
-	WorkspaceRoot  string          `json:"workspace_root"`
-	WritableRoots  []string        `json:"writable_roots"`
-	ProtectedPaths []string        `json:"protected_paths"`
-	ReadDeny       []string        `json:"read_deny"`
-	Network        sandbox.Network `json:"network"`
-	// AllowedDomains, DeniedDomains and NetworkEnforcer describe network
-	// restricted: what the egress proxy lets through, refuses, and who
-	// keeps commands on it.
-	AllowedDomains  []string `json:"allowed_domains,omitempty"`
-	DeniedDomains   []string `json:"denied_domains,omitempty"`
-	NetworkEnforcer string   `json:"network_enforcer,omitempty"`
+	tools.PolicyReport
 	// Repositories are the gitdirs whose hooks and configuration are
 	// protected; RepoScanIncomplete says the search stopped early.
 	Repositories       []string `json:"repositories"`
@@ -129,9 +121,8 @@ func orNone(l []string) string {
 	return strings.Join(l, ", ")
 }
 
-func newPolicyReport(p sandbox.ExecutionPolicy) policyReport {
-	r := policyReport{Mode: p.Mode, WorkspaceRoot: p.WorkspaceRoot, WritableRoots: p.WritableRoots,
-		ProtectedPaths: p.Protected, ReadDeny: p.ReadDeny, Network: p.Network,
+func newPolicyReport(p sandbox.ExecutionPolicy, backend string) policyReport {
+	r := policyReport{PolicyReport: tools.NewPolicyReport(p, backend),
 		Repositories: []string{}, RepoScanIncomplete: p.RepoScanIncomplete}
 	for _, repo := range p.Repos {
 		if repo.GitDir != "" {
@@ -268,19 +259,12 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	}
 	ex := d.executor(nil)
 	st := ex.Status()
-	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol),
+	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol, st.Backend),
 		Approval: d.posture.Approval, Preset: d.posture.Preset,
 		Rules: enforcementRules(st, pol), Guarded: []string{}, Seccomp: []string{}, Config: newConfigReport(d.cfg),
 		Classes: newClassReports(d), PathWarnings: sandbox.PathWarnings(os.Getenv("PATH")), ReadDeny: newReadDenyReports()}
 	if rep.PathWarnings == nil {
 		rep.PathWarnings = []string{}
-	}
-	if pol.Network == sandbox.NetworkRestricted {
-		rep.Policy.AllowedDomains, rep.Policy.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
-		rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
-		if st.State != sandbox.StateActive {
-			rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer("")
-		}
 	}
 	if st.State == sandbox.StateActive && pol.Mode.Confined() {
 		rep.Seccomp = sandbox.SeccompRules(st.Backend, pol.Network, pol.Mode)
