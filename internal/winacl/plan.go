@@ -164,4 +164,3 @@ func protectedComponents(root, prot string) (comps []component, missing string, 
 	}
 	return comps, w.Missing, nil
 }
-
