@@ -19,9 +19,11 @@ deps:
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq bubblewrap; fi; }
 
 # build makes bin/cordon and, beside it, the lean bin/cordon-helper that
-# confines each command (cordon falls back to re-executing itself).
+# confines each command (cordon falls back to re-executing itself). Built as
+# a release is (cordon_release): a broken internal invariant refuses the
+# call instead of panicking, which only `go test` builds do.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/cordon ./cmd/cordon-helper
+	CGO_ENABLED=0 $(GO) build -trimpath -tags cordon_release -ldflags '$(LDFLAGS)' -o bin/ ./cmd/cordon ./cmd/cordon-helper
 
 # run builds cordon, shows the sandbox it found, proves containment and
 # prints the line to paste into an MCP client.
@@ -84,7 +86,7 @@ soak: deps
 	CORDON_SOAK=$(SOAK) CORDON_SOAK_SESSIONS=$(SOAK_SESSIONS) $(GO) test -count=1 -timeout 30m -run '^TestSoak$$' -v ./cmd/cordon/
 
 install:
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/cordon ./cmd/cordon-helper
+	CGO_ENABLED=0 $(GO) install -trimpath -tags cordon_release -ldflags '$(LDFLAGS)' ./cmd/cordon ./cmd/cordon-helper
 
 clean:
 	rm -rf bin dist
