@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test-image.sh proves `make image`: two builds give the same digest and
-# bytes; then, in Debian's Docker (a dockerd of the test's own: its data,
-# state and socket under a temporary directory, its bridge on a test
-# subnet, no iptables rule; stopped and its bridge removed at the end), the
-# image under Docker's default seccomp
+# bytes; then, in Debian's Docker (a dockerd and a containerd of the
+# test's own: their data, state, config and sockets under a temporary
+# directory, a bridge of its own on a test subnet, no iptables rule; all of
+# it stopped and removed at the end, beside any Docker or containerd the
+# machine runs), the image under Docker's default seccomp
 # profile, as uid 10001, with --cap-drop ALL, no-new-privileges and a
 # read-only root:
 #   - `cordon test` proves containment, with Landlock selected by itself;
@@ -21,24 +22,30 @@ start=$(date +%s)
 fail() { echo "test-image: $*" >&2; exit 1; }
 
 work=$(mktemp -d -p /var/tmp "cordon image.XXXXXX")
-dockerd_pid=
+dockerd_pid= containerd_pid= bridge=
+stop() { # stop PID: SIGTERM, then SIGKILL after 30 s
+  kill "$1" 2>/dev/null
+  for _ in $(seq 60); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.5; done
+  kill -9 "$1" 2>/dev/null
+}
 cleanup() {
   set +e
   if [ -n "$dockerd_pid" ]; then
     docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
-    kill "$dockerd_pid" 2>/dev/null
-    for _ in $(seq 60); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$dockerd_pid" 2>/dev/null
-    # dockerd's containerd, if it outlived it.
-    [ -f "$work/exec/containerd/containerd.pid" ] && kill "$(cat "$work/exec/containerd/containerd.pid")" 2>/dev/null
+    stop "$dockerd_pid"
+  fi
+  [ -z "$containerd_pid" ] || stop "$containerd_pid"
+  [ -z "$bridge" ] || ip link delete "$bridge" 2>/dev/null
+  if [ -n "$dockerd_pid$containerd_pid" ]; then
     # What dockerd mounted under its directories (netns), which
     # /proc/mounts names with a space as \040.
     grep -F " ${work// /\\040}/" /proc/mounts | cut -d' ' -f2 | sort -r |
       while read -r m; do umount -l "$(printf '%b' "$m")"; done
-    # dockerd 20.10 makes these whatever its flags say.
+    # dockerd 20.10 and containerd 1.6 make these whatever their flags say
+    # (the trust key, plugin and shim socket directories).
     [ -n "$had_run_docker" ] || rm -rf /run/docker
     [ -n "$had_key" ] || rm -f /etc/docker/key.json
-    [ -n "$had_bridge" ] || ip link delete docker0 2>/dev/null
+    [ -n "$had_run_containerd" ] || rm -rf /run/containerd
     rmdir /etc/docker 2>/dev/null
   fi
   rm -rf "$work"
@@ -56,12 +63,23 @@ echo "test-image: two builds, one digest: $a ($(( $(date +%s) - start )) s)"
 # 2. A private dockerd.
 command -v dockerd >/dev/null || fail "dockerd not found: apt-get install docker.io"
 had_run_docker=$(ls -d /run/docker 2>/dev/null || true) had_key=$(ls /etc/docker/key.json 2>/dev/null || true)
-had_bridge=$(ip -o link show docker0 2>/dev/null || true)
-[ -z "$had_bridge" ] || fail "a docker0 bridge exists: another dockerd runs here; stop it first"
+had_run_containerd=$(ls -d /run/containerd 2>/dev/null || true)
 export DOCKER_HOST="unix://$work/docker.sock"
-mkdir -p "$work/data" "$work/exec"
+mkdir -p "$work/data" "$work/exec" "$work/containerd"
+# A containerd of its own: dockerd would otherwise use the machine's, if
+# one listens on the default socket. No CRI: only dockerd talks to it.
+printf 'version = 2\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n' >"$work/containerd.toml"
+containerd --config "$work/containerd.toml" --address "$work/containerd.sock" \
+  --root "$work/containerd/root" --state "$work/containerd/state" >"$work/containerd.log" 2>&1 &
+containerd_pid=$!
+bridge=cordonimg$$
+bridge=${bridge:0:15}
+ip link add name "$bridge" type bridge
+ip addr add 198.18.77.1/24 dev "$bridge"
+ip link set "$bridge" up
+for _ in $(seq 60); do [ -S "$work/containerd.sock" ] && break; sleep 0.5; done
 dockerd --data-root "$work/data" --exec-root "$work/exec" --pidfile "$work/docker.pid" \
-  -H "$DOCKER_HOST" --bip 198.18.77.1/24 --iptables=false --ip6tables=false \
+  -H "$DOCKER_HOST" --containerd "$work/containerd.sock" --bridge "$bridge" --iptables=false --ip6tables=false \
   >"$work/dockerd.log" 2>&1 &
 dockerd_pid=$!
 for _ in $(seq 120); do docker version >/dev/null 2>&1 && break; kill -0 $dockerd_pid 2>/dev/null || break; sleep 0.5; done
