@@ -119,12 +119,13 @@ grep -q 'in a container' <<<"$out" && grep -q 'seccomp' <<<"$out" && grep -q 'se
 ! grep -q 'apparmor_parser' <<<"$out" || fail "bwrap's failure in a container still blames AppArmor: $out"
 echo "test-image: --backend bwrap fails closed, blaming the container's seccomp profile"
 
-# 5. cordon serve --http (the image's default command), driven with curl
-# from the host over the bridge, as a published port would be.
+# 5. cordon serve --http (the image's default command) on a port published
+# to the host's loopback, as the README runs it, driven with curl.
 token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-docker run -d --name "cordon-image-test-$$" -e CORDON_HTTP_TOKEN="$token" "${confined[@]}" cordon:image-test >/dev/null
-ip=$(docker inspect --format '{{.NetworkSettings.IPAddress}}' "cordon-image-test-$$")
-url="http://$ip:8765/mcp"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+docker run -d --name "cordon-image-test-$$" -p "127.0.0.1:$port:8765" -e CORDON_HTTP_TOKEN="$token" "${confined[@]}" \
+  cordon:image-test >/dev/null
+url="http://127.0.0.1:$port/mcp"
 mcp() { # mcp BODY [SESSION]: POST one JSON-RPC message, print the response's JSON
   curl -sS --max-time 60 -D "$work/headers" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-06-18' \
