@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all deps build run test test-short lint cross bench bench-smoke soak install clean release test-release \
-	mcpb packages server-json test-mcpb test-packages test-server-json
+	mcpb packages server-json test-mcpb test-packages test-server-json image test-image
 
 all: build
 
@@ -133,6 +133,24 @@ test-packages:
 
 test-server-json:
 	./scripts/test-server-json.sh
+
+# image builds the container image into dist/image: an OCI layout (oci/),
+# a `docker load` tarball (cordon-image.tar) and its digest. The base is a
+# Debian minbase root file system from debootstrap (needs root and the
+# Debian mirror the first time, then cached in ~/.cache/cordon-image);
+# cordon, cordon-helper and user cordon (uid 10001) are layered on it with
+# go-containerregistry (scripts/image). Reproducible: the same commit and
+# base give the same digest.
+image:
+	./scripts/image.sh
+
+# test-image builds the image twice and compares digests, then runs it in
+# a private dockerd (Debian's docker.io) under Docker's default seccomp
+# profile, as uid 10001, with --cap-drop ALL, no-new-privileges and a
+# read-only root: cordon test, an MCP session over HTTP with a refused
+# write outside the workspace, and the bwrap diagnosis.
+test-image:
+	./scripts/test-image.sh
 
 # fuzz-smoke runs every fuzz target in the repository for FUZZTIME each
 # (one `go test -fuzz` per target: -fuzz takes one target per package).
