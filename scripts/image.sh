@@ -22,7 +22,7 @@ rootfs=$(ARCH=$ARCH ./scripts/image-rootfs.sh)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for cmd in cordon cordon-helper; do
-  GOOS=linux GOARCH=$ARCH go build -trimpath \
+  GOOS=linux GOARCH=$ARCH go build -trimpath -tags cordon_release \
     -ldflags "-s -w -buildid= -X main.version=$VERSION -X main.commit=$COMMIT" \
     -o "$work/$cmd" "./cmd/$cmd"
 done
