@@ -46,7 +46,7 @@ test: deps
 SHORT_SMOKE := TestBackendReadOnly$$|TestBackendWorkspaceWrite$$|TestBashBasics$$|TestBashDenial$$|TestToolsList$$|TestFlagsAnywhere$$
 test-short:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./approval/ ./fsfence/ ./sessionlog/ ./internal/... ./tools/
+	$(GO) test -count=1 -short ./approval/ ./fsfence/ ./sessionlog/ ./internal/... ./tools/ ./docs/ ./packaging/
 	$(GO) test -count=1 -run '$(SHORT_SMOKE)' ./sandbox/ ./mcpserver/ ./cmd/cordon/
 
 lint:
