@@ -86,7 +86,7 @@ func (h *dirFD) opened(fd int, want uint32) (opened, error) {
 		}
 		return opened{}, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfMode(typ))
 	}
-	c := opened{id: idOf(&st), procfs: h.procfs}
+	c := opened{id: idOf(&st), procfs: h.procfs, size: st.Size}
 	if c.id.dev != h.dev {
 		var sfs unix.Statfs_t
 		if err := unix.Fstatfs(fd, &sfs); err != nil {
