@@ -55,16 +55,29 @@ func goSrc(b *testing.B) string {
 
 // searchRows measures the search rows of the README's table with side
 // (cordon's call alternating with ripgrep's), through a real MCP client:
-// the official Go SDK's, over stdio, as an agent's client would call.
+// the official Go SDK's, over stdio, as an agent's client would call. Each
+// wall-time row has a CPU row under it: the server's CPU time per search
+// against ripgrep's (user and system, all its threads), which a busy
+// machine skews less than wall time.
 func searchRows(b *testing.B, w *world, side func(name string, cordon, floor func() error), p50 map[string]time.Duration) []tableRow {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		b.Log("ripgrep is not installed: no search rows")
 		return nil
 	}
-	cs := w.stdio(b, clientOpts{}, "--log-level", "error")
+	server := exec.Command(cordonBin, w.serveArgs("--log-level", "error")...)
+	server.Env = w.env()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := newClient(clientOpts{}).Connect(ctx, &mcp.CommandTransport{Command: server}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
 	var rows []tableRow
 	for _, c := range goSrcCases(goSrc(b)) {
+		var calls, rgCalls int
+		var rgCPU time.Duration
 		call := func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -75,13 +88,17 @@ func searchRows(b *testing.B, w *world, side func(name string, cordon, floor fun
 			if res.IsError {
 				return fmt.Errorf("%s failed: %v", c.tool, res.Content)
 			}
+			calls++
 			return nil
 		}
 		ripgrep := func() error {
-			out, err := exec.Command(rg, c.rg...).Output()
+			cmd := exec.Command(rg, c.rg...)
+			out, err := cmd.Output()
 			if err != nil || len(out) == 0 {
 				return fmt.Errorf("rg %q: %v (%d bytes of output)", c.rg, err, len(out))
 			}
+			rgCalls++
+			rgCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			return nil
 		}
 		// One of each first: the page cache holds the tree for both.
@@ -91,8 +108,15 @@ func searchRows(b *testing.B, w *world, side func(name string, cordon, floor fun
 		if err := ripgrep(); err != nil {
 			b.Fatal(err)
 		}
+		calls, rgCalls, rgCPU = 0, 0, 0
+		cpu0 := cpuTime(b, server.Process.Pid)
 		side(c.name, call, ripgrep)
+		cpu := cpuTime(b, server.Process.Pid) - cpu0
 		rows = append(rows, ratioRow(c.what, c.floor, p50[c.name], p50[c.name+"-floor"], 1.0))
+		if calls > 0 && rgCalls > 0 {
+			rows = append(rows, ratioRow("same, server CPU per search", "ripgrep's CPU (user and system)",
+				cpu/time.Duration(calls), rgCPU/time.Duration(rgCalls), 0))
+		}
 	}
 	return rows
 }
