@@ -486,7 +486,8 @@ func (s *fileSearcher) scan(ctx context.Context, file io.Reader, size int64, p s
 // fill reads into buf until it is full or the file ends. The end is a read
 // of nothing or, once the size the file had when it was opened has been
 // read (done counts the bytes read so far), a short read: that saves the
-// read that would return nothing, one per file.
+// read that would return nothing, one per file. A size of 0 says nothing
+// (procfs gives it to files that read page by page), nor does -1.
 func fill(file io.Reader, buf []byte, size int64, done *int64) (n int, eof bool, err error) {
 	for n < len(buf) {
 		m, err := file.Read(buf[n:])
@@ -497,7 +498,7 @@ func fill(file io.Reader, buf []byte, size int64, done *int64) (n int, eof bool,
 			return n, true, nil
 		case err != nil:
 			return n, false, err
-		case size >= 0 && *done >= size && n < len(buf):
+		case size > 0 && *done >= size && n < len(buf):
 			return n, true, nil
 		}
 	}
