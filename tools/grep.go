@@ -445,8 +445,8 @@ func newFileSearcher(f *fsfence.Fence, m *lineMatcher, limit int) *fileSearcher 
 }
 
 // search returns up to limit matching lines of the file at path p. A file
-// the fence refuses, that vanished, or that turns out to be binary (a NUL
-// byte anywhere) yields nothing.
+// the fence refuses, that vanished, or that is binary (a NUL byte in its
+// first sniffSize bytes, as read_file decides) yields nothing.
 func (s *fileSearcher) search(ctx context.Context, p string) []grepHit {
 	file, err := s.fence.OpenFile(p)
 	if err != nil {
@@ -525,7 +525,9 @@ func (s *fileSearcher) scanFile(ctx context.Context, file io.Reader, size int64,
 		if err != nil {
 			return hits, true // an I/O error: keep what was found
 		}
-		if bytes.IndexByte(buf[end:end+n], 0) >= 0 {
+		// Binary as read_file decides it: a NUL in the first sniffSize
+		// bytes. Looking further cost a pass over every byte of the tree.
+		if from := done - int64(n); from < sniffSize && bytes.IndexByte(buf[end:end+min(n, int(sniffSize-from))], 0) >= 0 {
 			return nil, false // binary
 		}
 		end += n

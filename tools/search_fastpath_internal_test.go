@@ -51,6 +51,9 @@ func TestSearchFastPathKeepsRules(t *testing.T) {
 	write("secret/s.txt", "needle\n")
 	write("denied.txt", "needle\n")
 	write("bin.dat", "needle\x00\n")
+	// Binary is what read_file calls binary: a NUL in the first sniffSize
+	// bytes; one later does not make a file binary.
+	write("late-nul.txt", strings.Repeat("hay\n", sniffSize/4)+"needle\x00late\n")
 	for i := range 3*grepBatch + 5 { // more than one batch of a directory
 		content := "hay\n"
 		if i%7 == 0 {
@@ -93,7 +96,7 @@ func TestSearchFastPathKeepsRules(t *testing.T) {
 	for _, gone := range []string{".git/config", ".git/objects/x", "d.log", "build/e.txt", "nested/f.txt", "secret/s.txt", "denied.txt"} {
 		require.False(t, kept[gone], "%s is walked", gone)
 	}
-	for _, there := range []string{"a.txt", "keep.log", "nested/g.go", "sub/deep/c.txt", "many/f100.txt"} {
+	for _, there := range []string{"a.txt", "keep.log", "nested/g.go", "sub/deep/c.txt", "many/f100.txt", "late-nul.txt"} {
 		require.True(t, kept[there], "%s is not walked", there)
 	}
 
@@ -146,8 +149,8 @@ func TestSearchFastPathKeepsRules(t *testing.T) {
 }
 
 // plainGrep is grep the plain way: every regular file the ordered walk keeps,
-// opened by path through the fence, read whole, skipped when it holds a
-// NUL, each line matched on its own.
+// opened by path through the fence, read whole, skipped when its first
+// sniffSize bytes hold a NUL, each line matched on its own.
 func plainGrep(t *testing.T, fence *fsfence.Fence, files []string, rel func(string) string, pattern, output string) []string {
 	re := regexp.MustCompile("(?m)" + pattern)
 	var out []string
@@ -162,7 +165,7 @@ func plainGrep(t *testing.T, fence *fsfence.Fence, files []string, rel func(stri
 		data, err := io.ReadAll(f)
 		f.Close()
 		require.NoError(t, err)
-		if bytes.IndexByte(data, 0) >= 0 {
+		if bytes.IndexByte(data[:min(len(data), sniffSize)], 0) >= 0 {
 			continue
 		}
 		lines := strings.Split(string(data), "\n")
