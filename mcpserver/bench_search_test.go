@@ -31,7 +31,7 @@ type searchCase struct {
 func goSrcCases(src string) []searchCase {
 	const regex = `func \(\w+ \*\w+\) Close\(`
 	return []searchCase{
-		{name: "grep-regex", what: "`grep` regex `" + strings.ReplaceAll(regex, `\`, `\\`) + "`, output count, Go `src` (MCP, Go SDK client)",
+		{name: "grep-regex", what: "`grep` regex `" + regex + "`, output count, Go `src` (MCP, Go SDK client)",
 			floor: "`rg -c`, a process per search", tool: "grep",
 			args: map[string]any{"pattern": regex, "path": src, "output": "count", "max_results": 10000},
 			rg:   []string{"-c", regex, src}},
