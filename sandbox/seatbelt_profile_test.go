@@ -199,10 +199,13 @@ func renderSeatbelt(spec seatbeltSpec, base string) string {
 	return b.String()
 }
 
-// The golden files pin the profile's structure with a few entries of
-// each data list standing in for all of them, so that adding a protected
-// name or a read-deny entry (one line of data) changes no golden file;
-// TestSeatbeltCarriesTheLists checks every entry of the real data.
+// The golden files (Seatbelt profiles, bwrap and Landlock argv) pin the
+// launch's structure with a few entries of each data list standing in for
+// all of them, so that adding a protected name or a read-deny entry (one
+// line of data) changes no golden file. Every entry of the real data is
+// checked apart: in the profile by TestSeatbeltCarriesTheLists, on Linux
+// by the tests that plant each one (TestReadDenyEntryUnreadable,
+// TestProtectedNamesPlantedAtAnyDepth).
 var (
 	goldenProtectedNames = []string{".cordon", ".bashrc", ".vscode", ".claude", ".mcp.json", ".config/git", ".hg/hgrc"}
 	goldenReadDeny       = []string{".ssh", ".aws", ".netrc", ".config/op", ".claude/.credentials.json", ".claude.json"}
