@@ -43,6 +43,7 @@ var ReadDenyEntries = []ReadDenyEntry{
 	{".s3cfg", "s3cmd"},
 	{".m2/settings.xml", "Maven"},
 	{".config/op/", "1Password CLI"},
+	{".config/glab-cli/", "GitLab CLI"},
 	// The agents' own credential stores.
 	{".claude/.credentials.json", "Claude Code"},
 	{".codex/auth.json", "Codex"},
