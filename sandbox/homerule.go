@@ -33,6 +33,23 @@ func homeRule(p ExecutionPolicy, home string) error {
 			}
 		}
 	}
+	// A mount inside a root that presents the home, or a directory above
+	// it (a bind mount of ~ into the workspace), makes the home writable
+	// through it. A symlink to the home needs nothing: the sandbox judges
+	// the file it leads to, outside every root.
+	for _, m := range mountPointsWithin(p.WritableRoots) {
+		fi, err := os.Stat(m)
+		if err != nil {
+			continue
+		}
+		for _, a := range above {
+			if a.info != nil && os.SameFile(fi, a.info) {
+				return &UnavailableError{Reason: fmt.Sprintf(
+					"%s is a mount inside a writable root that presents your home directory %s (or a directory above it): a command could write the home through it. Unmount it, or open the agent in a directory that holds no such mount",
+					m, home)}
+			}
+		}
+	}
 	return nil
 }
 
