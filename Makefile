@@ -55,6 +55,13 @@ lint:
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 
+# readme rewrites the README's tables of the protected names and the
+# read-deny list from their data (sandbox/protected_names.txt,
+# sandbox/readdeny.go).
+.PHONY: readme
+readme:
+	CORDON_UPDATE_README=1 $(GO) test -count=1 -run '^TestReadmeListsMatchTheData$$' ./sandbox/
+
 cross:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=windows GOARCH=amd64 $(GO) build ./...

@@ -177,6 +177,7 @@ func TestBwrapArgvGolden(t *testing.T) {
 	if abi, err := llsyscall.LandlockGetABIVersion(); err != nil || abi < 1 {
 		t.Skip("the bwrap goldens assume a kernel with Landlock")
 	}
+	withGoldenLists(t)
 	for _, c := range argvGoldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			b := &bwrapProvider{path: "/usr/bin/bwrap", version: [3]int{0, 9, 0}}
@@ -187,6 +188,7 @@ func TestBwrapArgvGolden(t *testing.T) {
 }
 
 func TestLandlockArgvGolden(t *testing.T) {
+	withGoldenLists(t)
 	for _, c := range argvGoldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			l := &landlockProvider{abi: 6}
