@@ -110,7 +110,7 @@ func execZygote(cfg Config, rules rulesState) {
 		zygoteFail(ctl, fmt.Errorf("keeping the control socket across exec: %w", err))
 	}
 	argv := append([]string{os.Args[0], Arg, zygoteServeArg, strconv.Itoa(ctl), rules.String()}, cfg.Args()...)
-	err := unix.Exec("/proc/self/exe", argv, []string{})
+	err := unix.Exec("/proc/self/exe", argv, helperEnv)
 	zygoteFail(ctl, fmt.Errorf("starting the zygote: %w", err))
 }
 
