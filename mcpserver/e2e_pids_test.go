@@ -191,3 +191,23 @@ func BenchmarkLiveSession(b *testing.B) {
 		fmt.Println(r)
 	}
 }
+
+// TestWarmLandlockZygoteThreadsOutOfReach: under Landlock no thread of
+// the warm sandbox's zygote is left in a command's domain once the
+// command runs, through the helper cordon ships. A zygote that let the Go
+// scheduler fork a command from its main thread (which Go never ends, but
+// parks) left its thread group leader in that command's domain, and every
+// later command could kill it. A signal to a thread id is judged by that
+// thread's domain; several calls, since which thread forks is the
+// scheduler's choice.
+func TestWarmLandlockZygoteThreadsOutOfReach(t *testing.T) {
+	w := newWorld(t)
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "landlock")
+	for i := range 4 {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": `sleep 0.2; reachable=0
+for task in /proc/$PPID/task/*; do kill -0 "${task##*/}" 2>/dev/null && reachable=$((reachable+1)); done
+grep -q -- --zygote-serve /proc/$PPID/cmdline && echo "a warm call, reachable $reachable"`}})
+		require.NoError(t, err)
+		require.Equal(t, "a warm call, reachable 0", strings.TrimSpace(text(res)), "call %d", i)
+	}
+}

@@ -19,8 +19,10 @@ func Run(args []string) {
 	// One P: the helper's work is one step after another, and every P a
 	// Go process has may take a thread of its own (SPEC: pids per session).
 	runtime.GOMAXPROCS(1)
-	// Started again from a confined thread, so every thread of theirs is
-	// confined: they need no thread of their own.
+	// Started again from a confined thread, every thread of theirs is
+	// confined, and they change no thread's state but the zygote's
+	// forking threads, which never are its main thread (zygote.forkExec):
+	// they need no thread of their own.
 	if len(args) >= 3 && args[0] == zygoteServeArg {
 		serveZygote(args[1], args[2], args[3:])
 	}
