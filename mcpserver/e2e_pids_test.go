@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,10 +21,17 @@ import (
 // warm sandbox and the background process with its sandbox. A pod's pids
 // limit divided by it is how many such sessions a pod holds. The goal is
 // 5; docs/warm-sandbox.md ("Processes per session") says what is left
-// above it and why. Measured: 20–24 under bwrap and 26–29 under Landlock,
-// where the helpers' idle runtime threads vary with the machine's load;
-// before the helpers' thread diet, 27–28 and 39–41.
-var sessionPidBound = map[string]int{"bwrap": 26, "landlock": 34}
+// above it and why. Measured on a loaded 2-core machine: 20–26 under
+// bwrap and 26–30 under Landlock, as the helpers' idle runtime threads
+// vary with the load; before the helpers' thread diet 27–28 and 39–43,
+// with 8 threads in each zygote and warden (helperThreadBound).
+var sessionPidBound = map[string]int{"bwrap": 28, "landlock": 36}
+
+// helperThreadBound bounds the threads of the helpers that serve a
+// sandbox from inside, by an argument of theirs: the zygote and the
+// warden took 8 each when they listened for signals through os/signal
+// and ran a P per core.
+var helperThreadBound = map[string]int{"--zygote-serve": 7, "--warden": 5}
 
 // treeProc is one process below the server.
 type treeProc struct {
@@ -154,6 +162,13 @@ func TestLiveSessionPids(t *testing.T) {
 			_, desc := sessionTasks(procs)
 			t.Logf("%s: %d tasks below the server:\n%s", backend, n, desc)
 			require.LessOrEqual(t, n, sessionPidBound[backend], "tasks below the server:\n%s", desc)
+			for _, p := range procs {
+				for arg, bound := range helperThreadBound {
+					if strings.Contains(" "+p.args+" ", " "+arg+" ") {
+						assert.LessOrEqual(t, p.threads, bound, "threads of %s", p.args)
+					}
+				}
+			}
 		})
 	}
 }
