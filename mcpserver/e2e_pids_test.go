@@ -23,7 +23,7 @@ import (
 // 5; docs/warm-sandbox.md ("Processes per session") says what is left
 // above it and why. Measured on a loaded 2-core machine: 20–26 under
 // bwrap and 26–30 under Landlock, as the helpers' idle runtime threads
-// vary with the load; before the helpers' thread diet 27–28 and 39–43,
+// vary with the load; before the helpers' thread diet 27–29 and 39–45,
 // with 8 threads in each zygote and warden (helperThreadBound).
 var sessionPidBound = map[string]int{"bwrap": 28, "landlock": 36}
 
