@@ -131,6 +131,18 @@ sleep 0.1; `+zygoteAlive)
 	assert.Equal(t, "refused 64 of 64\nzygote alive\n", out, "a command signalled its zygote")
 	assert.Equal(t, 0, res.ExitCode)
 	aliveOnHost("its commands' signals")
+	// No thread of the zygote is left in a command's domain once the
+	// command runs: not the one that forked it, nor its main thread,
+	// which Go never ends (a zygote that forked from its main thread
+	// left it there, and every later command could kill the zygote). A
+	// signal to a thread id is judged by that thread's domain. Several
+	// calls, since which thread forks is the Go scheduler's choice.
+	for i := range 4 {
+		_, out := w.run(t.Context(), p, `sleep 0.2; reachable=0
+for task in /proc/$PPID/task/*; do kill -0 "${task##*/}" 2>/dev/null && reachable=$((reachable+1)); done
+echo "reachable $reachable"`)
+		assert.Equal(t, "reachable 0\n", out, "call %d reached a thread of its zygote", i)
+	}
 
 	token := fmt.Sprintf("cordon-warm-kill-all-%d", time.Now().UnixNano())
 	res, out = w.run(t.Context(), p, leavers(token)+`

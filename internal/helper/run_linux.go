@@ -16,18 +16,25 @@ import (
 // command. It never returns. Under bwrap it runs inside the namespaces
 // bwrap made, so both backends share the same privilege drop and filter.
 func Run(args []string) {
+	// One P: the helper's work is one step after another, and every P a
+	// Go process has may take a thread of its own (SPEC: pids per session).
+	runtime.GOMAXPROCS(1)
+	// Started again from a confined thread, every thread of theirs is
+	// confined, and they change no thread's state but the zygote's
+	// forking threads, which never are its main thread (zygote.forkExec):
+	// they need no thread of their own.
+	if len(args) >= 3 && args[0] == zygoteServeArg {
+		serveZygote(args[1], args[2], args[3:])
+	}
+	if len(args) == 2 && args[0] == wardenArg {
+		serveWarden(args[1])
+	}
 	// Every step below applies to the calling thread, and the exec must
 	// happen from that thread: never unlock it.
 	runtime.LockOSThread()
 
 	if len(args) == 2 && args[0] == BridgeArg {
 		RunBridge(args[1])
-	}
-	if len(args) >= 3 && args[0] == zygoteServeArg {
-		serveZygote(args[1], args[2], args[3:])
-	}
-	if len(args) == 2 && args[0] == wardenArg {
-		serveWarden(args[1])
 	}
 	cfg, err := Parse(args)
 	status := os.NewFile(uintptr(cfg.StatusFD), "status")
@@ -239,3 +246,10 @@ func hasEffectiveCap(c int) bool {
 	}
 	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
 }
+
+// helperEnv is the whole environment of a helper that runs no command
+// with its own (the zygote, which gives each command the request's; the
+// warden): one P from the runtime's start, so that it spins up no thread
+// for the others (runtime.GOMAXPROCS later does not take back the ones
+// it started).
+var helperEnv = []string{"GOMAXPROCS=1"}

@@ -47,7 +47,7 @@ func startWarden(pipe int) (int, error) {
 		return 0, fmt.Errorf("starting the warden: %w", err)
 	}
 	pid, err := syscall.ForkExec(exe, []string{exe, Arg, wardenArg, strconv.Itoa(os.Getppid())}, &syscall.ProcAttr{
-		Env:   []string{},
+		Env:   helperEnv,
 		Files: []uintptr{uintptr(pipe)},
 		// The reaper's child, not the command's: a command (a warm
 		// sandbox's zygote above all) waits for its children to end. In
@@ -88,9 +88,10 @@ func serveWarden(reaperArg string) {
 		os.Exit(125)
 	}
 	// Not dumpable, as every helper that outlives its start; and deaf to
-	// every signal it can drop: only the host may end it.
+	// every signal it can drop: only the host may end it. It starts
+	// nothing, so nothing inherits what it ignores.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	discardSignals()
+	ignoreAllSignals()
 	// Without scoping kill(-1) would reach every process of the user: the
 	// warden must fail to signal the reaper, outside its domain, or it
 	// kills nothing (the reaper's own walk is then all there is).
