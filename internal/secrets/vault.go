@@ -114,3 +114,16 @@ func (v *Vault) Sentinel(name string) string {
 	}
 	return ""
 }
+
+// Holds reports whether s contains a real value of the vault.
+func (v *Vault) Holds(s string) bool {
+	if v == nil {
+		return false
+	}
+	for _, e := range v.entries {
+		if strings.Contains(s, string(e.Value)) {
+			return true
+		}
+	}
+	return false
+}
