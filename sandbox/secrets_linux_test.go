@@ -33,7 +33,7 @@ const realToken = "sk-live-REALVALUE-7f3a9c2e51d84b06"
 func TestSecretsSentinelInsideRealValueOutside(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
-	srv, roots := secretstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, roots, _ := secretstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		got = append(got, r.Host+r.URL.Path+" "+r.Header.Get("Authorization"))
 		mu.Unlock()

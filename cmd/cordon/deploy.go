@@ -7,6 +7,7 @@ import (
 
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/config"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -38,6 +39,10 @@ type deployment struct {
 	idleTimeout     time.Duration
 	drainTimeout    time.Duration
 
+	// secrets are the [secrets] with their values, read once at start (a
+	// SIGHUP keeps them).
+	secrets []secrets.Secret
+
 	cfg     *config.Config
 	sources config.Sources
 }
@@ -53,7 +58,11 @@ func deploy(src config.Sources) (deployment, error) {
 		}
 		return deployment{}, err
 	}
-	return newDeployment(src, cfg), nil
+	d := newDeployment(src, cfg)
+	if d.secrets, err = config.ResolveSecrets(cfg.Secrets, src.Home); err != nil {
+		return deployment{}, &usageError{msg: err.Error()}
+	}
+	return d, nil
 }
 
 // newDeployment turns a loaded configuration into a deployment. SIGHUP

@@ -38,7 +38,7 @@ type secretWorld struct {
 func newSecretWorld(t *testing.T, injectBody bool) *secretWorld {
 	w := &secretWorld{}
 	var roots *x509.CertPool
-	w.srv, roots = secretstest.NewUpstream(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	w.srv, roots, _ = secretstest.NewUpstream(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body := make([]byte, 1<<10)
 		n, _ := r.Body.Read(body)
 		w.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
 	"net/http"
@@ -18,8 +19,9 @@ import (
 )
 
 // NewUpstream starts an HTTPS server for localhost and 127.0.0.1 whose
-// certificate chains to a fresh CA, returned as the pool that trusts it.
-func NewUpstream(t testing.TB, h http.Handler) (*httptest.Server, *x509.CertPool) {
+// certificate chains to a fresh CA, returned as the pool that trusts it
+// and in PEM (for a process that reads SSL_CERT_FILE).
+func NewUpstream(t testing.TB, h http.Handler) (*httptest.Server, *x509.CertPool, []byte) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	check(t, err)
@@ -44,7 +46,7 @@ func NewUpstream(t testing.TB, h http.Handler) (*httptest.Server, *x509.CertPool
 	t.Cleanup(srv.Close)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	return srv, pool
+	return srv, pool, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 }
 
 func check(t testing.TB, err error) {
