@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -24,6 +25,8 @@ type StatusOutput struct {
 	AllowedDomains  []string            `json:"allowed_domains,omitempty" jsonschema:"network restricted: hosts the egress proxy lets through without asking (with those the human allowed for this session)"`
 	DeniedDomains   []string            `json:"denied_domains,omitempty" jsonschema:"network restricted: hosts it always refuses"`
 	NetworkEnforcer string              `json:"network_enforcer,omitempty" jsonschema:"network restricted: who keeps commands on the egress proxy"`
+	ProxyIgnored    string              `json:"proxy_ignored,omitempty" jsonschema:"network restricted: what a program that ignores the proxy variables gets"`
+	Secrets         []secrets.Info      `json:"secrets,omitempty" jsonschema:"credentials the commands use through sentinels: each one's name, the variable holding its sentinel, the hosts the egress proxy sends the real value to (never the value)"`
 	Backend         string              `json:"backend"`
 	Enforcement     sandbox.Enforcement `json:"enforcement"`
 	Status          string              `json:"status"`
@@ -71,6 +74,8 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 	if pol.Network == sandbox.NetworkRestricted {
 		fields.AllowedDomains, fields.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
 		fields.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
+		fields.ProxyIgnored = proxyIgnored
+		fields.Secrets = secrets.Describe(call.conf().Secrets)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
@@ -97,6 +102,11 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		fmt.Fprintf(&b, "  allowed domains: %s\n", listOrNone(pol.AllowedDomains))
 		fmt.Fprintf(&b, "  denied domains: %s\n", listOrNone(pol.DeniedDomains))
 		fmt.Fprintf(&b, "  enforced by: %s\n", fields.NetworkEnforcer)
+		fmt.Fprintf(&b, "  programs that ignore the proxy: %s\n", proxyIgnored)
+		for _, sec := range fields.Secrets {
+			fmt.Fprintf(&b, "  secret %s: $%s holds a sentinel, not the value; the egress proxy puts the real value in place of the sentinel in HTTPS requests to %s only (headers and URL%s) and refuses a request that carries it anywhere else\n",
+				sec.Name, sec.Env, strings.Join(sec.Hosts, ", "), map[bool]string{true: ", bodies too", false: ""}[sec.InjectBody])
+		}
 	}
 	fmt.Fprintf(&b, "protected (read-only even in workspace-write): %s\n", strings.Join(pol.Protected, ", "))
 	fmt.Fprintf(&b, "read-deny (never readable): %s\n", strings.Join(pol.ReadDeny, ", "))
@@ -111,3 +121,8 @@ func listOrNone(l []string) string {
 	}
 	return strings.Join(l, ", ")
 }
+
+// proxyIgnored is what a program that does not use HTTP_PROXY, HTTPS_PROXY
+// or ALL_PROXY gets under network restricted, on every backend: cordon
+// does not capture such connections (yet).
+const proxyIgnored = "no network at all: its connections are refused (the sandbox has no route but the proxy, and cordon does not capture connections transparently); point it at the proxy variables"

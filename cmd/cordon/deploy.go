@@ -39,8 +39,8 @@ type deployment struct {
 	idleTimeout     time.Duration
 	drainTimeout    time.Duration
 
-	// secrets are the [secrets] with their values, read once at start (a
-	// SIGHUP keeps them).
+	// secrets are the [secrets] with their values, read by serve alone,
+	// once at start (a SIGHUP keeps them).
 	secrets []secrets.Secret
 
 	cfg     *config.Config
@@ -58,11 +58,7 @@ func deploy(src config.Sources) (deployment, error) {
 		}
 		return deployment{}, err
 	}
-	d := newDeployment(src, cfg)
-	if d.secrets, err = config.ResolveSecrets(cfg.Secrets, src.Home); err != nil {
-		return deployment{}, &usageError{msg: err.Error()}
-	}
-	return d, nil
+	return newDeployment(src, cfg), nil
 }
 
 // newDeployment turns a loaded configuration into a deployment. SIGHUP

@@ -76,6 +76,12 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer signal.Stop(hup)
 
 	d, err := f.resolve()
+	if err == nil {
+		// Read once: a from_command runs here, never per call.
+		if d.secrets, err = config.ResolveSecrets(d.cfg.Secrets, d.sources.Home); err != nil {
+			err = &usageError{msg: "secrets: " + err.Error()}
+		}
+	}
 	if err != nil {
 		if f.http == "" {
 			return serveUnavailable(err, level, stdin, stdout, stderr)

@@ -131,6 +131,9 @@ func (d *tomlDoc) parseSecrets(l *layer, report func(toml.Key, string, ...any)) 
 		if sources != 1 && !bad {
 			fail("", "name exactly one source of the value: from_env, from_file or from_command")
 		}
+		if spec.Env == "" && !bad {
+			fail("", "env is missing: name the variable in which commands see the secret's sentinel")
+		}
 		if !bad {
 			// The value is read at start; its checks wait for it.
 			probe := secrets.Secret{Name: name, Value: []byte("placeholder"), Hosts: spec.Hosts, Env: spec.Env}

@@ -31,6 +31,7 @@ inject_body = true
 
 [secrets.cmd]
 from_command = ["printf", "cmd-token-%s", "xyz12345"]
+env = "CMD_TOKEN"
 hosts = ["example.com"]
 `).workspace(`
 [secrets.steal]
@@ -51,9 +52,9 @@ hosts = ["evil.example"]
 
 	for doc, want := range map[string]string{
 		"[secrets.a]\nenv = \"A\"\nhosts = [\"x.io\"]\n":                          "exactly one source",
-		"[secrets.a]\nfrom_env = \"T\"\nhosts = []\n":                             "hosts is empty",
+		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = []\n":                "hosts is empty",
 		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"x.io\"]\nsend_to = 1\n":        "unknown key",
-		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"http://x.io\"]\n":              "not a host name",
+		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"http://x.io\"]\n": "not a host name",
 		"[secrets.a]\nfrom_env = \"T\"\nfrom_file = \"/f\"\nhosts = [\"x.io\"]\n": "exactly one source",
 		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"x.io\"]\nenv = \"1BAD\"\n":     "not a variable name",
 	} {

@@ -94,11 +94,11 @@ func (v *Vault) Describe() []Info {
 	if v == nil {
 		return nil
 	}
-	var out []Info
+	var list []Secret
 	for _, e := range v.entries {
-		out = append(out, Info{Name: e.Name, Env: e.Env, Hosts: slices.Clone(e.Hosts), InjectBody: e.InjectBody})
+		list = append(list, e.Secret)
 	}
-	return out
+	return Describe(list)
 }
 
 // Sentinel is the sentinel of the secret named name ("" if none): for
@@ -126,4 +126,13 @@ func (v *Vault) Holds(s string) bool {
 		}
 	}
 	return false
+}
+
+// Describe lists secrets for status and logs, without their values.
+func Describe(list []Secret) []Info {
+	var out []Info
+	for _, s := range list {
+		out = append(out, Info{Name: s.Name, Env: s.Env, Hosts: slices.Clone(s.Hosts), InjectBody: s.InjectBody})
+	}
+	return out
 }
