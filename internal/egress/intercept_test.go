@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/secrets"
@@ -154,4 +155,37 @@ func TestSecretBodyInjectedWhenConfigured(t *testing.T) {
 	out := w.curl(t, "--data", "token="+sent, fmt.Sprintf("https://localhost:%d/", port(w.srv.URL)))
 	require.Len(t, w.received(), 1, out)
 	assert.Contains(t, w.received()[0], "token="+testSecret)
+}
+
+// TestSecretUpstreamVerified: the proxy re-encrypts only to a host whose
+// certificate it can verify; an impostor (a certificate the proxy's roots
+// do not trust) gets no request, so never the value.
+func TestSecretUpstreamVerified(t *testing.T) {
+	var hits atomic.Int64
+	impostor := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	t.Cleanup(impostor.Close)
+	w := newSecretWorld(t, false)
+	ip := port(impostor.URL)
+	p, err := Start(Config{Rules: Rules{Allowed: []string{fmt.Sprintf("localhost:%d", ip)}}, Secrets: w.v, UpstreamRoots: x509.NewCertPool()}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	w.p = p
+	out := w.curl(t, "-H", "Authorization: Bearer "+w.v.Sentinel("github"), fmt.Sprintf("https://localhost:%d/", ip))
+	assert.Contains(t, out, "could not reach localhost over TLS")
+	assert.Zero(t, hits.Load())
+}
+
+// TestSecretThroughSOCKS: a client on the SOCKS5 side (curl's socks5h)
+// gets the same treatment as one using CONNECT.
+func TestSecretThroughSOCKS(t *testing.T) {
+	w := newSecretWorld(t, false)
+	sent := w.v.Sentinel("github")
+	sp := port(w.srv.URL)
+	socks := []string{"-sS", "--max-time", "20", "--cacert", w.bundle, "--proxy", fmt.Sprintf("socks5h://127.0.0.1:%d", w.p.Port())}
+	out, _ := exec.Command("curl", append(socks, "-H", "Authorization: Bearer "+sent, fmt.Sprintf("https://localhost:%d/s", sp))...).CombinedOutput()
+	require.Len(t, w.received(), 1, string(out))
+	assert.Contains(t, w.received()[0], "Bearer "+testSecret)
+	out, _ = exec.Command("curl", append(socks, "-H", "Authorization: Bearer "+sent, fmt.Sprintf("https://127.0.0.1:%d/s", sp))...).CombinedOutput()
+	assert.Contains(t, string(out), "not one of the secret's hosts")
+	assert.Len(t, w.received(), 1, "the other host got nothing")
 }
