@@ -166,3 +166,12 @@ func EgressEnforcer(backend string) string {
 	}
 	return "nobody: the command runs unconfined"
 }
+
+// ProxyIgnored says, for status, what a program that ignores the proxy
+// variables gets under network restricted with the named backend.
+func ProxyIgnored(backend string) string {
+	if backend == "bwrap" {
+		return "captured: names resolve (through cordon's stub DNS) to stand-in addresses, and connections to them on ports 80 and 443 go through the egress proxy, decided by the same lists and the same question; any other port, or an IP address given directly, gets no network"
+	}
+	return "no network at all: its connections are refused (" + backend + " gives the command no network namespace of its own, so cordon cannot capture them); point it at the proxy variables"
+}

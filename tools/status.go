@@ -74,7 +74,7 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 	if pol.Network == sandbox.NetworkRestricted {
 		fields.AllowedDomains, fields.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
 		fields.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
-		fields.ProxyIgnored = proxyIgnored
+		fields.ProxyIgnored = sandbox.ProxyIgnored(st.Backend)
 		fields.Secrets = secrets.Describe(call.conf().Secrets)
 	}
 	var b strings.Builder
@@ -102,7 +102,7 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		fmt.Fprintf(&b, "  allowed domains: %s\n", listOrNone(pol.AllowedDomains))
 		fmt.Fprintf(&b, "  denied domains: %s\n", listOrNone(pol.DeniedDomains))
 		fmt.Fprintf(&b, "  enforced by: %s\n", fields.NetworkEnforcer)
-		fmt.Fprintf(&b, "  programs that ignore the proxy: %s\n", proxyIgnored)
+		fmt.Fprintf(&b, "  programs that ignore the proxy: %s\n", fields.ProxyIgnored)
 		for _, sec := range fields.Secrets {
 			fmt.Fprintf(&b, "  secret %s: $%s holds a sentinel, not the value; the egress proxy puts the real value in place of the sentinel in HTTPS requests to %s only (headers and URL%s) and refuses a request that carries it anywhere else\n",
 				sec.Name, sec.Env, strings.Join(sec.Hosts, ", "), map[bool]string{true: ", bodies too", false: ""}[sec.InjectBody])
@@ -121,8 +121,3 @@ func listOrNone(l []string) string {
 	}
 	return strings.Join(l, ", ")
 }
-
-// proxyIgnored is what a program that does not use HTTP_PROXY, HTTPS_PROXY
-// or ALL_PROXY gets under network restricted, on every backend: cordon
-// does not capture such connections (yet).
-const proxyIgnored = "no network at all: its connections are refused (the sandbox has no route but the proxy, and cordon does not capture connections transparently); point it at the proxy variables"
