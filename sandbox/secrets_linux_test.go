@@ -3,8 +3,10 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/http/cgi"
 	"net/url"
 	"os"
 	"os/exec"
@@ -126,5 +128,57 @@ echo "sentinel: $API_TOKEN"
 			refusedLogged = refusedLogged || strings.HasPrefix(l, "127.0.0.1:"+port+" api refused")
 		}
 		assert.True(t, refusedLogged, "%v", logged)
+	})
+}
+
+// TestSecretsGitOverHTTPS: git, in the real sandbox, authenticates to a
+// smart-HTTP server (git http-backend) with the sentinel as its password:
+// the server gets the real value in Basic auth, and git's exit says the
+// exchange worked.
+func TestSecretsGitOverHTTPS(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	require.NoError(t, exec.Command(git, "init", "-q", "--bare", filepath.Join(root, "repo.git")).Run())
+	backend := &cgi.Handler{Path: git, Args: []string{"http-backend"},
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	var mu sync.Mutex
+	var auths []string
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+realToken))
+	srv, roots, _ := secretstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != want {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	u, _ := url.Parse(srv.URL)
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		v, err := secrets.New([]secrets.Secret{{Name: "git", Value: []byte(realToken), Hosts: []string{"localhost"}, Env: "GIT_TOKEN"}})
+		require.NoError(t, err)
+		p := f.policy(WorkspaceWrite, NetworkRestricted)
+		p.AllowedDomains = []string{"localhost:" + u.Port()}
+		var out bytes.Buffer
+		ex := &Executor{Provider: &LocalProvider{Forced: f.prov.Name()}, Requirement: Required}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		script := fmt.Sprintf(`git -c credential.helper= ls-remote "https://x-access-token:$GIT_TOKEN@localhost:%s/repo.git"; echo "[git $?]"`, u.Port())
+		_, err = ex.Run(ctx, p, RunSpec{Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
+			Env:    append(envWithout("HOME"), "HOME="+f.home, "GIT_TERMINAL_PROMPT=0"),
+			Stdout: &out, Stderr: &out, OwnGroup: true,
+			Egress: EgressHooks{Secrets: v, UpstreamRoots: roots}})
+		require.NoError(t, err, out.String())
+		assert.Contains(t, out.String(), "[git 0]", out.String())
+		assert.NotContains(t, out.String(), realToken)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Contains(t, auths, want, "the server got the real value in Basic auth")
 	})
 }
