@@ -138,7 +138,7 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 		}
 		hc.ProxyPort, hc.ProxySocket = p.egress.port(), p.egress.socketInside()
 		hc.Capture = true
-		args = append(args, captureCaps()...)
+		args = append(args, captureCaps(b.path)...)
 	}
 	// Landlock inside bwrap as a second wall where the kernel has it: it
 	// refuses writes to FIFOs and devices outside the writable roots, which

@@ -38,9 +38,15 @@ func (ep *egressEndpoint) captureArgs() []string {
 // captureCaps are what the helper needs, as a user other than root, to
 // make the capture's network namespace and bind its ports; it drops them
 // all before the command runs. bwrap keeps every capability for root in
-// its namespace, and would keep only these if asked.
-func captureCaps() []string {
+// its namespace, and would keep only these if asked; a setuid bwrap
+// refuses --cap-add from anyone but root, and then the command runs
+// without capture (isolateNet fails: no network for programs that ignore
+// the proxy).
+func captureCaps(bwrapPath string) []string {
 	if os.Geteuid() == 0 {
+		return nil
+	}
+	if fi, err := os.Stat(bwrapPath); err != nil || fi.Mode()&os.ModeSetuid != 0 {
 		return nil
 	}
 	return []string{"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_NET_BIND_SERVICE"}
