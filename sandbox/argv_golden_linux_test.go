@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,6 +178,12 @@ func TestBwrapArgvGolden(t *testing.T) {
 	if abi, err := llsyscall.LandlockGetABIVersion(); err != nil || abi < 1 {
 		t.Skip("the bwrap goldens assume a kernel with Landlock")
 	}
+	// A user who is not root gets the capture's --cap-add too
+	// (TestCaptureCapsForNonRoot), and runs this test binary (TestUnprivileged)
+	// away from its testdata.
+	if os.Geteuid() != 0 {
+		t.Skip("the bwrap goldens are root's argv")
+	}
 	withGoldenLists(t)
 	for _, c := range argvGoldenCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -196,4 +203,24 @@ func TestLandlockArgvGolden(t *testing.T) {
 			checkArgvGolden(t, "landlock", c.name, confineForGolden(t, c, l))
 		})
 	}
+}
+
+// TestCaptureCapsForNonRoot: under network restricted a user who is not
+// root asks an ordinary bwrap for the three capabilities the capture's
+// helper needs (and drops before the command runs); root, and a setuid
+// bwrap that would refuse the flag, ask for none.
+func TestCaptureCapsForNonRoot(t *testing.T) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("no bwrap")
+	}
+	fi, err := os.Stat(bwrap)
+	require.NoError(t, err)
+	assert.Empty(t, captureCapsFor(0, bwrap), "root keeps every capability in its namespace")
+	want := []string{"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_NET_BIND_SERVICE"}
+	if fi.Mode()&os.ModeSetuid != 0 {
+		want = nil
+	}
+	assert.Equal(t, want, captureCapsFor(65534, bwrap))
+	assert.Empty(t, captureCapsFor(65534, filepath.Join(t.TempDir(), "missing")), "no bwrap there: nothing asked")
 }

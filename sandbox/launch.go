@@ -107,7 +107,7 @@ func (l *launch) Start() error {
 		childEnds = append(childEnds, r)
 	}
 	if len(l.c.Env) > 0 {
-		l.Cmd.Env = runnerEnv(l.Cmd.Env, l.c.Env)
+		l.Cmd.Env = l.c.egress.scrubEnv(runnerEnv(l.Cmd.Env, l.c.Env))
 	}
 	if l.Cmd.SysProcAttr == nil {
 		l.Cmd.SysProcAttr = &syscall.SysProcAttr{}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -42,6 +43,8 @@ func NewPolicyReport(pol sandbox.ExecutionPolicy, backend string) PolicyReport {
 // StatusOutput is the sandbox_status tool's structuredContent.
 type StatusOutput struct {
 	PolicyReport
+	ProxyIgnored    string              `json:"proxy_ignored,omitempty" jsonschema:"network restricted: what a program that ignores the proxy variables gets"`
+	Secrets         []secrets.Info      `json:"secrets,omitempty" jsonschema:"credentials the commands use through sentinels: each one's name, the variable holding its sentinel, the hosts the egress proxy sends the real value to (never the value)"`
 	Backend         string              `json:"backend"`
 	Enforcement     sandbox.Enforcement `json:"enforcement"`
 	Status          string              `json:"status"`
@@ -85,6 +88,10 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		fields.Refused = strings.TrimPrefix(err.Error(), "sandbox unavailable: ")
 	}
 	fields.Warnings = sandbox.PathWarnings(os.Getenv("PATH"))
+	if pol.Network == sandbox.NetworkRestricted {
+		fields.ProxyIgnored = sandbox.ProxyIgnored(st.Backend)
+		fields.Secrets = secrets.Describe(call.conf().Secrets)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
 	fmt.Fprintf(&b, "sandbox: %s, backend %s, enforcement %s\n", st.State, st.Backend, enforcement)
@@ -110,6 +117,11 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		fmt.Fprintf(&b, "  allowed domains: %s\n", listOrNone(pol.AllowedDomains))
 		fmt.Fprintf(&b, "  denied domains: %s\n", listOrNone(pol.DeniedDomains))
 		fmt.Fprintf(&b, "  enforced by: %s\n", fields.NetworkEnforcer)
+		fmt.Fprintf(&b, "  programs that ignore the proxy: %s\n", fields.ProxyIgnored)
+		for _, sec := range fields.Secrets {
+			fmt.Fprintf(&b, "  secret %s: $%s holds a sentinel, not the value; the egress proxy puts the real value in place of the sentinel in HTTPS requests to %s only (headers and URL%s) and refuses a request that carries it anywhere else\n",
+				sec.Name, sec.Env, strings.Join(sec.Hosts, ", "), map[bool]string{true: ", bodies too", false: ""}[sec.InjectBody])
+		}
 	}
 	fmt.Fprintf(&b, "protected (read-only even in workspace-write): %s\n", strings.Join(pol.Protected, ", "))
 	fmt.Fprintf(&b, "read-deny (never readable): %s\n", strings.Join(pol.ReadDeny, ", "))

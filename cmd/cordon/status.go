@@ -46,6 +46,9 @@ type statusReport struct {
 	// them (cordon profile --class CLASS shows one in full).
 	Classes map[string]classReport `json:"wrap_classes"`
 	Config  configReport           `json:"config"`
+	// Secrets are the [secrets] tables: where each value is read, where
+	// the sandbox sees its sentinel, its hosts; never a value.
+	Secrets []config.SecretSpec `json:"secrets"`
 }
 
 type readDenyReport struct {
@@ -266,6 +269,7 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	if rep.PathWarnings == nil {
 		rep.PathWarnings = []string{}
 	}
+	rep.Secrets = append([]config.SecretSpec{}, d.cfg.Secrets...)
 	if st.State == sandbox.StateActive && pol.Mode.Confined() {
 		rep.Seccomp = sandbox.SeccompRules(st.Backend, pol.Network, pol.Mode)
 		// What a command would run under here: planning has no side
@@ -365,6 +369,9 @@ func printStatus(w io.Writer, r statusReport) {
 		fmt.Fprintf(w, "  denied:     %s\n", orNone(p.DeniedDomains))
 		fmt.Fprintf(w, "  enforcer:   %s\n", p.NetworkEnforcer)
 	}
+	for _, sec := range r.Secrets {
+		fmt.Fprintf(w, "secret:       %s\n", secretLine(sec, p.Network))
+	}
 	fmt.Fprintf(w, "writable:     %s\n", strings.Join(p.WritableRoots, ", "))
 	fmt.Fprintf(w, "protected:    %d paths (see --json)\n", len(p.ProtectedPaths))
 	fmt.Fprintf(w, "repositories: %d whose hooks and config are protected", len(p.Repositories))
@@ -435,4 +442,29 @@ func printStatus(w io.Writer, r statusReport) {
 			fmt.Fprintf(w, "  %s\n", warn)
 		}
 	}
+}
+
+// secretLine describes one secret for the human: where the command sees
+// its sentinel, where the value may go, where cordon reads it.
+func secretLine(s config.SecretSpec, n sandbox.Network) string {
+	seen := "no variable"
+	if s.Env != "" {
+		seen = "sentinel in $" + s.Env
+	}
+	from := "env " + s.FromEnv
+	switch {
+	case s.FromFile != "":
+		from = "file " + s.FromFile
+	case len(s.FromCommand) > 0:
+		from = "command " + strings.Join(s.FromCommand, " ")
+	}
+	line := fmt.Sprintf("%s (%s; sent to %s only; value from %s", s.Name, seen, strings.Join(s.Hosts, ", "), from)
+	if s.InjectBody {
+		line += "; bodies too"
+	}
+	line += ")"
+	if n != sandbox.NetworkRestricted {
+		line += " — in effect under network restricted only: commands now see neither it nor its sentinel"
+	}
+	return line
 }

@@ -33,8 +33,8 @@ func Run(args []string) {
 	// happen from that thread: never unlock it.
 	runtime.LockOSThread()
 
-	if len(args) == 2 && args[0] == BridgeArg {
-		RunBridge(args[1])
+	if len(args) >= 2 && args[0] == BridgeArg {
+		RunBridge(args[1], len(args) == 3 && args[2] == CaptureArg)
 	}
 	cfg, err := Parse(args)
 	status := os.NewFile(uintptr(cfg.StatusFD), "status")
@@ -57,7 +57,11 @@ func Run(args []string) {
 		if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 			fail(fmt.Errorf("marking inherited descriptors close-on-exec: %w", err))
 		}
-		if err := startBridge(cfg.ProxyPort, cfg.ProxySocket); err != nil {
+		// Capture where this thread can have a network namespace of its
+		// own (capture_linux.go); where it cannot, a program that ignores
+		// the proxy gets no network, as without capture.
+		capture := cfg.Capture && isolateNet() == nil
+		if err := startBridge(cfg.ProxyPort, cfg.ProxySocket, capture); err != nil {
 			fail(err)
 		}
 	}
@@ -155,6 +159,12 @@ func applyLandlock(cfg Config) error {
 		// Connect to the proxy's port only, bind nowhere.
 		ll.HandledAccessNet = base.HandledAccessNet
 		netRules = append(netRules, landlock.ConnectTCP(uint16(cfg.ProxyPort)))
+		if cfg.Capture {
+			// The capture's stub DNS and listeners, in the network
+			// namespace of the sandbox alone (bwrap): nothing else
+			// listens there.
+			netRules = append(netRules, landlock.ConnectTCP(53), landlock.ConnectTCP(80), landlock.ConnectTCP(443))
+		}
 	}
 	if use >= 6 {
 		// Signals and abstract unix sockets only reach processes inside
