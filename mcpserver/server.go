@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 	"github.com/cordonhq/cordon/tools"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -99,7 +98,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		sess, err := s.sessionFor(ctx)
 		if err != nil {
-			return toResult((&tools.ToolError{Code: sandbox.CodeUnavailable, Message: err.Error()}).AsResult()), nil
+			return toResult((&tools.ToolError{Code: tools.CodeUnavailable, Message: err.Error()}).AsResult()), nil
 		}
 		defer s.hold(sess)()
 		args := req.GetArguments()
@@ -111,7 +110,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 			ans, err := s.retryAnswer(sess.ID, name, req, args)
 			if err != nil {
 				s.log.Warn().Err(err).Str("tool", name).Msg("refused an approval answer")
-				return toResult((&tools.ToolError{Code: sandbox.CodeEscalationDenied, Denied: true,
+				return toResult((&tools.ToolError{Code: tools.CodeEscalationDenied, Denied: true,
 					Message: fmt.Sprintf("[sandbox: approval refused] %v; nothing ran. Call the tool again to ask the human anew.", err)}).AsResult()), nil
 			}
 			a.answer = ans

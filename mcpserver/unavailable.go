@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/tools"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,7 +27,7 @@ func NewUnavailable(version, reason string, logger zerolog.Logger) *Server {
 	)
 	for _, t := range tools.Tools() {
 		s.mcp.AddTool(mcpTool(t), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return toResult((&tools.ToolError{Code: sandbox.CodeUnavailable, Message: tools.UnavailableMessage(reason)}).AsResult()), nil
+			return toResult((&tools.ToolError{Code: tools.CodeUnavailable, Message: tools.UnavailableMessage(reason)}).AsResult()), nil
 		})
 	}
 	return s

@@ -100,7 +100,7 @@ func renderArgv(t *testing.T, c *ConfinedArgv, base string, hostABI bool) string
 	require.NoError(t, err)
 	hostOnly := map[string]bool{}
 	for _, s := range slices.Concat(dockerSockets(), runtimeDirs()) {
-		if !Within(s, base) {
+		if !within(s, base) {
 			hostOnly[s] = true
 		}
 	}

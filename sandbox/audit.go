@@ -55,7 +55,7 @@ var errKeptInPlace = errors.New("it is, or holds, a read-deny entry, which cordo
 // listed by its canonical path), and one a command put in a directory's
 // place must go.
 func (a auditor) keeps(p string) bool {
-	if !slices.ContainsFunc(a.keep, func(e string) bool { return Within(e, p) }) {
+	if !slices.ContainsFunc(a.keep, func(e string) bool { return within(e, p) }) {
 		return false
 	}
 	fi, err := os.Lstat(p)
@@ -92,7 +92,7 @@ func (a auditor) auditNewRepos(known []string, since time.Time) ([]Change, error
 		if r.GitDir == "" || knownRepo(known, r.GitDir) {
 			continue
 		}
-		if !Within(r.GitDir, root) {
+		if !within(r.GitDir, root) {
 			// A .git file the command made that names a gitdir elsewhere:
 			// in the session tmp (as writable as the root, and not
 			// audited) or in another repository. The human's git would
@@ -190,7 +190,7 @@ func (a auditor) disarm(r GitRepo, known []string) ([]Change, error) {
 		}
 		newCommon = false
 	}
-	if newCommon && Within(r.CommonDir, root) {
+	if newCommon && within(r.CommonDir, root) {
 		c, err := a.disarmHooks(filepath.Join(r.CommonDir, "hooks"))
 		changes = append(changes, c...)
 		errs = append(errs, err)
@@ -200,7 +200,7 @@ func (a auditor) disarm(r GitRepo, known []string) ([]Change, error) {
 		files = append(files, filepath.Join(r.CommonDir, "config"))
 	}
 	for _, f := range files {
-		if !Within(f, root) {
+		if !within(f, root) {
 			continue
 		}
 		c, err := a.disarmConfig(f)
@@ -465,7 +465,7 @@ func (a auditor) disarmNames(named []namedPath) ([]Change, error) {
 			continue
 		}
 		target, what := a.namedTarget(n)
-		if target == "" || slices.ContainsFunc(a.innerRoots, func(r string) bool { return Within(r, target) }) {
+		if target == "" || slices.ContainsFunc(a.innerRoots, func(r string) bool { return within(r, target) }) {
 			continue
 		}
 		if err := a.setAside(target); err != nil {

@@ -165,7 +165,7 @@ func BenchmarkConfine(b *testing.B) {
 // home and state directory, as `cordon exec` would.
 func BenchmarkReadGrants(b *testing.B) {
 	home, _ := os.UserHomeDir()
-	svc := PolicyService{Settings: Settings{Mode: ReadOnly, Workspace: b.TempDir(), Home: home, StateDir: DefaultStateDir(home)}}
+	svc := PolicyService{Settings: Settings{Mode: ReadOnly, Workspace: b.TempDir(), Home: home, StateDir: filepath.Join(home, ".local", "state", "cordon")}}
 	p, err := svc.Resolve(Request{})
 	if err != nil {
 		b.Fatal(err)

@@ -269,7 +269,7 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	ownBound := false
 	for _, d := range plan.HideDirs {
 		a = append(a, "--tmpfs", d)
-		if p.OwnDir != "" && Within(p.OwnDir, d) {
+		if p.OwnDir != "" && within(p.OwnDir, d) {
 			// The command's own directory beneath a hidden one (a wrap
 			// class's, under cordon's state): bound while the tmpfs can
 			// still take its mount point.

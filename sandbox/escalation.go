@@ -16,8 +16,8 @@ const (
 	Deny         Decision = "deny"
 )
 
-// ErrEscalationInvalid is wrapped by every refusal of the ladder.
-var ErrEscalationInvalid = errors.New("invalid escalation request")
+// errEscalationInvalid is wrapped by every refusal of the ladder.
+var errEscalationInvalid = errors.New("invalid escalation request")
 
 // ParseEscalation validates the paired arguments sandbox_permissions and
 // justification. Both empty means "no escalation" (zero Mode, nil error).
@@ -27,13 +27,13 @@ func ParseEscalation(permissions, justification string) (Mode, string, error) {
 	case permissions == "" && justification == "":
 		return "", "", nil
 	case permissions == "":
-		return "", "", fmt.Errorf("%w: justification given without sandbox_permissions; pass both or neither", ErrEscalationInvalid)
+		return "", "", fmt.Errorf("%w: justification given without sandbox_permissions; pass both or neither", errEscalationInvalid)
 	case justification == "":
-		return "", "", fmt.Errorf("%w: sandbox_permissions given without a non-empty justification; pass both or neither", ErrEscalationInvalid)
+		return "", "", fmt.Errorf("%w: sandbox_permissions given without a non-empty justification; pass both or neither", errEscalationInvalid)
 	}
 	target, err := ParseMode(permissions)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: sandbox_permissions: %v", ErrEscalationInvalid, err)
+		return "", "", fmt.Errorf("%w: sandbox_permissions: %v", errEscalationInvalid, err)
 	}
 	return target, justification, nil
 }
@@ -42,13 +42,13 @@ func ParseEscalation(permissions, justification string) (Mode, string, error) {
 // strictly wider, and never read-only.
 func CanEscalateTo(current, target Mode) error {
 	if target == ReadOnly {
-		return fmt.Errorf("%w: read-only is never an escalation target", ErrEscalationInvalid)
+		return fmt.Errorf("%w: read-only is never an escalation target", errEscalationInvalid)
 	}
 	if !target.Valid() {
-		return fmt.Errorf("%w: unknown target mode %q", ErrEscalationInvalid, target)
+		return fmt.Errorf("%w: unknown target mode %q", errEscalationInvalid, target)
 	}
 	if !target.WiderThan(current) {
-		return fmt.Errorf("%w: %s is not wider than the current mode %s", ErrEscalationInvalid, target, current)
+		return fmt.Errorf("%w: %s is not wider than the current mode %s", errEscalationInvalid, target, current)
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ var gitStateNames = []string{"rebase-merge", "rebase-apply", "sequencer"}
 func gitStatePaths(root string, gitdirs []string) []string {
 	var dirs []string
 	for _, g := range gitdirs {
-		if !Within(g, root) {
+		if !within(g, root) {
 			continue
 		}
 		dirs = append(dirs, g)

@@ -553,7 +553,7 @@ func recreate(r *os.Root, n nodeState) error {
 // relTo returns p relative to root, slash-separated, when p is beneath it.
 func relUnder(root, p string) (string, bool) {
 	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == "." || !Within(p, root) {
+	if err != nil || rel == "." || !within(p, root) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true

@@ -49,7 +49,7 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 			}
 		}
 		for _, r := range userRoots(p) {
-			if r != root && Within(r, root) {
+			if r != root && within(r, root) {
 				set.InnerRoots = append(set.InnerRoots, r)
 			}
 		}
@@ -67,7 +67,7 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 func readDenyIn(entries []string, root string) []string {
 	var in []string
 	for _, e := range entries {
-		if Within(e, root) || Within(root, e) {
+		if within(e, root) || within(root, e) {
 			in = append(in, e)
 		}
 	}

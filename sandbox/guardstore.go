@@ -69,7 +69,7 @@ func (b *guardBaseline) noteHost(host hostChanges) bool {
 			b.HostChangedAll = true
 			continue
 		}
-		if p == b.Root || Within(b.Root, p) {
+		if p == b.Root || within(b.Root, p) {
 			// The root, or a directory that holds it, was moved: the
 			// host's hand is on everything beneath.
 			changed = changed || !b.HostChangedAll

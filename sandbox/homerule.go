@@ -143,7 +143,7 @@ func mountPointsIn(mountinfo string, roots []string) []string {
 		}
 		mp := unescapeMountinfo(fields[4])
 		for _, r := range roots {
-			if mp != r && Within(mp, r) {
+			if mp != r && within(mp, r) {
 				out = append(out, mp)
 				break
 			}

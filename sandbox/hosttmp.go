@@ -58,7 +58,7 @@ func ProgramTrees(argv []string, dir string) []string {
 // programTree is what a program at path loads from, when path lies under
 // the host's /tmp: "" elsewhere.
 func programTree(path string) string {
-	if !Within(path, hostTmp) || path == hostTmp {
+	if !within(path, hostTmp) || path == hostTmp {
 		return ""
 	}
 	rel := strings.Split(strings.TrimPrefix(path, hostTmp+"/"), "/")
@@ -68,7 +68,7 @@ func programTree(path string) string {
 		return filepath.Join(append([]string{hostTmp}, rel[:i+1]...)...)
 	}
 	// A Python virtual environment loads from its own lib/.
-	for d := filepath.Dir(path); d != hostTmp && Within(d, hostTmp); d = filepath.Dir(d) {
+	for d := filepath.Dir(path); d != hostTmp && within(d, hostTmp); d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "pyvenv.cfg")); err == nil {
 			return d
 		}

@@ -89,13 +89,13 @@ const (
 	NetworkRestricted Network = "restricted"
 )
 
-// Networks are the settings, loosest first.
-var Networks = []Network{NetworkAllow, NetworkRestricted, NetworkDeny}
+// networks are the settings, loosest first.
+var networks = []Network{NetworkAllow, NetworkRestricted, NetworkDeny}
 
 // ParseNetwork accepts "allow", "restricted" or "deny".
-func ParseNetwork(s string) (Network, error) { return parseName("network setting", s, Networks) }
+func ParseNetwork(s string) (Network, error) { return parseName("network setting", s, networks) }
 
 // Narrower reports whether n gives commands less network than o.
 func (n Network) Narrower(o Network) bool {
-	return slices.Index(Networks, n) > slices.Index(Networks, o)
+	return slices.Index(networks, n) > slices.Index(networks, o)
 }

@@ -149,7 +149,7 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 	}
 	if p.Mode == ReadOnly {
 		for _, r := range p.WritableRoots {
-			if r != p.TmpDir && !(p.TmpDir != "" && Within(r, p.TmpDir)) {
+			if r != p.TmpDir && !(p.TmpDir != "" && within(r, p.TmpDir)) {
 				if err := invariant("read-only policy has writable root %q", r); err != nil {
 					return ConfinedPolicy{}, err
 				}

@@ -122,7 +122,7 @@ func TestEscalationLadder(t *testing.T) {
 		{ReadOnly, "root"},
 	}
 	for _, r := range refused {
-		assert.ErrorIs(t, CanEscalateTo(r.current, r.target), ErrEscalationInvalid, "%+v", r)
+		assert.ErrorIs(t, CanEscalateTo(r.current, r.target), errEscalationInvalid, "%+v", r)
 	}
 	assert.NoError(t, CanEscalateTo(ReadOnly, DangerFullAccess), "read-only may jump straight to danger")
 	assert.NoError(t, CanEscalateTo(ReadOnly, WorkspaceWrite))
@@ -136,7 +136,7 @@ func TestParseEscalation(t *testing.T) {
 	assert.Empty(t, j)
 	for _, c := range [][2]string{{"workspace-write", ""}, {"", "because"}, {"workspace-write", "   "}, {"everything", "because"}} {
 		_, _, err := ParseEscalation(c[0], c[1])
-		assert.ErrorIs(t, err, ErrEscalationInvalid, "%q", c)
+		assert.ErrorIs(t, err, errEscalationInvalid, "%q", c)
 	}
 	m, j, err = ParseEscalation("workspace-write", " run the build ")
 	require.NoError(t, err)
@@ -171,17 +171,6 @@ func TestRunnerFailureRuleMatches(t *testing.T) {
 	any := RunnerFailureRule{FatalSignatures: []string{"sandbox-exec:"}}
 	_, ok := any.Matches(77, "sandbox-exec: profile error")
 	assert.True(t, ok, "empty AllowedExitCodes allows any non-zero code")
-}
-
-func TestDenialMarkerAndHint(t *testing.T) {
-	assert.Equal(t, "[sandbox: file access denied under read-only mode]", DenialMarker(ReadOnly))
-	assert.Equal(t, "[sandbox: file access denied under workspace-write mode]", DenialMarker(WorkspaceWrite))
-	assert.Equal(t, `[sandbox: to retry with wider access, call bash again with sandbox_permissions="workspace-write" and a one-sentence justification]`,
-		EscalationHint("bash", ReadOnly))
-	assert.Equal(t, `[sandbox: to retry with wider access, call write_file again with sandbox_permissions="danger-full-access" and a one-sentence justification]`,
-		EscalationHint("write_file", WorkspaceWrite))
-	assert.Equal(t, "[sandbox: escalation to workspace-write was not approved]", NotApprovedLine(WorkspaceWrite))
-	assert.True(t, errors.Is(&UnavailableError{Reason: "x"}, errUnavailable))
 }
 
 func TestEnviron(t *testing.T) {
@@ -223,4 +212,8 @@ func TestOutermostGuardPaths(t *testing.T) {
 	assert.Equal(t, []string{"/"}, got)
 	got = outermost([]string{"/w/.git", "/w/.git/hooks", "/w/.github", "/w/.git/hooks/pre-commit", "/w/.envrc", "/w/a/.git", "/w/.vscode/"})
 	assert.Equal(t, []string{"/w/.git", "/w/.github", "/w/.envrc", "/w/a/.git", "/w/.vscode/"}, got)
+}
+
+func TestUnavailableErrorIsUnavailable(t *testing.T) {
+	assert.True(t, errors.Is(&UnavailableError{Reason: "x"}, errUnavailable))
 }

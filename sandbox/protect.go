@@ -51,7 +51,7 @@ func (plan *mountPlan) pin(dir string) {
 
 // pinParents pins the directories between root and path, both excluded.
 func (plan *mountPlan) pinParents(path, root string) {
-	for dir := filepath.Dir(path); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
+	for dir := filepath.Dir(path); dir != root && within(dir, root); dir = filepath.Dir(dir) {
 		plan.pin(dir)
 	}
 }
@@ -78,8 +78,8 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 			return mountPlan{}, err
 		}
 		floor := p.pinFloors[prot]
-		for dir := filepath.Dir(prot); dir != root && Within(dir, root); dir = filepath.Dir(dir) {
-			if floor != "" && (dir == floor || !Within(dir, floor)) {
+		for dir := filepath.Dir(prot); dir != root && within(dir, root); dir = filepath.Dir(dir) {
+			if floor != "" && (dir == floor || !within(dir, floor)) {
 				break
 			}
 			plan.pin(dir)
@@ -159,7 +159,7 @@ func checkProtected(p ExecutionPolicy) error {
 func containingRoot(path string, roots []string) string {
 	best := ""
 	for _, r := range roots {
-		if Within(path, r) && len(r) > len(best) {
+		if within(path, r) && len(r) > len(best) {
 			best = r
 		}
 	}

@@ -45,7 +45,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		// One that is a writable root itself, or holds one, was made
 		// writable on purpose (a wrapped agent's own config directory).
 		for _, n := range p.named {
-			if !slices.ContainsFunc(roots, func(r string) bool { return Within(r, n.Path) }) {
+			if !slices.ContainsFunc(roots, func(r string) bool { return within(r, n.Path) }) {
 				addFrom(n.Dir, n.Path)
 			}
 		}
@@ -89,7 +89,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 // isSubmoduleGitDir reports whether gitdir lies in a repository's modules/.
 func isSubmoduleGitDir(gitdir string, repos []GitRepo) bool {
 	return gitdir != "" && slices.ContainsFunc(repos, func(r GitRepo) bool {
-		return r.CommonDir != "" && Within(gitdir, filepath.Join(r.CommonDir, "modules"))
+		return r.CommonDir != "" && within(gitdir, filepath.Join(r.CommonDir, "modules"))
 	})
 }
 
@@ -117,7 +117,7 @@ func pathDirsIn(roots []string, in *PolicyInputs) []string {
 		}
 		c := in.canonicalOrClean(dir)
 		for _, r := range roots {
-			if Within(c, r) && c != r {
+			if within(c, r) && c != r {
 				out = append(out, c)
 				break
 			}
@@ -128,7 +128,7 @@ func pathDirsIn(roots []string, in *PolicyInputs) []string {
 
 // withinAny reports whether path lies in one of roots.
 func withinAny(path string, roots []string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return Within(path, r) })
+	return slices.ContainsFunc(roots, func(r string) bool { return within(path, r) })
 }
 
 // expandUserPath turns "~/x" into HOME/x, the way git reads paths.
@@ -151,7 +151,7 @@ func controlPlaneOutside(p ExecutionPolicy, backend string) error {
 		}
 		c := canonicalOrClean(dir.path)
 		for _, r := range userRoots(p) {
-			if Within(c, r) {
+			if within(c, r) {
 				return &UnavailableError{Reason: fmt.Sprintf(
 					"the writable root %s contains cordon's %s directory %s, which %s cannot keep read-only beneath a writable parent: a command could change what the next cordon start trusts. Install bubblewrap (apt-get install bubblewrap), or choose a workspace that does not contain your home directory",
 					r, dir.what, c, backend)}

@@ -89,7 +89,7 @@ func placesOf(entry, place string, roots []string) []string {
 	readDenyPlaces.Lock()
 	defer readDenyPlaces.Unlock()
 	places := readDenyPlaces.m[entry]
-	holdsRoot := slices.ContainsFunc(roots, func(r string) bool { return Within(r, place) })
+	holdsRoot := slices.ContainsFunc(roots, func(r string) bool { return within(r, place) })
 	if !slices.Contains(places, place) && len(places) < maxPlacesRemembered && !holdsRoot {
 		places = append(places, place)
 		readDenyPlaces.m[entry] = places

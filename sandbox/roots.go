@@ -143,10 +143,10 @@ func narrowByClient(roots []string, p ExecutionPolicy, in *PolicyInputs) (narrow
 		userRoots = true
 		for _, c := range canonClient {
 			switch {
-			case Within(r, c):
+			case within(r, c):
 				add(r)
 				held = true
-			case Within(c, r):
+			case within(c, r):
 				add(c)
 				held = true
 			}
@@ -158,11 +158,11 @@ func narrowByClient(roots []string, p ExecutionPolicy, in *PolicyInputs) (narrow
 	return out, false
 }
 
-// Within reports whether path is dir or lies beneath it, comparing whole
+// within reports whether path is dir or lies beneath it, comparing whole
 // components (pathx.Within). It is for planning mounts and reporting;
 // access decisions on files are made by the FS fence relative to
 // directory handles.
-func Within(path, dir string) bool { return pathx.Within(path, dir) }
+func within(path, dir string) bool { return pathx.Within(path, dir) }
 
 // existsNoFollow reports whether p exists, without following a final symlink.
 func existsNoFollow(p string) bool {

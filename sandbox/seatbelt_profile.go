@@ -142,14 +142,14 @@ func newSeatbeltSets(p ExecutionPolicy, plan mountPlan, sockets []string) seatbe
 	}
 	for _, x := range s.noWrite {
 		for a := filepath.Dir(x); a != filepath.Dir(a); a = filepath.Dir(a) {
-			if s.writable(a) && !slices.ContainsFunc(s.noWrite, func(n string) bool { return Within(a, n) }) {
+			if s.writable(a) && !slices.ContainsFunc(s.noWrite, func(n string) bool { return within(a, n) }) {
 				s.pinned = appendMissing(s.pinned, a)
 			}
 		}
 	}
 	if s.tmp != "" {
 		for a := filepath.Dir(s.tmp); a != filepath.Dir(a); a = filepath.Dir(a) {
-			if slices.ContainsFunc(s.readDeny, func(d string) bool { return Within(a, d) }) {
+			if slices.ContainsFunc(s.readDeny, func(d string) bool { return within(a, d) }) {
 				s.tmpParents = appendMissing(s.tmpParents, a)
 			}
 		}
@@ -161,12 +161,12 @@ func newSeatbeltSets(p ExecutionPolicy, plan mountPlan, sockets []string) seatbe
 // writable reports whether path lies in a writable root (the session tmp
 // included).
 func (s seatbeltSets) writable(path string) bool {
-	return (s.tmp != "" && Within(path, s.tmp)) || slices.ContainsFunc(s.roots, func(r string) bool { return Within(path, r) })
+	return (s.tmp != "" && within(path, s.tmp)) || slices.ContainsFunc(s.roots, func(r string) bool { return within(path, r) })
 }
 
 // writableUnder reports whether a writable root lies beneath path.
 func (s seatbeltSets) writableUnder(path string) bool {
-	return (s.tmp != "" && Within(s.tmp, path)) || slices.ContainsFunc(s.roots, func(r string) bool { return Within(r, path) })
+	return (s.tmp != "" && within(s.tmp, path)) || slices.ContainsFunc(s.roots, func(r string) bool { return within(r, path) })
 }
 
 // checkSeatbeltPath refuses what the policy promises never to hold: a
@@ -478,8 +478,8 @@ func (w *sbplWriter) rootFilters(kind, root string, isTmp bool, s seatbeltSets) 
 	refs := w.spellingsOf(kind, root, isTmp)
 	var except []string
 	for _, x := range s.noWrite {
-		inside := Within(x, root) && x != root
-		if !inside && (isTmp || !Within(root, x)) {
+		inside := within(x, root) && x != root
+		if !inside && (isTmp || !within(root, x)) {
 			continue
 		}
 		except = append(except, sbplRequireNot(sbplTree(w.spellings(w.kindOf(x, s), x)))...)
@@ -546,7 +546,7 @@ func (w *sbplWriter) network(p ExecutionPolicy, s seatbeltSets) {
 	w.rule("deny network-outbound", sbplRequireAll(own))
 	var refuse []string
 	for _, path := range slices.Concat(s.readDeny, s.sockets) {
-		if !s.writable(path) && !slices.ContainsFunc(s.roots, func(r string) bool { return Within(r, path) }) {
+		if !s.writable(path) && !slices.ContainsFunc(s.roots, func(r string) bool { return within(r, path) }) {
 			continue // outside the writable roots: refused by the rule above
 		}
 		kind := "SOCKET"
@@ -555,7 +555,7 @@ func (w *sbplWriter) network(p ExecutionPolicy, s seatbeltSets) {
 		}
 		for _, ref := range w.spellings(kind, path) {
 			f := "(remote unix-socket (subpath " + ref + "))"
-			if s.tmp != "" && Within(s.tmp, path) {
+			if s.tmp != "" && within(s.tmp, path) {
 				// cordon's state directory: the session tmp in it stays usable.
 				var except []string
 				for _, t := range w.spellingsOf("SESSION_TMP", s.tmp, true) {

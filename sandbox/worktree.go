@@ -60,7 +60,7 @@ func linkedWorktreeDirs(p ExecutionPolicy, in *PolicyInputs) []string {
 // makes writable without the worktree, canonical paths compared.
 func writableBeforeWorktree(p ExecutionPolicy, dir string, in *PolicyInputs) bool {
 	for _, root := range append([]string{p.WorkspaceRoot, p.TmpDir}, p.ExtraWriteAllow...) {
-		if root != "" && Within(dir, in.canonicalOrClean(root)) {
+		if root != "" && within(dir, in.canonicalOrClean(root)) {
 			return true
 		}
 	}

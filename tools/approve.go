@@ -149,8 +149,8 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 			return pol, invalid("%v", err)
 		}
 		if c, ok := call.Session.ceiling(); ok && target.WiderThan(c) {
-			return pol, &ToolError{Code: sandbox.CodeEscalationDenied,
-				Message: sandbox.DenialMarker(pol.Mode) + "\n" + fmt.Sprintf("this is a delegated session: its mode can never be wider than its parent's (%s)", c) + "\n" + sandbox.NotApprovedLine(target),
+			return pol, &ToolError{Code: CodeEscalationDenied,
+				Message: DenialMarker(pol.Mode) + "\n" + fmt.Sprintf("this is a delegated session: its mode can never be wider than its parent's (%s)", c) + "\n" + NotApprovedLine(target),
 				Denied:  true}
 		}
 	}
@@ -200,7 +200,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		outcome["error"] = err.Error()
 	}
 	if err := call.Session.recordSync(sessionlog.EventApprovalOutcome, outcome); err != nil {
-		return pol, errorf(sandbox.CodeUnavailable, "cannot record the approval in the session log, so the call does not proceed: %v", err)
+		return pol, errorf(CodeUnavailable, "cannot record the approval in the session log, so the call does not proceed: %v", err)
 	}
 	if decision == sandbox.AllowOnce || decision == sandbox.AllowSession {
 		if terr := pinEffect(call, r, q, pol, target); terr != nil {
@@ -212,7 +212,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 	case sandbox.AllowSession:
 		if target != "" && q.AllowSession {
 			if err := call.Session.setMode(target, sessionlog.SourceEscalation); err != nil {
-				return pol, errorf(sandbox.CodeUnavailable, "%v; the call does not proceed", err)
+				return pol, errorf(CodeUnavailable, "%v; the call does not proceed", err)
 			}
 			if call.read != nil {
 				call.read.mode = target
@@ -223,11 +223,11 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		if err != nil {
 			msg = fmt.Sprintf("no approval: %v", err)
 		}
-		lines := sandbox.DenialMarker(pol.Mode) + "\n" + msg + " (" + subject + ")"
+		lines := DenialMarker(pol.Mode) + "\n" + msg + " (" + subject + ")"
 		if target != "" {
-			lines += "\n" + sandbox.NotApprovedLine(target)
+			lines += "\n" + NotApprovedLine(target)
 		}
-		return pol, &ToolError{Code: sandbox.CodeEscalationDenied, Message: lines, Denied: true}
+		return pol, &ToolError{Code: CodeEscalationDenied, Message: lines, Denied: true}
 	}
 	if terr := narrowedWhileAsked(call, pol.Mode, target); terr != nil {
 		return pol, terr
@@ -250,14 +250,14 @@ func narrowedWhileAsked(call Call, mode, target sandbox.Mode) *ToolError {
 		return nil
 	}
 	now := sessionMode(call)
-	return &ToolError{Code: sandbox.CodeEscalationDenied, Denied: true, Message: sandbox.DenialMarker(now) + "\n" + fmt.Sprintf(
+	return &ToolError{Code: CodeEscalationDenied, Denied: true, Message: DenialMarker(now) + "\n" + fmt.Sprintf(
 		"the session's mode was narrowed to %s while the question was open: the call, asked about under %s, did not run", now, mode)}
 }
 
 // noApprover fails closed and tells the human how to widen the mode
 // themselves: wider access is never granted silently.
 func (tb *Toolbox) noApprover(s *Session, mode, target sandbox.Mode, why string) *ToolError {
-	msg := sandbox.DenialMarker(mode) + "\n" + why + "."
+	msg := DenialMarker(mode) + "\n" + why + "."
 	if target != "" {
 		msg += "\n" + fmt.Sprintf("Wider access needs the human: restart cordon with --mode %s (or set mode = %q in ~/.config/cordon/config.toml)", target, target)
 		if s.Log != nil {
@@ -267,5 +267,5 @@ func (tb *Toolbox) noApprover(s *Session, mode, target sandbox.Mode, why string)
 	} else {
 		msg += "\nThe approval policy asks before this call; run cordon with --approval on-request (or approval = \"on-request\" in the config) to stop asking for commands like this one."
 	}
-	return &ToolError{Code: sandbox.CodeNoApprover, Message: msg, Denied: true}
+	return &ToolError{Code: CodeNoApprover, Message: msg, Denied: true}
 }

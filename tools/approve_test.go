@@ -76,7 +76,7 @@ func TestQuestionTooLongToShowIsNotAsked(t *testing.T) {
 			res, terr := tb.Bash(bg, call, c.in(canary))
 			require.Nil(t, res)
 			require.NotNil(t, terr)
-			assert.Equal(t, sandbox.CodeInvalidArgument, terr.Code, terr.Message)
+			assert.Equal(t, tools.CodeInvalidArgument, terr.Code, terr.Message)
 			assert.Contains(t, terr.Message, c.want)
 			assert.False(t, terr.Denied, "nobody denied anything: the model can fix its arguments")
 			assert.Zero(t, asked, "the human is never asked")
@@ -113,7 +113,7 @@ func TestQuestionShownWholeIsAsked(t *testing.T) {
 	cmd := "ls" + strings.Repeat(" ", 10000) + "; touch " + canary
 	_, terr := w.tb.Bash(bg, call, tools.BashInput{Command: cmd, Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "listing"}})
 	require.NotNil(t, terr)
-	assert.Equal(t, sandbox.CodeEscalationDenied, terr.Code)
+	assert.Equal(t, tools.CodeEscalationDenied, terr.Code)
 	require.NotNil(t, got)
 	assert.Equal(t, cmd, got.Subject)
 	assert.Equal(t, []string{"ls⟨10,000 spaces⟩; touch " + canary}, got.ShownSubject().Lines)
@@ -158,7 +158,7 @@ func TestIllegalEscalationIsNotAsked(t *testing.T) {
 		canary := filepath.Join(w.ws, "CANARY")
 		_, terr := tb.Bash(bg, call, tools.BashInput{Command: "touch " + canary, Escalation: tools.Escalation{SandboxPermissions: c.target, Justification: c.why}})
 		require.NotNil(t, terr, "%+v", c)
-		assert.Equal(t, sandbox.CodeInvalidArgument, terr.Code, "%+v: %s", c, terr.Message)
+		assert.Equal(t, tools.CodeInvalidArgument, terr.Code, "%+v: %s", c, terr.Message)
 		assert.Zero(t, asked, "an illegal request must not reach the human: %+v", c)
 		assert.NoFileExists(t, canary)
 	}

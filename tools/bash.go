@@ -140,7 +140,7 @@ func resolveCwd(workspace, cwd string) (string, *ToolError) {
 	fi, err := os.Stat(cwd)
 	switch {
 	case err != nil:
-		return "", errorf(sandbox.CodeNotFound, "cwd %s does not exist: give an existing directory (relative paths start at the workspace %s)", cwd, workspace)
+		return "", errorf(CodeNotFound, "cwd %s does not exist: give an existing directory (relative paths start at the workspace %s)", cwd, workspace)
 	case !fi.IsDir():
 		return "", invalid("cwd %s is not a directory", cwd)
 	}
@@ -218,7 +218,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		if errors.As(err, &ue) || res.Backend == "" {
 			return nil, unavailable(pol.Mode, err)
 		}
-		return nil, errorf(sandbox.CodeRunnerFailed, "starting the command: %v", err)
+		return nil, errorf(CodeRunnerFailed, "starting the command: %v", err)
 	}
 	out.Close()
 	text, truncated, _ := out.String()
@@ -237,7 +237,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	}
 	switch res.Ending {
 	case sandbox.RunnerFailed:
-		return fail(&ToolError{Code: sandbox.CodeRunnerFailed,
+		return fail(&ToolError{Code: CodeRunnerFailed,
 			Message: fmt.Sprintf("the sandbox runner (%s) failed before the command started: %s\n%s", res.Backend, res.RunnerFailure, text)})
 	case sandbox.HandedOver:
 		running := true
@@ -268,7 +268,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		case res.Ending == sandbox.Cancelled || ctx.Err() != nil:
 			why = "cancelled"
 		}
-		return fail(&ToolError{Code: sandbox.CodeTimeout,
+		return fail(&ToolError{Code: CodeTimeout,
 			Message: fmt.Sprintf("the command %s; it and every process it started were killed\n%s", why, text)})
 	case sandbox.ProtectionLost:
 		what := fmt.Sprintf("%s, which the sandbox kept protected, was replaced, removed or moved on the host while the command ran (the human's tools rewrite files so): cordon killed the sandbox and every process in it (protection-lost); run the command again", lostWhat(res.LostPath))
@@ -406,11 +406,11 @@ func protectedNotes(res sandbox.RunResult, pol sandbox.ExecutionPolicy, output s
 func unavailable(mode sandbox.Mode, err error) *ToolError {
 	var ue *sandbox.UnavailableError
 	if errors.As(err, &ue) {
-		return &ToolError{Code: sandbox.CodeUnavailable, Denied: true, Message: fmt.Sprintf(
+		return &ToolError{Code: CodeUnavailable, Denied: true, Message: fmt.Sprintf(
 			"%s\nsandbox unavailable: %s\nThe command did not run. The human can install bubblewrap, fix the backend (see `cordon status`), or restart cordon with --sandbox to run unconfined.",
-			sandbox.DenialMarker(mode), ue.Reason)}
+			DenialMarker(mode), ue.Reason)}
 	}
-	return &ToolError{Code: sandbox.CodeUnavailable, Denied: true, Message: fmt.Sprintf("%s\nthe sandbox refused to start: %v\nThe command did not run.", sandbox.DenialMarker(mode), err)}
+	return &ToolError{Code: CodeUnavailable, Denied: true, Message: fmt.Sprintf("%s\nthe sandbox refused to start: %v\nThe command did not run.", DenialMarker(mode), err)}
 }
 
 // commandEnv is a confined command's environment: the allowlist and the

@@ -69,20 +69,20 @@ func TestEditFileRefusals(t *testing.T) {
 		code string
 		msgs []string
 	}{
-		{"empty old_string", tools.EditFileInput{Path: "main.go", NewString: "x"}, sandbox.CodeInvalidArgument, []string{"old_string is empty"}},
-		{"no change", tools.EditFileInput{Path: "main.go", OldString: "main", NewString: "main"}, sandbox.CodeInvalidArgument, []string{"the same"}},
-		{"missing", tools.EditFileInput{Path: "main.go", OldString: "fmt.Printn(\"hello\")", NewString: "x"}, sandbox.CodeInvalidArgument,
+		{"empty old_string", tools.EditFileInput{Path: "main.go", NewString: "x"}, tools.CodeInvalidArgument, []string{"old_string is empty"}},
+		{"no change", tools.EditFileInput{Path: "main.go", OldString: "main", NewString: "main"}, tools.CodeInvalidArgument, []string{"the same"}},
+		{"missing", tools.EditFileInput{Path: "main.go", OldString: "fmt.Printn(\"hello\")", NewString: "x"}, tools.CodeInvalidArgument,
 			[]string{"old_string not found in " + filepath.Join(w.ws, "main.go"), "closest line is 6", `fmt.Println(\"hello\")`}},
-		{"indentation differs", tools.EditFileInput{Path: "main.go", OldString: "  fmt.Println(\"hello\")\n  fmt.Println(\"hello\")\n}\n\n", NewString: "x"}, sandbox.CodeInvalidArgument,
+		{"indentation differs", tools.EditFileInput{Path: "main.go", OldString: "  fmt.Println(\"hello\")\n  fmt.Println(\"hello\")\n}\n\n", NewString: "x"}, tools.CodeInvalidArgument,
 			[]string{"old_string not found", "Line 6 matches the first line of old_string up to indentation"}},
-		{"line-number prefixes", tools.EditFileInput{Path: "main.go", OldString: "     5\tfunc main() {\n     6\t\tfmt.Println(\"hello\")", NewString: "x"}, sandbox.CodeInvalidArgument,
+		{"line-number prefixes", tools.EditFileInput{Path: "main.go", OldString: "     5\tfunc main() {\n     6\t\tfmt.Println(\"hello\")", NewString: "x"}, tools.CodeInvalidArgument,
 			[]string{"line-number prefix"}},
-		{"CRLF", tools.EditFileInput{Path: "crlf.txt", OldString: "one\ntwo", NewString: "x"}, sandbox.CodeInvalidArgument, []string{"CRLF"}},
-		{"ambiguous", tools.EditFileInput{Path: "main.go", OldString: `fmt.Println("hello")`, NewString: "x"}, sandbox.CodeInvalidArgument,
+		{"CRLF", tools.EditFileInput{Path: "crlf.txt", OldString: "one\ntwo", NewString: "x"}, tools.CodeInvalidArgument, []string{"CRLF"}},
+		{"ambiguous", tools.EditFileInput{Path: "main.go", OldString: `fmt.Println("hello")`, NewString: "x"}, tools.CodeInvalidArgument,
 			[]string{"appears 2 times", "lines 6, 7", "replace_all"}},
-		{"missing file", tools.EditFileInput{Path: "nope.go", OldString: "a", NewString: "b"}, sandbox.CodeNotFound, []string{filepath.Join(w.ws, "nope.go")}},
-		{"directory", tools.EditFileInput{Path: ".", OldString: "a", NewString: "b"}, sandbox.CodeInvalidArgument, nil},
-		{"NUL byte", tools.EditFileInput{Path: "main\x00.go", OldString: "a", NewString: "b"}, sandbox.CodeInvalidArgument, []string{"NUL"}},
+		{"missing file", tools.EditFileInput{Path: "nope.go", OldString: "a", NewString: "b"}, tools.CodeNotFound, []string{filepath.Join(w.ws, "nope.go")}},
+		{"directory", tools.EditFileInput{Path: ".", OldString: "a", NewString: "b"}, tools.CodeInvalidArgument, nil},
+		{"NUL byte", tools.EditFileInput{Path: "main\x00.go", OldString: "a", NewString: "b"}, tools.CodeInvalidArgument, []string{"NUL"}},
 	}
 	before := snapshotTree(t, w.base)
 	for _, tt := range tests {
@@ -130,7 +130,7 @@ func TestEditFileExpectedReplacements(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res, terr := w.tb.EditFile(bg, w.call, tt.in)
 			require.Nil(t, res)
-			requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+			requireFileCode(t, terr, tools.CodeInvalidArgument)
 			for _, m := range tt.msgs {
 				assert.Contains(t, terr.Message, m)
 			}
@@ -139,10 +139,10 @@ func TestEditFileExpectedReplacements(t *testing.T) {
 	}
 	// Through the table, as a client sends it: a JSON number, or zero.
 	_, terr := toolNamed(t, "edit_file").Run(bg, w.tb, w.call, map[string]any{"path": "main.go", "old_string": hello, "new_string": "x", "expected_replacements": 0})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 	assert.Contains(t, terr.Message, "expected_replacements must be at least 1")
 	_, terr = toolNamed(t, "edit_file").Run(bg, w.tb, w.call, map[string]any{"path": "main.go", "old_string": hello, "new_string": "x", "expected_replacements": "2"})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 	assert.Equal(t, `edit_file: argument "expected_replacements" must be an integer, not string`, terr.Message)
 	assert.Equal(t, before, snapshotTree(t, w.base))
 	schema := toolNamed(t, "edit_file").InputSchema().Properties["expected_replacements"]

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -166,7 +167,7 @@ func changes(asked, now []pin) []string {
 // session's policy.
 func modelWritable(roots []string, named, resolved string) bool {
 	for _, r := range roots {
-		if r != "" && (sandbox.Within(named, r) || sandbox.Within(resolved, r)) {
+		if r != "" && (pathx.Within(named, r) || pathx.Within(resolved, r)) {
 			return true
 		}
 	}
@@ -273,13 +274,13 @@ func (a *approvedEffect) check() *ToolError {
 	if len(diff) == 0 {
 		return nil
 	}
-	msg := sandbox.DenialMarker(a.current) + "\n" +
+	msg := DenialMarker(a.current) + "\n" +
 		"what the human was asked about has changed since the question was asked, so the call is refused as not approved and nothing ran (" + a.subject + "): " +
 		strings.Join(diff, "; ") + ".\nIf the change is meant, call the tool again: the human is asked about what is there now."
 	if a.target != "" {
-		msg += "\n" + sandbox.NotApprovedLine(a.target)
+		msg += "\n" + NotApprovedLine(a.target)
 	}
-	return &ToolError{Code: sandbox.CodeEscalationDenied, Message: msg, Denied: true}
+	return &ToolError{Code: CodeEscalationDenied, Message: msg, Denied: true}
 }
 
 // pinEffect hands the caller of an approved call what its question showed,
@@ -296,8 +297,8 @@ func pinEffect(call Call, r authRequest, q Question, pol sandbox.ExecutionPolicy
 		if s, ok := a.AskedPins(); ok {
 			pins, err := decodePins(s)
 			if err != nil {
-				return &ToolError{Code: sandbox.CodeEscalationDenied, Denied: true,
-					Message: sandbox.DenialMarker(current) + "\n" + err.Error() + "; nothing ran"}
+				return &ToolError{Code: CodeEscalationDenied, Denied: true,
+					Message: DenialMarker(current) + "\n" + err.Error() + "; nothing ran"}
 			}
 			asked = pins
 		}

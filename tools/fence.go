@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/cordonhq/cordon/fsfence"
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -21,8 +22,8 @@ func (tb *Toolbox) fence(call Call, pol sandbox.ExecutionPolicy) (*fsfence.Fence
 	f, err := call.st.cache.fence(fenceConfig(pol))
 	if err != nil {
 		// Fail closed: without a fence no file tool may touch anything.
-		return nil, &ToolError{Code: sandbox.CodeUnavailable, Denied: true, Message: fmt.Sprintf(
-			"%s\nthe file fence is unavailable: %v\nNothing was read or written.", sandbox.DenialMarker(pol.Mode), err)}
+		return nil, &ToolError{Code: CodeUnavailable, Denied: true, Message: fmt.Sprintf(
+			"%s\nthe file fence is unavailable: %v\nNothing was read or written.", DenialMarker(pol.Mode), err)}
 	}
 	return f, nil
 }
@@ -109,7 +110,7 @@ func displayPath(pol sandbox.ExecutionPolicy, abs string) string {
 	if abs == pol.WorkspaceRoot {
 		return "."
 	}
-	if sandbox.Within(abs, pol.WorkspaceRoot) {
+	if pathx.Within(abs, pol.WorkspaceRoot) {
 		if rel, err := filepath.Rel(pol.WorkspaceRoot, abs); err == nil {
 			return filepath.ToSlash(rel)
 		}
@@ -133,10 +134,10 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 			if de.Reason == fsfence.ReasonReadDeny {
 				why = "[sandbox: no sandbox mode makes this path readable to cordon's tools: it holds credentials or cordon's own state]"
 			}
-			return &ToolError{Code: sandbox.CodeDenied, Denied: true, Message: sandbox.DenialMarker(pol.Mode) + "\n" + what + "\n" + why}
+			return &ToolError{Code: CodeDenied, Denied: true, Message: DenialMarker(pol.Mode) + "\n" + what + "\n" + why}
 		}
 		if narrowedByClient(pol, de) {
-			return &ToolError{Code: sandbox.CodeDenied, Denied: true, Message: sandbox.DenialMarker(pol.Mode) + "\n" + what + "\n" + narrowedLine(pol)}
+			return &ToolError{Code: CodeDenied, Denied: true, Message: DenialMarker(pol.Mode) + "\n" + what + "\n" + narrowedLine(pol)}
 		}
 		return denial(tool, pol.Mode, what)
 	case errors.Is(err, fsfence.ErrInvalidPath):
@@ -146,9 +147,9 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 		if tool == "edit_file" {
 			hint = "; use write_file to create a file"
 		}
-		return errorf(sandbox.CodeNotFound, "%s does not exist (relative paths start at the workspace %s)%s", path, pol.WorkspaceRoot, hint)
+		return errorf(CodeNotFound, "%s does not exist (relative paths start at the workspace %s)%s", path, pol.WorkspaceRoot, hint)
 	case errors.Is(err, fsfence.ErrTooLarge):
-		return errorf(sandbox.CodeTooLarge, "%s is larger than %s, the most %s handles in memory: use bash (sed, patch) for files this big", path, formatSize(fsfence.MaxEditSize), tool)
+		return errorf(CodeTooLarge, "%s is larger than %s, the most %s handles in memory: use bash (sed, patch) for files this big", path, formatSize(fsfence.MaxEditSize), tool)
 	case errors.Is(err, fsfence.ErrModified):
 		return invalid("%s changed on disk while %s was working on it; nothing was written: read it again and retry", path, tool)
 	case errors.Is(err, fsfence.ErrNotRegular), errors.Is(err, syscall.EISDIR):
@@ -156,9 +157,9 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 	case errors.Is(err, syscall.ENOTDIR):
 		return invalid("%s: a component of the path is not a directory", path)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return errorf(sandbox.CodeRunnerFailed, "%s: no space left on the device; nothing was changed", path)
+		return errorf(CodeRunnerFailed, "%s: no space left on the device; nothing was changed", path)
 	}
-	return errorf(sandbox.CodeRunnerFailed, "%s %s failed: %v", tool, path, err)
+	return errorf(CodeRunnerFailed, "%s %s failed: %v", tool, path, err)
 }
 
 // formatSize prints a byte count for humans and models alike.

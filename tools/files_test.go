@@ -99,9 +99,9 @@ func snapshotTree(t testing.TB, dir string) map[string]string {
 func requireFileDenied(t testing.TB, terr *tools.ToolError, mode sandbox.Mode) {
 	t.Helper()
 	require.NotNil(t, terr, "the call must be refused")
-	require.Equal(t, sandbox.CodeDenied, terr.Code, terr.Message)
+	require.Equal(t, tools.CodeDenied, terr.Code, terr.Message)
 	require.True(t, terr.Denied)
-	require.True(t, strings.HasPrefix(terr.Message, sandbox.DenialMarker(mode)+"\n"), terr.Message)
+	require.True(t, strings.HasPrefix(terr.Message, tools.DenialMarker(mode)+"\n"), terr.Message)
 	require.NotContains(t, terr.Message, fileCanary)
 	res := terr.AsResult()
 	require.True(t, res.IsError)

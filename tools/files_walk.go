@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cordonhq/cordon/fsfence"
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -27,7 +28,7 @@ type treeWalk struct {
 
 func newTreeWalk(f *fsfence.Fence, pol sandbox.ExecutionPolicy, root string) treeWalk {
 	base := root
-	if sandbox.Within(root, pol.WorkspaceRoot) {
+	if pathx.Within(root, pol.WorkspaceRoot) {
 		base = pol.WorkspaceRoot
 	}
 	return treeWalk{fence: f, root: root, ignoreBase: base}
@@ -196,7 +197,7 @@ func joinName(dir, name string) string {
 // walkRootError turns an error on the walk's root into a tool error.
 func walkRootError(tool string, pol sandbox.ExecutionPolicy, root string, err error) *ToolError {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return errorf(sandbox.CodeTimeout, "%s was cancelled", tool)
+		return errorf(CodeTimeout, "%s was cancelled", tool)
 	}
 	return fenceError(tool, pol, root, err)
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/cordonhq/cordon/sandbox"
 )
 
 // GlobInput are the glob tool's arguments.
@@ -100,7 +99,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	})
 	switch {
 	case ctx.Err() != nil:
-		return nil, errorf(sandbox.CodeTimeout, "glob was cancelled")
+		return nil, errorf(CodeTimeout, "glob was cancelled")
 	case err != nil && root != dir && isNotExist(err):
 		// The pattern's literal prefix does not exist: no matches.
 	case err != nil:

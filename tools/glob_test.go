@@ -74,10 +74,10 @@ func TestGlob(t *testing.T) {
 
 	for _, in := range []tools.GlobInput{{Pattern: ""}, {Pattern: "[a-"}, {Pattern: "*\x00"}, {Pattern: "*", Path: "main.go"}, {Pattern: "/x/*", Path: "pkg"}} {
 		_, terr := w.tb.Glob(bg, w.call, in)
-		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+		requireFileCode(t, terr, tools.CodeInvalidArgument)
 	}
 	_, terr = w.tb.Glob(bg, w.call, tools.GlobInput{Pattern: "*", Path: "missing"})
-	requireFileCode(t, terr, sandbox.CodeNotFound)
+	requireFileCode(t, terr, tools.CodeNotFound)
 }
 
 func TestGlobCap(t *testing.T) {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/cordonhq/cordon/fsfence"
-	"github.com/cordonhq/cordon/sandbox"
 )
 
 // GrepInput are the grep tool's arguments.
@@ -130,7 +129,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 		})
 	}
 	if ctx.Err() != nil {
-		return nil, errorf(sandbox.CodeTimeout, "grep was cancelled")
+		return nil, errorf(CodeTimeout, "grep was cancelled")
 	}
 	if err != nil {
 		return nil, walkRootError("grep", pol, root, err)

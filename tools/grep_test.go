@@ -78,17 +78,17 @@ func TestGrep(t *testing.T) {
 	for _, in := range []tools.GrepInput{{Pattern: ""}, {Pattern: "a(b"}, {Pattern: "a", MaxResults: -1}, {Pattern: "a", MaxResults: 10001},
 		{Pattern: "a", Glob: "[x"}, {Pattern: "a\x00"}, {Pattern: "a", Path: "x\x00"}} {
 		_, terr := w.tb.Grep(bg, w.call, in)
-		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+		requireFileCode(t, terr, tools.CodeInvalidArgument)
 	}
 	_, terr = w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "a(b"})
 	assert.Contains(t, terr.Message, "missing closing )")
 	_, terr = w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "a", Path: "missing"})
-	requireFileCode(t, terr, sandbox.CodeNotFound)
+	requireFileCode(t, terr, tools.CodeNotFound)
 
 	cancelled, cancel := context.WithCancel(bg)
 	cancel()
 	_, terr = w.tb.Grep(cancelled, w.call, tools.GrepInput{Pattern: "hello"})
-	requireFileCode(t, terr, sandbox.CodeTimeout)
+	requireFileCode(t, terr, tools.CodeTimeout)
 }
 
 // TestGrepLiteral: with literal, the pattern is a plain string: what RE2
@@ -118,7 +118,7 @@ func TestGrepLiteral(t *testing.T) {
 		})
 	}
 	_, terr := w.tb.Grep(bg, w.call, tools.GrepInput{Pattern: "f(a"})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 
 	res, terr := toolNamed(t, "grep").Run(bg, w.tb, w.call, map[string]any{"pattern": "f(a.b)", "literal": true})
 	require.Nil(t, terr, "literal is an argument of the grep tool")
@@ -236,15 +236,15 @@ func TestGrepBadArguments(t *testing.T) {
 		{tools.GrepInput{Pattern: "hit", Output: "count", Context: 1}, "output count does not show"},
 	} {
 		_, terr := w.tb.Grep(bg, w.call, tt.in)
-		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+		requireFileCode(t, terr, tools.CodeInvalidArgument)
 		assert.Contains(t, terr.Message, tt.want)
 	}
 	grep := toolNamed(t, "grep")
 	_, terr := grep.Run(bg, w.tb, w.call, map[string]any{"pattern": "hit", "output": 3})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 	assert.Equal(t, `grep: argument "output" must be a string, not number`, terr.Message)
 	_, terr = grep.Run(bg, w.tb, w.call, map[string]any{"pattern": "hit", "context": "2"})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 	assert.Equal(t, `grep: argument "context" must be an integer, not string`, terr.Message)
 	res, terr := grep.Run(bg, w.tb, w.call, map[string]any{"pattern": "hit", "output": "count"})
 	require.Nil(t, terr)
@@ -411,7 +411,7 @@ func TestGrepReleasesDirectories(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
 	_, terr := w.tb.Grep(ctx, w.call, tools.GrepInput{Pattern: "match"})
-	requireFileCode(t, terr, sandbox.CodeTimeout)
+	requireFileCode(t, terr, tools.CodeTimeout)
 	res, terr := w.tb.Glob(bg, w.call, tools.GlobInput{Pattern: "**/*.txt"})
 	require.Nil(t, terr)
 	require.Len(t, res.Structured["matches"], 480)

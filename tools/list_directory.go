@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/fsfence"
-	"github.com/cordonhq/cordon/sandbox"
 )
 
 // ListDirectoryInput are the list_directory tool's arguments.
@@ -117,7 +116,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 	}
 	if err := list(root, "", 1); err != nil {
 		if ctx.Err() != nil {
-			return nil, errorf(sandbox.CodeTimeout, "list_directory %s was cancelled", dir)
+			return nil, errorf(CodeTimeout, "list_directory %s was cancelled", dir)
 		}
 		return nil, fenceError("list_directory", pol, dir, err)
 	}

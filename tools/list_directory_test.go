@@ -54,10 +54,10 @@ func TestListDirectory(t *testing.T) {
 
 	for _, in := range []tools.ListDirectoryInput{{Depth: 6}, {Depth: -1}, {Path: "b.txt"}, {Path: "a\x00"}} {
 		_, terr := w.tb.ListDirectory(bg, w.call, in)
-		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+		requireFileCode(t, terr, tools.CodeInvalidArgument)
 	}
 	_, terr = w.tb.ListDirectory(bg, w.call, tools.ListDirectoryInput{Path: "missing"})
-	requireFileCode(t, terr, sandbox.CodeNotFound)
+	requireFileCode(t, terr, tools.CodeNotFound)
 }
 
 func TestListDirectoryCap(t *testing.T) {

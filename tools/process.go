@@ -100,7 +100,7 @@ func (ps *processes) reserve(most int) (string, *ToolError) {
 	defer ps.mu.Unlock()
 	switch live := len(ps.runningLocked()); {
 	case ps.ended:
-		return "", errorf(sandbox.CodeUnavailable, "the session is ending: no process may start")
+		return "", errorf(CodeUnavailable, "the session is ending: no process may start")
 	case live >= most:
 		return "", invalid("this session already runs %d background processes, the most it may (processes.max): end one with process_kill first:\n%s", live, ps.describeLocked())
 	}
@@ -233,7 +233,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		if proc.Result().Backend == "" {
 			return nil, unavailable(pol.Mode, err)
 		}
-		return nil, errorf(sandbox.CodeRunnerFailed, "starting the command: %v", err)
+		return nil, errorf(CodeRunnerFailed, "starting the command: %v", err)
 	}
 	// Recorded with the call's one reading: the narrowing check compares
 	// the session's mode with what the process runs under.
@@ -311,7 +311,7 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 			fmt.Fprintf(&b, "[process %s exited %d]", p.id, code)
 		}
 		if (res.Ending == sandbox.Denied || res.Ending == sandbox.ProtectionLost) && len(res.Undone) > 0 {
-			b.WriteString("\n" + sandbox.DenialMarker(pol.Mode) + "\n" + undoneMessage(res.Outcome, ""))
+			b.WriteString("\n" + DenialMarker(pol.Mode) + "\n" + undoneMessage(res.Outcome, ""))
 		}
 	}
 	return &Result{Text: b.String(), Structured: structured(o)}, nil
@@ -398,7 +398,7 @@ func (tb *Toolbox) ProcessInputTool(ctx context.Context, call Call, in ProcessIn
 	}
 	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "process_input", "process_id": p.id, "input": in.Input})
 	if err := sendInput(p, in.Input); err != nil {
-		return nil, errorf(sandbox.CodeRunnerFailed, "writing to process %s: %v", p.id, err)
+		return nil, errorf(CodeRunnerFailed, "writing to process %s: %v", p.id, err)
 	}
 	waitForOutput(ctx, p, wait)
 	return tb.processResult(p, sandbox.ExecutionPolicy{Mode: p.mode})
@@ -542,7 +542,7 @@ func (tb *Toolbox) process(call Call, id string) (*bgProcess, *ToolError) {
 	tb.narrow(call)
 	p, ok := call.Session.procs().get(id)
 	if !ok {
-		return nil, errorf(sandbox.CodeNotFound, "no process %q in this session: process_list shows the session's processes", id)
+		return nil, errorf(CodeNotFound, "no process %q in this session: process_list shows the session's processes", id)
 	}
 	return p, nil
 }

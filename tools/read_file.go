@@ -106,7 +106,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 		return readImage(pol, path, mime, size, io.MultiReader(bytes.NewReader(head), rest))
 	}
 	if why := binaryReason(head, n == sniffSize); why != "" {
-		return nil, errorf(sandbox.CodeBinaryFile,
+		return nil, errorf(CodeBinaryFile,
 			"%s is a binary file (%s; %s, detected type %s): read_file shows UTF-8 text and png/jpeg/gif/webp images only; inspect it with bash (e.g. `file`, `xxd | head`, `iconv`)",
 			path, formatSize(size), why, http.DetectContentType(head))
 	}
@@ -124,7 +124,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, errorf(sandbox.CodeTimeout, "read_file %s was cancelled", path)
+			return nil, errorf(CodeTimeout, "read_file %s was cancelled", path)
 		}
 		return nil, fenceError("read_file", pol, path, err)
 	}
@@ -498,7 +498,7 @@ func binaryReason(head []byte, cut bool) string {
 // readImage returns an image as MCP image content, up to MaxImageSize.
 func readImage(pol sandbox.ExecutionPolicy, path, mime string, size int64, r io.Reader) (*Result, *ToolError) {
 	tooLarge := func(n int64) *ToolError {
-		return errorf(sandbox.CodeTooLarge, "%s is an image (%s) of %s; read_file returns images up to %s: scale it down with bash first",
+		return errorf(CodeTooLarge, "%s is an image (%s) of %s; read_file returns images up to %s: scale it down with bash first",
 			path, mime, formatSize(n), formatSize(MaxImageSize))
 	}
 	if size > MaxImageSize {

@@ -379,11 +379,11 @@ func TestReadFileArguments(t *testing.T) {
 		code string
 		msg  string
 	}{
-		{"negative limit", tools.ReadFileInput{Path: "a.txt", Limit: -5}, sandbox.CodeInvalidArgument, "limit"},
-		{"empty path", tools.ReadFileInput{}, sandbox.CodeInvalidArgument, "path is empty"},
-		{"NUL byte", tools.ReadFileInput{Path: "a\x00.txt"}, sandbox.CodeInvalidArgument, "NUL"},
-		{"missing", tools.ReadFileInput{Path: "nope/missing.txt"}, sandbox.CodeNotFound, filepath.Join(w.ws, "nope/missing.txt")},
-		{"directory", tools.ReadFileInput{Path: "dir"}, sandbox.CodeInvalidArgument, "list_directory"},
+		{"negative limit", tools.ReadFileInput{Path: "a.txt", Limit: -5}, tools.CodeInvalidArgument, "limit"},
+		{"empty path", tools.ReadFileInput{}, tools.CodeInvalidArgument, "path is empty"},
+		{"NUL byte", tools.ReadFileInput{Path: "a\x00.txt"}, tools.CodeInvalidArgument, "NUL"},
+		{"missing", tools.ReadFileInput{Path: "nope/missing.txt"}, tools.CodeNotFound, filepath.Join(w.ws, "nope/missing.txt")},
+		{"directory", tools.ReadFileInput{Path: "dir"}, tools.CodeInvalidArgument, "list_directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -403,7 +403,7 @@ func TestReadFileBinary(t *testing.T) {
 	w.file(t, "split.txt", strings.Repeat(strings.Repeat("a", 99)+"\n", 81)+strings.Repeat("a", 91)+"é\n")
 	for name, want := range map[string]string{"nul.bin": "application/octet-stream", "latin1.txt": "text/plain", "doc.pdf": "application/pdf"} {
 		_, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: name})
-		requireFileCode(t, terr, sandbox.CodeBinaryFile)
+		requireFileCode(t, terr, tools.CodeBinaryFile)
 		assert.Contains(t, terr.Message, want, name)
 		assert.Contains(t, terr.Message, "bytes", "names the size")
 	}
@@ -432,7 +432,7 @@ func TestReadFileImage(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, buf.Bytes(), 0o644))
 	require.NoError(t, os.Truncate(big, tools.MaxImageSize+1))
 	_, terr = w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "big.png"})
-	requireFileCode(t, terr, sandbox.CodeTooLarge)
+	requireFileCode(t, terr, tools.CodeTooLarge)
 }
 
 // TestReadFileHugeSparse reads 10 lines of a 2 GiB file: the memory used
@@ -539,6 +539,6 @@ func TestReadFileAroundTheSniff(t *testing.T) {
 	}
 	w.file(t, "small.bin", "abc\x00def")
 	_, terr := w.tb.ReadFile(bg, w.call, tools.ReadFileInput{Path: "small.bin"})
-	requireFileCode(t, terr, sandbox.CodeBinaryFile)
+	requireFileCode(t, terr, tools.CodeBinaryFile)
 	assert.Contains(t, terr.Message, "(7 bytes;", "the size of a file read whole is its length")
 }

@@ -21,7 +21,7 @@ func refusedPolicy(pol sandbox.ExecutionPolicy) *ToolError {
 	if errors.As(err, &ue) {
 		reason = ue.Reason
 	}
-	return &ToolError{Code: sandbox.CodeUnavailable, Denied: true, Message: fmt.Sprintf(
+	return &ToolError{Code: CodeUnavailable, Denied: true, Message: fmt.Sprintf(
 		"%s\nsandbox unavailable: %s\nNothing ran and nothing was written. The human fixes this by starting the agent (or cordon) in a project directory.",
-		sandbox.DenialMarker(pol.Mode), reason)}
+		DenialMarker(pol.Mode), reason)}
 }

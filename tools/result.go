@@ -46,18 +46,18 @@ func errorf(code, format string, args ...any) *ToolError {
 }
 
 func invalid(format string, args ...any) *ToolError {
-	return errorf(sandbox.CodeInvalidArgument, format, args...)
+	return errorf(CodeInvalidArgument, format, args...)
 }
 
 // denial builds the standard denial: the marker, what was denied, the
 // escalation hint; the same for bash and the file tools.
 func denial(tool string, mode sandbox.Mode, what string, extra ...string) *ToolError {
-	lines := []string{sandbox.DenialMarker(mode), what}
+	lines := []string{DenialMarker(mode), what}
 	lines = append(lines, extra...)
 	if mode != sandbox.DangerFullAccess {
-		lines = append(lines, sandbox.EscalationHint(tool, mode))
+		lines = append(lines, EscalationHint(tool, mode))
 	}
-	return &ToolError{Code: sandbox.CodeDenied, Message: strings.Join(lines, "\n"), Denied: true}
+	return &ToolError{Code: CodeDenied, Message: strings.Join(lines, "\n"), Denied: true}
 }
 
 // AsResult turns a tool error into the result the model sees: the message

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/fsfence"
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 )
@@ -75,7 +76,7 @@ func narrowedByClient(pol sandbox.ExecutionPolicy, de *fsfence.DeniedError) bool
 		return false
 	}
 	for _, r := range pol.RootsBeforeClient {
-		if sandbox.Within(de.Path, r) {
+		if pathx.Within(de.Path, r) {
 			return true
 		}
 	}

@@ -138,7 +138,7 @@ func TestArgumentsAreDecodedStrictly(t *testing.T) {
 			before := snapshotTree(t, w.base)
 			res, terr := toolNamed(t, c.tool).Run(bg, w.tb, w.call, c.args)
 			assert.Nil(t, res)
-			requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+			requireFileCode(t, terr, tools.CodeInvalidArgument)
 			assert.Equal(t, c.want, terr.Message)
 			assert.Equal(t, before, snapshotTree(t, w.base))
 		})

@@ -134,7 +134,7 @@ func (tb *Toolbox) resolveFor(call Call, override sandbox.Mode, ensureTmp bool) 
 	if s.Tmp != nil {
 		if ensureTmp {
 			if recreated, err := s.Tmp.Ensure(); err != nil {
-				return sandbox.ExecutionPolicy{}, errorf(sandbox.CodeUnavailable, "session tmp: %v", err)
+				return sandbox.ExecutionPolicy{}, errorf(CodeUnavailable, "session tmp: %v", err)
 			} else if recreated {
 				s.warnTmpOnce(call.conf().Logger)
 			}
@@ -143,7 +143,7 @@ func (tb *Toolbox) resolveFor(call Call, override sandbox.Mode, ensureTmp bool) 
 	}
 	p, err := call.st.cache.resolve(call.st.policy, req)
 	if err != nil {
-		return p, errorf(sandbox.CodeUnavailable, "resolving the sandbox policy: %v", err)
+		return p, errorf(CodeUnavailable, "resolving the sandbox policy: %v", err)
 	}
 	if hosts := s.AllowedHosts(); len(hosts) > 0 {
 		p.AllowedDomains = slices.Concat(p.AllowedDomains, hosts) // a copy: the cached policy stays

@@ -50,7 +50,7 @@ func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) 
 	if err != nil {
 		terr := fenceError("write_file", pol, path, err)
 		if in.Append && errors.Is(err, fsfence.ErrTooLarge) {
-			terr = errorf(sandbox.CodeTooLarge, "%s is larger than %s, the most write_file appends to (an append rewrites the file atomically): append with bash instead (e.g. cat >> FILE)",
+			terr = errorf(CodeTooLarge, "%s is larger than %s, the most write_file appends to (an append rewrites the file atomically): append with bash instead (e.g. cat >> FILE)",
 				path, formatSize(fsfence.MaxEditSize))
 		}
 		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})

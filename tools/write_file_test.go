@@ -46,11 +46,11 @@ func TestWriteFile(t *testing.T) {
 
 	require.NoError(t, os.Mkdir(filepath.Join(w.ws, "dir"), 0o755))
 	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "dir", Content: "x"})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 
 	for _, in := range []tools.WriteFileInput{{Path: "", Content: "x"}, {Path: "a\x00b", Content: "x"}} {
 		_, terr = w.tb.WriteFile(bg, w.call, in)
-		requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+		requireFileCode(t, terr, tools.CodeInvalidArgument)
 	}
 }
 
@@ -105,19 +105,19 @@ func TestWriteFileAppend(t *testing.T) {
 	assert.Equal(t, "boolean", toolNamed(t, "write_file").InputSchema().Properties["append"].Type)
 	assert.False(t, toolNamed(t, "write_file").Idempotent, "the same append, called twice, adds twice")
 	_, terr = toolNamed(t, "write_file").Run(bg, w.tb, w.call, map[string]any{"path": "log.txt", "content": "x", "append": "yes"})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 	assert.Equal(t, `write_file: argument "append" must be a boolean, not string`, terr.Message)
 
 	require.NoError(t, os.Mkdir(filepath.Join(w.ws, "dir"), 0o755))
 	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "dir", Content: "x", Append: true})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 
 	// Too large to rewrite in memory: refused, pointing at bash, unchanged.
 	big := filepath.Join(w.ws, "big.log")
 	require.NoError(t, os.WriteFile(big, []byte("x\n"), 0o644))
 	require.NoError(t, os.Truncate(big, fsfence.MaxEditSize+1))
 	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: big, Content: "more\n", Append: true})
-	requireFileCode(t, terr, sandbox.CodeTooLarge)
+	requireFileCode(t, terr, tools.CodeTooLarge)
 	assert.Contains(t, terr.Message, "cat >>")
 	fi, err = os.Stat(big)
 	require.NoError(t, err)
@@ -220,7 +220,7 @@ func TestWriteFileReadOnly(t *testing.T) {
 	_, terr = w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: "new.txt", Content: "x",
 		Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "the user asked for the file"}})
 	require.NotNil(t, terr)
-	assert.Equal(t, sandbox.CodeNoApprover, terr.Code)
+	assert.Equal(t, tools.CodeNoApprover, terr.Code)
 	assert.Equal(t, before, snapshotTree(t, w.base))
 
 	// An approved escalation writes, for this one call.
@@ -267,7 +267,7 @@ func TestFileToolsLogged(t *testing.T) {
 	_, terr := w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: "a.txt", Content: "one\n"})
 	require.Nil(t, terr)
 	_, terr = w.tb.EditFile(bg, call, tools.EditFileInput{Path: "a.txt", OldString: "two", NewString: "three"})
-	requireFileCode(t, terr, sandbox.CodeInvalidArgument)
+	requireFileCode(t, terr, tools.CodeInvalidArgument)
 	_, terr = w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: ".git/hooks/post-checkout", Content: "x"})
 	requireFileDenied(t, terr, sandbox.WorkspaceWrite)
 	_, terr = w.tb.ReadFile(bg, call, tools.ReadFileInput{Path: "a.txt"})

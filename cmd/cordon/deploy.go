@@ -84,7 +84,7 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 			ProtectedNames:  config.ProtectedPaths.Get(cfg),
 			Home:            home,
 			StateDir:        src.StateDir.V,
-			ConfigDir:       sandbox.DefaultConfigDir(home),
+			ConfigDir:       config.DefaultConfigDir(home),
 		},
 		requirement:     config.Sandbox.Get(cfg),
 		backend:         config.Backend.Get(cfg),

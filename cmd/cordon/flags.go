@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/cordonhq/cordon/internal/config"
-	"github.com/cordonhq/cordon/sandbox"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -104,7 +103,7 @@ func (f *sandboxFlags) resolve() (deployment, error) {
 	src.Home = home
 	src.StateDir = config.Value[string]{V: f.stateDir, Origin: config.FlagOrigin("--state-dir")}
 	if f.stateDir == "" {
-		src.StateDir = config.Value[string]{V: sandbox.DefaultStateDir(home), Origin: config.Origin{Source: config.SourceDefault}}
+		src.StateDir = config.Value[string]{V: config.DefaultStateDir(home), Origin: config.Origin{Source: config.SourceDefault}}
 	}
 	if src.StateDir.V, err = filepath.Abs(src.StateDir.V); err != nil {
 		return deployment{}, usagef("--state-dir: %v", err)

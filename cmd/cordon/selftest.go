@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -148,12 +149,12 @@ func containmentTarget(p sandbox.ExecutionPolicy) (string, error) {
 
 func outsideAll(path string, p sandbox.ExecutionPolicy) bool {
 	for _, r := range p.WritableRoots {
-		if sandbox.Within(path, r) {
+		if pathx.Within(path, r) {
 			return false
 		}
 	}
 	for _, d := range p.ReadDeny {
-		if sandbox.Within(path, d) {
+		if pathx.Within(path, d) {
 			return false
 		}
 	}

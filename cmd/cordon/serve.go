@@ -288,7 +288,7 @@ func logHomeRefusal(logger zerolog.Logger, d deployment) {
 	if d.settings.Mode == sandbox.WorkspaceWrite {
 		ev = logger.Error()
 	}
-	ev.Str("code", sandbox.CodeUnavailable).Msg("workspace-write commands and file writes will be refused: " + trimUnavailable(pol.Refusal()))
+	ev.Str("code", tools.CodeUnavailable).Msg("workspace-write commands and file writes will be refused: " + trimUnavailable(pol.Refusal()))
 }
 
 // logSandbox says whether the sandbox works, and how.

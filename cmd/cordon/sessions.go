@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 	"github.com/spf13/cobra"
@@ -34,7 +35,7 @@ func resolveStateDir(dir string) string {
 	if err != nil {
 		home = "/"
 	}
-	return sandbox.DefaultStateDir(home)
+	return config.DefaultStateDir(home)
 }
 
 func sessionsDir(stateDir string) string { return filepath.Join(stateDir, "sessions") }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/cordonhq/cordon/approval"
-	"github.com/cordonhq/cordon/sandbox"
 )
 
 // A layer is what one config file, or the command line, sets: a value for
@@ -47,7 +46,7 @@ type Sources struct {
 func (s Sources) UserFile() string { return s.userFile() }
 
 func (s Sources) userFile() string {
-	return filepath.Join(sandbox.DefaultConfigDir(s.Home), "config.toml")
+	return filepath.Join(DefaultConfigDir(s.Home), "config.toml")
 }
 
 func (s Sources) workspaceFiles() []string {
