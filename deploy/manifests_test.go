@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,11 +82,10 @@ func decodeYAML(t *testing.T, data []byte, what string) []obj {
 	}
 }
 
-// kustomizeObjects are what `kubectl apply -k deploy/kubernetes` applies:
-// its resources, the generated ConfigMaps and the namespace it sets.
-func kustomizeObjects(t *testing.T) []obj {
+// kustomizeObjects are what `kubectl apply -k deploy/DIR` applies: its
+// resources, the generated ConfigMaps and the namespace it sets.
+func kustomizeObjects(t *testing.T, dir string) []obj {
 	t.Helper()
-	dir := "kubernetes"
 	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	require.NoError(t, err)
 	var k struct {
@@ -132,15 +132,23 @@ func kustomizeObjects(t *testing.T) []obj {
 	return out
 }
 
-// helm finds the helm binary: $HELM (make test-deploy builds one), else PATH.
+// helm finds the helm binary: $HELM, else the one `make helm` built,
+// else PATH.
 func helm(t *testing.T) string {
 	t.Helper()
 	if h := os.Getenv("HELM"); h != "" {
 		return h
 	}
+	if home, err := os.UserHomeDir(); err == nil {
+		built, _ := filepath.Glob(filepath.Join(home, ".cache", "cordon-deploy", "helm-*", "helm"))
+		if len(built) > 0 {
+			slices.Sort(built)
+			return built[len(built)-1]
+		}
+	}
 	h, err := exec.LookPath("helm")
 	if err != nil {
-		testenv.SkipUnlessCI(t, "helm is not installed: run make test-deploy, which builds it")
+		testenv.SkipUnlessCI(t, "helm is not installed: make helm builds it")
 	}
 	return h
 }
@@ -573,7 +581,7 @@ func runKit(t *testing.T, sts obj, config string) {
 
 // TestKubernetesManifests checks deploy/kubernetes as kustomize applies it.
 func TestKubernetesManifests(t *testing.T) {
-	checkKit(t, kustomizeObjects(t), "cordon")
+	checkKit(t, kustomizeObjects(t, "kubernetes"), "cordon")
 	// The example Secret parses, and holds no working token.
 	b, err := os.ReadFile("kubernetes/secret.example.yaml")
 	require.NoError(t, err)
@@ -627,4 +635,103 @@ func TestHelmChart(t *testing.T) {
 			assert.Contains(t, string(out), tc.says)
 		})
 	}
+}
+
+// TestGatewayManifests checks deploy/gateway as kustomize applies it: the
+// gateway pod is restricted, admitted by cordon's NetworkPolicy, and has
+// an address for every server haproxy.cfg names, each the StatefulSet's
+// pod of that name.
+func TestGatewayManifests(t *testing.T) {
+	kit := kustomizeObjects(t, "kubernetes")
+	gw := kustomizeObjects(t, "gateway")
+	sts := find(kit, "StatefulSet", "cordon")
+	dep := find(gw, "Deployment", "cordon-gateway")
+	require.NotNil(t, dep)
+	pod := get(dep, "spec", "template", "spec")
+	checkRestricted(t, "the gateway", pod)
+
+	np := find(kit, "NetworkPolicy", "")
+	admitted := false
+	labels, _ := get(dep, "spec", "template", "metadata", "labels").(map[string]any)
+	for _, rule := range list(np, "spec", "ingress") {
+		for _, from := range list(rule, "from") {
+			sel, ok := get(from, "podSelector", "matchLabels").(map[string]any)
+			if !ok || get(from, "namespaceSelector") != nil {
+				continue
+			}
+			all := true
+			for k, v := range sel {
+				all = all && labels[k] == v
+			}
+			admitted = admitted || all
+		}
+	}
+	assert.True(t, admitted, "cordon's NetworkPolicy admits the gateway's pods")
+
+	cm := find(gw, "ConfigMap", "cordon-gateway")
+	require.NotNil(t, cm)
+	cfg := str(cm, "data", "haproxy.cfg")
+	env := map[string]string{}
+	for _, e := range list(pod, "containers", 0, "env") {
+		env[str(e, "name")] = str(e, "value")
+	}
+	servers := regexp.MustCompile(`(?m)^\s*server (\S+) "\$\{(CORDON_\d+)\}"`).FindAllStringSubmatch(cfg, -1)
+	require.NotEmpty(t, servers)
+	headless := str(sts, "spec", "serviceName") + "." + str(sts, "metadata", "namespace") + ".svc.cluster.local"
+	port := flagValue(list(sts, "spec", "template", "spec", "containers", 0, "args"), "--http")
+	_, port, _ = strings.Cut(port, ":")
+	names := map[string]bool{}
+	for _, m := range servers {
+		names[m[1]] = true
+		assert.Equal(t, m[1]+"."+headless+":"+port, env[m[2]], "server %s is the pod of that name", m[1])
+		assert.Contains(t, cfg, "backend replica-"+m[1]+"\n", "a backend for the sessions of %s", m[1])
+	}
+	assert.Len(t, names, intAt(sts, "spec", "replicas"), "a server per replica")
+	mapPath := env["CORDON_PRINCIPALS_MAP"]
+	mount := str(pod, "containers", 0, "volumeMounts", 0, "mountPath")
+	assert.Equal(t, mount, filepath.Dir(mapPath))
+	assert.NotNil(t, get(cm, "data", filepath.Base(mapPath)), "the principals map in the ConfigMap")
+}
+
+// haproxyDirectives are a configuration's lines without comments, blank
+// lines or indentation.
+func haproxyDirectives(cfg string) []string {
+	var out []string
+	for _, l := range strings.Split(cfg, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestHelmGateway: the chart's gateway, rendered for the two replicas of
+// deploy/gateway/haproxy.cfg, is that configuration (which
+// TestGatewayHAProxy drives), and its pods get the same addresses as the
+// manifests' gateway.
+func TestHelmGateway(t *testing.T) {
+	objs := helmTemplate(t, "--set", "replicaCount=2",
+		"--set", "auth.principals[0].name=alice", "--set", "auth.principals[0].sha256="+digest("alice's token"),
+		"--set", "auth.principals[0].replica=1")
+	cm := find(objs, "ConfigMap", "cordon-gateway")
+	require.NotNil(t, cm)
+	want, err := os.ReadFile("gateway/haproxy.cfg")
+	require.NoError(t, err)
+	assert.Equal(t, haproxyDirectives(string(want)), haproxyDirectives(str(cm, "data", "haproxy.cfg")))
+	assert.Equal(t, digest("alice's token")+" cordon-1", strings.TrimSpace(str(cm, "data", "principals.map")))
+	secret := find(objs, "Secret", "cordon-tokens")
+	require.NotNil(t, secret)
+	tokens, err := base64.StdEncoding.DecodeString(str(secret, "data", "http-tokens"))
+	require.NoError(t, err)
+	assert.Equal(t, "alice sha256:"+digest("alice's token")+"\n", string(tokens))
+
+	envOf := func(objs []obj) map[string]string {
+		env := map[string]string{}
+		for _, e := range list(find(objs, "Deployment", "cordon-gateway"), "spec", "template", "spec", "containers", 0, "env") {
+			env[str(e, "name")] = str(e, "value")
+		}
+		return env
+	}
+	assert.Equal(t, envOf(kustomizeObjects(t, "gateway")), envOf(objs))
 }
