@@ -454,3 +454,65 @@ backend pool
 	require.Error(t, err, "round robin kept every principal on one replica: the test could not tell")
 	t.Logf("as expected: %v", err)
 }
+
+// TestGatewayNginx: through deploy/gateway/nginx.conf (the shipped file,
+// with this test's addresses) every 2025-11-25 session of replicas started
+// with --replica stays on its replica, and a 2026-07-28 principal on one.
+func TestGatewayNginx(t *testing.T) {
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		testenv.SkipUnlessCI(t, "nginx is not installed (apt-get install nginx)")
+	}
+	conf, err := os.ReadFile("gateway/nginx.conf")
+	require.NoError(t, err)
+	f := newFleet(t)
+	r0, r1 := f.startReplica(t, "cordon-0", true), f.startReplica(t, "cordon-1", true)
+	bind := freePort(t)
+	local := strings.NewReplacer("127.0.0.1:8765", r0.addr, "127.0.0.1:8766", r1.addr,
+		"listen 127.0.0.1:8080", "listen "+bind).Replace(string(conf))
+	require.NotEqual(t, string(conf), local)
+	prefix := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(prefix, "tmp"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(prefix, "nginx.conf"), []byte(local), 0o644))
+	cmd := exec.Command(nginx, "-p", prefix, "-c", filepath.Join(prefix, "nginx.conf"), "-g", "daemon off;")
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("nginx log:\n%s", log.String())
+		}
+	})
+	waitFor(t, "nginx listening", func() bool {
+		select {
+		case <-exited:
+			t.Fatalf("nginx exited at start:\n%s", log.String())
+		default:
+		}
+		c, err := net.Dial("tcp", bind)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	})
+	url := "http://" + bind + "/mcp"
+	seen, err := driveSessions2025(f, url, 4, 3)
+	require.NoError(t, err)
+	for p, rs := range seen {
+		// nginx pins no principal: every principal's sessions, one after
+		// the other, alternate.
+		assert.ElementsMatch(t, []string{"cordon-0", "cordon-0", "cordon-1", "cordon-1"}, rs, "%s's sessions", p)
+	}
+	_, err = drivePrincipals2026(f, url, 3, 2)
+	require.NoError(t, err)
+}
