@@ -346,8 +346,12 @@ func driveSessions2025(f *fleet, url string, perPrincipal, calls int) (map[strin
 // 2026-07-28 and makes calls calls in each: a principal must be served by
 // one replica throughout.
 func drivePrincipals2026(f *fleet, url string, clients, calls int) (map[string]string, error) {
+	return drivePrincipalsOf(f, url, []string{"alice", "bob", "carol", "dave"}, clients, calls)
+}
+
+func drivePrincipalsOf(f *fleet, url string, principals []string, clients, calls int) (map[string]string, error) {
 	served := map[string]string{}
-	for _, p := range []string{"alice", "bob", "carol", "dave"} {
+	for _, p := range principals {
 		for c := range clients {
 			cs, err := connect(url, f.tokens[p], era2026)
 			if err != nil {
