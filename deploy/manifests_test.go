@@ -155,7 +155,10 @@ func helm(t *testing.T) string {
 
 func helmTemplate(t *testing.T, args ...string) []obj {
 	t.Helper()
-	cmd := exec.Command(helm(t), append([]string{"template", "cordon", "./helm/cordon", "--namespace", "cordon"}, args...)...)
+	// namespace.create renders the namespace and its PodSecurity labels,
+	// which checkKit checks.
+	cmd := exec.Command(helm(t), append([]string{"template", "cordon", "./helm/cordon", "--namespace", "cordon",
+		"--set", "namespace.create=true"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
