@@ -48,6 +48,26 @@ start_bg() { # name, command...: started in the background, logged, stopped at t
   echo "$name started (pid $!), log $WORK/log/$name.log"
 }
 
+# iptables state that the cluster may add: the kubelet's KUBE-* chains and
+# anything naming the test's bridge or pod range. Other rules (a Docker on
+# the same machine) are left alone and not counted.
+ours() { { iptables-save 2>/dev/null || true; } | sed -e '/^#/d' -e 's/\[[0-9]*:[0-9]*\]//' |
+  awk -v b="$BRIDGE" -v c="$POD_CIDR" '/^\*/{t=$0; next} /KUBE-|CNI-/ || index($0, b) || index($0, c) {print t " " $0}' | sort; }
+remove_iptables() { # undo what ours() shows now and did not show before
+  comm -13 <(echo "$iptables_before") <(ours) | while read -r table rule; do
+    table=${table#\*}
+    case $rule in
+      -A\ *) eval "iptables -t $table -D ${rule#-A }" 2>/dev/null ;;
+    esac
+  done
+  comm -13 <(echo "$iptables_before") <(ours) | while read -r table rule; do
+    table=${table#\*}
+    case $rule in
+      :*) chain=${rule#:}; chain=${chain%% *}; iptables -t "$table" -F "$chain" 2>/dev/null; iptables -t "$table" -X "$chain" 2>/dev/null ;;
+    esac
+  done
+}
+
 iptables_before=
 teardown() {
   set +e
@@ -56,24 +76,35 @@ teardown() {
     "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete namespace cordon --wait=true --timeout=90s >/dev/null 2>&1
   fi
   [ -n "${gateway_pid:-}" ] && kill "$gateway_pid" 2>/dev/null
+  # What the kubelet did not stop: every task of the test's containerd.
+  if [ -S "$WORK/containerd.sock" ]; then
+    for task in $(command ctr --address "$WORK/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null); do
+      command ctr --address "$WORK/containerd.sock" -n k8s.io tasks kill -s SIGKILL "$task" 2>/dev/null
+    done
+  fi
   # Newest first: the kubelet before containerd, the control plane before etcd.
   for ((i=${#pids[@]}-1; i>=0; i--)); do
     kill "${pids[$i]}" 2>/dev/null
     for _ in $(seq 1 100); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
     kill -9 "${pids[$i]}" 2>/dev/null
   done
-  # Containers and shims of the test's containerd.
   for p in $(pgrep -f "containerd-shim.*$WORK" || true); do kill -9 "$p" 2>/dev/null; done
   ip link del "$BRIDGE" 2>/dev/null
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/{print $1}'); do ip netns del "$ns" 2>/dev/null; done
   grep " $WORK" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
-  if [ -n "$iptables_before" ]; then
-    iptables_after=$(iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort)
-    leftover=$(comm -13 <(echo "$iptables_before") <(echo "$iptables_after"))
+  if [ -n "$iptables_before" ] || [ "${iptables_saved:-}" = 1 ]; then
+    remove_iptables
+    leftover=$(comm -13 <(echo "$iptables_before") <(ours))
     if [ -n "$leftover" ]; then echo "iptables rules left behind:"; echo "$leftover"; failed=1; fi
   fi
   left=$(pgrep -f "$WORK" || true)
-  if [ -n "$left" ]; then echo "processes left behind:"; ps -o pid,args -p $left; failed=1; fi
+  # A pod's processes do not name $WORK: find them by their cgroup.
+  for f in /proc/[0-9]*/cgroup; do
+    grep -q kubepods "$f" 2>/dev/null && left="$left ${f//[^0-9]/}"
+  done
+  left=$(echo $left)
+  if [ -n "$left" ]; then echo "processes left behind:"; ps -o pid,args -p ${left// /,}; failed=1; fi
+  if ip link show "$BRIDGE" >/dev/null 2>&1; then echo "bridge $BRIDGE left behind"; failed=1; fi
   rm -rf "$WORK"
   echo "k8s-e2e took $(( $(date +%s) - t0 )) s"
   [ -z "${failed:-}" ] || exit 1
@@ -91,7 +122,7 @@ command -v openssl >/dev/null || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then apt-get update -qq && apt-get install -y -qq "${need[@]}"; fi
 # Debian starts the packaged services where systemd runs: this test runs
 # its own, on its own sockets and directories.
-iptables_before=$(iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort)
+iptables_before=$(ours); iptables_saved=1
 
 rm -rf "$WORK"; mkdir -p "$WORK"/{log,pki,etcd,containerd,containerd-state,cni,kubelet,pv,images}
 
