@@ -33,9 +33,13 @@ POD_CIDR=10.244.77.0/24
 NODE=cordon-e2e
 IMAGE=ghcr.io/cordonhq/cordon:e2e
 PAUSE=localhost/cordon-e2e/pause:1
+# K8S_E2E_UNTIL=containerd|etcd|control-plane|node stops after that step
+# (then tears down): to check the cluster's bring-up alone, without an image.
+UNTIL=${K8S_E2E_UNTIL:-}
 t0=$(date +%s)
 
 step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
+until_here() { if [ "$UNTIL" = "$1" ]; then echo "K8S_E2E_UNTIL=$1: stopping here"; exit 0; fi; }
 die() { echo "k8s-e2e: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (the kubelet and containerd need it)"
 [ "$(uname -s)" = Linux ] || die "Linux only"
@@ -126,16 +130,20 @@ iptables_before=$(ours); iptables_saved=1
 
 rm -rf "$WORK"; mkdir -p "$WORK"/{log,pki,etcd,containerd,containerd-state,cni,kubelet,pv,images}
 
-step "control plane $K8S_VERSION (Go module proxy, cached in $BIN)"
-"$repo/deploy/e2e/build-control-plane.sh" "$BIN"
+if [ -z "$UNTIL" ] || [ "$UNTIL" = control-plane ] || [ "$UNTIL" = node ]; then
+  step "control plane $K8S_VERSION (Go module proxy, cached in $BIN)"
+  "$repo/deploy/e2e/build-control-plane.sh" "$BIN"
+fi
 kubectl() { "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" "$@"; }
 
 step "images: pause (built in Go) and cordon (make image)"
 CGO_ENABLED=0 go build -trimpath -o "$WORK/images/pause" ./deploy/e2e/pause
 "$repo/deploy/e2e/oci-image.sh" "$WORK/images/pause" "$PAUSE" "$WORK/images/pause.tar"
 image_tar=${CORDON_IMAGE_TAR:-$repo/dist/image/cordon-image.tar}
-[ -f "$image_tar" ] || make -C "$repo" image
-[ -f "$image_tar" ] || die "no image at $image_tar (make image)"
+if [ -z "$UNTIL" ]; then
+  [ -f "$image_tar" ] || make -C "$repo" image
+  [ -f "$image_tar" ] || die "no image at $image_tar (make image)"
+fi
 
 step "containerd (CRI) on $WORK/containerd.sock"
 cat >"$WORK/cni/10-cordon-e2e.conflist" <<CNI
@@ -163,15 +171,21 @@ start_bg containerd containerd --config "$WORK/containerd.toml"
 for _ in $(seq 1 100); do [ -S "$WORK/containerd.sock" ] && break; sleep 0.2; done
 ctr() { command ctr --address "$WORK/containerd.sock" -n k8s.io "$@"; }
 ctr images import "$WORK/images/pause.tar"
-imported=$(ctr images import "$image_tar" | awk '/^unpacking /{print $2}' | head -n1)
-[ -n "$imported" ] || imported=$(ctr images ls -q | grep -v -e pause -e sha256 | head -n1)
-ctr images tag --force "$imported" "$IMAGE"
-echo "cordon image: $imported, tagged $IMAGE"
+if [ -f "$image_tar" ]; then
+  imported=$(ctr images import "$image_tar" | awk '/^unpacking /{print $2}' | head -n1)
+  [ -n "$imported" ] || imported=$(ctr images ls -q | grep -v -e pause -e sha256 | head -n1)
+  ctr images tag --force "$imported" "$IMAGE"
+  echo "cordon image: $imported, tagged $IMAGE"
+fi
+until_here containerd
 
 step "etcd"
 start_bg etcd etcd --data-dir "$WORK/etcd" --listen-client-urls http://127.0.0.1:23790 \
   --advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23800 \
   --initial-advertise-peer-urls http://127.0.0.1:23800 --initial-cluster default=http://127.0.0.1:23800
+for _ in $(seq 1 100); do etcdctl_ok=$(curl -fsS http://127.0.0.1:23790/health 2>/dev/null || true); [ -n "$etcdctl_ok" ] && break; sleep 0.2; done
+echo "etcd: ${etcdctl_ok:-not healthy}"
+until_here etcd
 
 step "kube-apiserver, kube-controller-manager, kube-scheduler"
 openssl genrsa -out "$WORK/pki/sa.key" 2048 2>/dev/null
@@ -200,6 +214,7 @@ start_bg kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$W
   --root-ca-file "$WORK/pki/apiserver.crt" --use-service-account-credentials=false --leader-elect=false
 start_bg kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$WORK/admin.kubeconfig" \
   --bind-address 127.0.0.1 --secure-port 16445 --leader-elect=false
+until_here control-plane
 
 step "kubelet (node $NODE)"
 cat >"$WORK/kubelet.yaml" <<KL
@@ -224,6 +239,7 @@ start_bg kubelet "$BIN/kubelet" --config "$WORK/kubelet.yaml" --kubeconfig "$WOR
 for _ in $(seq 1 240); do kubectl get node "$NODE" 2>/dev/null | grep -qw Ready && break; sleep 0.5; done
 kubectl get node "$NODE" | grep -qw Ready || die "the node is not Ready (log: $WORK/log/kubelet.log)"
 kubectl get nodes -o wide
+until_here node
 
 step "deploy: namespace (PodSecurity restricted), Secret, volumes, deploy/kubernetes"
 kubectl apply -f deploy/kubernetes/namespace.yaml
