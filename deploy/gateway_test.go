@@ -291,15 +291,18 @@ func whichReplica(cs *mcp.ClientSession) (string, error) {
 	return m[1], nil
 }
 
-// session opens a 2025-11-25 session and makes calls calls in it: it
-// returns the one replica that answered them all, or an error saying how
-// the session was lost.
+// openSession is a 2025-11-25 session and the replica that answered its
+// first call.
 type openSession struct {
 	principal string
 	cs        *mcp.ClientSession
 	first     string
 }
 
+// driveSessions2025 opens perPrincipal sessions for each principal, then
+// makes calls calls in every one of them, interleaved: it returns, per
+// principal, the replica that answered all of each session's calls, or an
+// error saying how a session was lost.
 func driveSessions2025(f *fleet, url string, perPrincipal, calls int) (map[string][]string, error) {
 	var open []*openSession
 	defer func() {
