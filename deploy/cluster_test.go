@@ -69,7 +69,8 @@ func TestClusterGateway(t *testing.T) {
 }
 
 // TestClusterRoll: a call in flight on cordon-0 finishes while the pod is
-// deleted (CORDON_E2E_ROLL, run as the call starts): the drain lets it.
+// deleted (CORDON_E2E_ROLL: waits until the call has started, then
+// deletes the pod): the drain lets it.
 func TestClusterRoll(t *testing.T) {
 	url, f := clusterFleet(t)
 	roll := os.Getenv("CORDON_E2E_ROLL")
@@ -86,14 +87,15 @@ func TestClusterRoll(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash",
-			Arguments: map[string]any{"command": "sleep 10; echo finished after the drain began"}})
+			Arguments: map[string]any{"command": "touch roll-started; sleep 10; echo finished after the drain began"}})
 		if err != nil {
 			errc <- err
 			return
 		}
 		done <- res
 	}()
-	time.Sleep(2 * time.Second) // the call is running; not a synchronisation the result depends on
+	// The roll command waits for roll-started in the pod's workspace: the
+	// call is running when the pod is deleted.
 	out, err := exec.Command("sh", "-c", roll).CombinedOutput()
 	require.NoError(t, err, string(out))
 	select {

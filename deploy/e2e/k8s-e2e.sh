@@ -298,7 +298,8 @@ export CORDON_E2E_GATEWAY=http://127.0.0.1:18080/mcp CORDON_E2E_TOKENS="alice=$a
 go test -count=1 -v -run '^TestClusterGateway$' ./deploy/
 
 step "roll cordon-0 with a call in flight: drain, then every log verifies"
-CORDON_E2E_ROLL="kubectl --kubeconfig $WORK/admin.kubeconfig -n cordon delete pod cordon-0 --wait=false" \
+k="$BIN/kubectl --kubeconfig $WORK/admin.kubeconfig -n cordon"
+CORDON_E2E_ROLL="until $k exec cordon-0 -- test -e /workspace/roll-started; do sleep 0.2; done; $k delete pod cordon-0 --wait=false" \
   go test -count=1 -v -run '^TestClusterRoll$' ./deploy/
 kubectl -n cordon wait --for=condition=Ready pod/cordon-0 --timeout=10m
 for s in $(kubectl -n cordon exec cordon-0 -- cordon sessions --json | python3 -c 'import json,sys; [print(s["id"]) for s in json.load(sys.stdin)]'); do
