@@ -7,7 +7,8 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all deps build run test test-short lint cross bench bench-smoke soak install clean release test-release \
-	mcpb packages server-json test-mcpb test-packages test-server-json helm test-deploy k8s-e2e
+	mcpb packages server-json test-mcpb test-packages test-server-json image test-image \
+	helm test-deploy k8s-e2e
 
 all: build
 
@@ -19,9 +20,11 @@ deps:
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq bubblewrap; fi; }
 
 # build makes bin/cordon and, beside it, the lean bin/cordon-helper that
-# confines each command (cordon falls back to re-executing itself).
+# confines each command (cordon falls back to re-executing itself). Built as
+# a release is (cordon_release): a broken internal invariant refuses the
+# call instead of panicking, which only `go test` builds do.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/cordon ./cmd/cordon-helper
+	CGO_ENABLED=0 $(GO) build -trimpath -tags cordon_release -ldflags '$(LDFLAGS)' -o bin/ ./cmd/cordon ./cmd/cordon-helper
 
 # run builds cordon, shows the sandbox it found, proves containment and
 # prints the line to paste into an MCP client.
@@ -44,7 +47,7 @@ test: deps
 SHORT_SMOKE := TestBackendReadOnly$$|TestBackendWorkspaceWrite$$|TestBashBasics$$|TestBashDenial$$|TestToolsList$$|TestFlagsAnywhere$$
 test-short:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./approval/ ./fsfence/ ./sessionlog/ ./internal/... ./tools/
+	$(GO) test -count=1 -short ./approval/ ./fsfence/ ./sessionlog/ ./internal/... ./tools/ ./docs/ ./packaging/
 	$(GO) test -count=1 -run '$(SHORT_SMOKE)' ./sandbox/ ./mcpserver/ ./cmd/cordon/
 
 lint:
@@ -52,6 +55,13 @@ lint:
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
+
+# readme rewrites the README's tables of the protected names and the
+# read-deny list from their data (sandbox/protected_names.txt,
+# sandbox/readdeny.go).
+.PHONY: readme
+readme:
+	CORDON_UPDATE_README=1 $(GO) test -count=1 -run '^TestReadmeListsMatchTheData$$' ./sandbox/
 
 cross:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
@@ -84,7 +94,7 @@ soak: deps
 	CORDON_SOAK=$(SOAK) CORDON_SOAK_SESSIONS=$(SOAK_SESSIONS) $(GO) test -count=1 -timeout 30m -run '^TestSoak$$' -v ./cmd/cordon/
 
 install:
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/cordon ./cmd/cordon-helper
+	CGO_ENABLED=0 $(GO) install -trimpath -tags cordon_release -ldflags '$(LDFLAGS)' ./cmd/cordon ./cmd/cordon-helper
 
 clean:
 	rm -rf bin dist
@@ -131,6 +141,24 @@ test-packages:
 
 test-server-json:
 	./scripts/test-server-json.sh
+
+# image builds the container image into dist/image: an OCI layout (oci/),
+# a `docker load` tarball (cordon-image.tar) and its digest. The base is a
+# Debian minbase root file system from debootstrap (needs root and the
+# Debian mirror the first time, then cached in ~/.cache/cordon-image);
+# cordon, cordon-helper and user cordon (uid 10001) are layered on it with
+# go-containerregistry (scripts/image). Reproducible: the same commit and
+# base give the same digest.
+image:
+	./scripts/image.sh
+
+# test-image builds the image twice and compares digests, then runs it in
+# a private dockerd (Debian's docker.io) under Docker's default seccomp
+# profile, as uid 10001, with --cap-drop ALL, no-new-privileges and a
+# read-only root: cordon test, an MCP session over HTTP with a refused
+# write outside the workspace, and the bwrap diagnosis.
+test-image:
+	./scripts/test-image.sh
 
 # fuzz-smoke runs every fuzz target in the repository for FUZZTIME each
 # (one `go test -fuzz` per target: -fuzz takes one target per package).

@@ -101,10 +101,6 @@ const (
 	reasonLoadsBuiltin   = "loads a shell builtin from a file"
 )
 
-// Classify reports what is dangerous in command, a bash command line, by the
-// default rules. See Rules.Classify.
-func Classify(command string) Verdict { return defaultRules.Classify(command) }
-
 // Classify reports what is dangerous in command, a bash command line, by
 // rules and the built-in checks (rules.md lists both).
 //

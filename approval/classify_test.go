@@ -266,7 +266,7 @@ func TestClassifyDangerous(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Classify(tt.command)
+			v := defaultRules.Classify(tt.command)
 			require.True(t, v.Dangerous(), "want dangerous: %q", tt.command)
 			if tt.want == "" {
 				return
@@ -404,7 +404,7 @@ func TestClassifySafe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Classify(tt.command)
+			v := defaultRules.Classify(tt.command)
 			assert.False(t, v.Dangerous(), "want safe: %q, got %v", tt.command, v.Findings)
 		})
 	}
@@ -431,13 +431,13 @@ func TestClassifyFindings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
-			assert.Equal(t, tt.want, Classify(tt.command).Findings)
+			assert.Equal(t, tt.want, defaultRules.Classify(tt.command).Findings)
 		})
 	}
 }
 
 func TestClassifyParseFailure(t *testing.T) {
-	v := Classify("echo 'oops")
+	v := defaultRules.Classify("echo 'oops")
 	require.Len(t, v.Findings, 1)
 	assert.Equal(t, "echo 'oops", v.Findings[0].Command)
 	assert.True(t, strings.HasPrefix(v.Findings[0].Reason, "could not parse: "), v.Findings[0].Reason)
@@ -445,15 +445,15 @@ func TestClassifyParseFailure(t *testing.T) {
 
 func TestVerdictSummary(t *testing.T) {
 	assert.Equal(t, "", Verdict{}.Summary())
-	assert.Equal(t, "dangerous command: rm -rf x (recursive delete)", Classify("rm -rf x").Summary())
+	assert.Equal(t, "dangerous command: rm -rf x (recursive delete)", defaultRules.Classify("rm -rf x").Summary())
 	assert.Equal(t,
 		"dangerous commands: rm -rf x (recursive delete); git push (pushes to a remote)",
-		Classify("rm -rf x && git push").Summary())
+		defaultRules.Classify("rm -rf x && git push").Summary())
 }
 
 func TestDisplayShortens(t *testing.T) {
 	long := "rm -rf " + strings.Repeat("é", 200)
-	v := Classify(long)
+	v := defaultRules.Classify(long)
 	require.True(t, v.Dangerous())
 	got := v.Findings[0].Command
 	assert.LessOrEqual(t, len(got), maxDisplay+len("…"))
@@ -475,7 +475,7 @@ func TestClassifyCustomRules(t *testing.T) {
 	assert.Equal(t, `matches rule "kubectl delete"`, v.Findings[0].Reason)
 
 	assert.False(t, rules.Classify("kubectl get pods").Dangerous())
-	assert.False(t, Classify("terraform destroy").Dangerous(), "defaults must not change")
+	assert.False(t, defaultRules.Classify("terraform destroy").Dangerous(), "defaults must not change")
 
 	// Without rules, only the built-in checks remain.
 	assert.False(t, Rules{}.Classify("rm -rf x").Dangerous())
@@ -487,7 +487,7 @@ func TestClassifyCapsFindings(t *testing.T) {
 	for i := range MaxFindings + 5 {
 		fmt.Fprintf(&b, "rm -rf dir%d\n", i)
 	}
-	v := Classify(b.String())
+	v := defaultRules.Classify(b.String())
 	assert.Len(t, v.Findings, MaxFindings)
 	assert.Equal(t, 5, v.More)
 	assert.True(t, strings.HasSuffix(v.Summary(), "; and 5 more"), v.Summary())
@@ -500,18 +500,18 @@ func TestClassifyEveryRunnerAndInterpreter(t *testing.T) {
 	for name, w := range wrappers {
 		cmd := name + strings.Repeat(" x", w.operands) + " git push"
 		t.Run(cmd, func(t *testing.T) {
-			assert.Contains(t, reasons(Classify(cmd)), "pushes to a remote")
+			assert.Contains(t, reasons(defaultRules.Classify(cmd)), "pushes to a remote")
 		})
 	}
 	for name, in := range interpreters {
 		for _, flag := range in.code {
 			cmd := name + " " + flag + " 'x'"
 			t.Run(cmd, func(t *testing.T) {
-				assert.Contains(t, reasons(Classify(cmd)), "runs "+name+" code, which is not inspected")
+				assert.Contains(t, reasons(defaultRules.Classify(cmd)), "runs "+name+" code, which is not inspected")
 			})
 		}
 		t.Run(name+" fed by a pipe", func(t *testing.T) {
-			assert.Contains(t, reasons(Classify("echo x | "+name)), reasonStdinProgram)
+			assert.Contains(t, reasons(defaultRules.Classify("echo x | "+name)), reasonStdinProgram)
 		})
 	}
 }

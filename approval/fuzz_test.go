@@ -49,23 +49,23 @@ func FuzzClassify(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, command string) {
-		v := Classify(command)
+		v := defaultRules.Classify(command)
 		for _, fd := range v.Findings {
 			if fd.Reason == reasonInternal {
-				t.Fatalf("Classify(%q) hit an internal error", command)
+				t.Fatalf("defaultRules.Classify(%q) hit an internal error", command)
 			}
 			if fd.Reason == "" {
-				t.Fatalf("Classify(%q): finding without a reason", command)
+				t.Fatalf("defaultRules.Classify(%q): finding without a reason", command)
 			}
 			if strings.ContainsAny(fd.Command, "\n\x00") {
-				t.Fatalf("Classify(%q): finding command %q is not one clean line", command, fd.Command)
+				t.Fatalf("defaultRules.Classify(%q): finding command %q is not one clean line", command, fd.Command)
 			}
 			if utf8.ValidString(command) && !utf8.ValidString(fd.Command) {
-				t.Fatalf("Classify(%q): finding command %q is not valid UTF-8", command, fd.Command)
+				t.Fatalf("defaultRules.Classify(%q): finding command %q is not valid UTF-8", command, fd.Command)
 			}
 		}
 		if len(v.Findings) > MaxFindings {
-			t.Fatalf("Classify(%q): %d findings, more than %d", command, len(v.Findings), MaxFindings)
+			t.Fatalf("defaultRules.Classify(%q): %d findings, more than %d", command, len(v.Findings), MaxFindings)
 		}
 	})
 }

@@ -78,7 +78,7 @@ func TestDefaultRulesAreCopies(t *testing.T) {
 	rules[0].Command[0] = "changed"
 	rules[0].Reason = "changed"
 	assert.NotEqual(t, "changed", DefaultRules()[0].Command[0])
-	assert.True(t, Classify("rm -rf x").Dangerous())
+	assert.True(t, defaultRules.Classify("rm -rf x").Dangerous())
 }
 
 // rules.md is the human-facing list of defaults: every default rule must

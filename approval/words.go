@@ -144,44 +144,34 @@ func unescapeUnquoted(b *strings.Builder, s string) (glob bool) {
 
 // unescapeDouble writes a literal from inside double quotes, where a
 // backslash only escapes $ ` " \ and newline.
-func unescapeDouble(b *strings.Builder, s string) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' && i+1 < len(s) {
-			switch s[i+1] {
-			case '$', '`', '"', '\\':
-				i++
-				b.WriteByte(s[i])
-				continue
-			case '\n':
-				i++
-				continue
-			}
-		}
-		b.WriteByte(c)
-	}
-}
+func unescapeDouble(b *strings.Builder, s string) { unescapeBackslash(b, s, "$`\"\\") }
 
 // unescapeHeredoc resolves a here-document body whose delimiter was not
 // quoted, where a backslash only escapes $ ` \ and newline.
 func unescapeHeredoc(s string) string {
 	var b strings.Builder
+	unescapeBackslash(&b, s, "$`\\")
+	return b.String()
+}
+
+// unescapeBackslash writes s with each backslash before one of escaped
+// dropped, and each backslash-newline (a line continuation) removed.
+func unescapeBackslash(b *strings.Builder, s, escaped string) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '\\' && i+1 < len(s) {
-			switch s[i+1] {
-			case '$', '`', '\\':
+			switch next := s[i+1]; {
+			case strings.IndexByte(escaped, next) >= 0:
 				i++
-				b.WriteByte(s[i])
+				b.WriteByte(next)
 				continue
-			case '\n':
+			case next == '\n':
 				i++
 				continue
 			}
 		}
 		b.WriteByte(c)
 	}
-	return b.String()
 }
 
 // ansiC decodes the body of a $'...' string as bash does. A NUL ends the

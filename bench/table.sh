@@ -16,3 +16,11 @@ if grep -q -- '--- SKIP' "$out"; then
   exit 1
 fi
 grep '^|' "$out"
+# What one live session holds below the server: pids (threads included,
+# what a pod's pids limit counts) and memory, per backend.
+if ! go test -run '^$' -bench '^BenchmarkLiveSession$' -benchtime 1x -timeout 5m ./mcpserver/ >"$out" 2>&1; then
+  cat "$out"
+  exit 1
+fi
+echo
+grep '^|' "$out"

@@ -335,7 +335,8 @@ func (d *Dir) Lstat(name string) (fs.FileInfo, error) {
 // opened is what the platform layer learned about a child it opened.
 type opened struct {
 	id     fileID
-	procfs bool // the object is on procfs
+	procfs bool  // the object is on procfs
+	size   int64 // a regular file's size when it was opened
 }
 
 // checkChild is the rest of a child's check once it is open: the

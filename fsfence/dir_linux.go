@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -22,6 +23,12 @@ type dirFD struct {
 	fd     int
 	dev    uint64 // a child on another device is a mount root: look at its file system
 	procfs bool
+	// unlisted is 1 while fd is open for reading (a directory entered
+	// with Dir.OpenDir) and nothing has listed it yet: the first listing
+	// reads it directly, at offset 0, which saves opening "." again and
+	// closing it, two of a walk's eight calls per directory. Later
+	// listings open their own, as before.
+	unlisted int32
 }
 
 // dirFromTarget keeps the handle the read check opened and checked.
@@ -60,9 +67,17 @@ func (h *dirFD) openFile(name, p string) (*os.File, opened, error) {
 	return os.NewFile(uintptr(fd), p), c, nil
 }
 
-// openDir opens a directory beneath the handle, following nothing.
+// openDir opens a directory beneath the handle, following nothing. It is
+// opened for reading, so that its first listing can use the handle (see
+// unlisted); one that may be searched but not read is opened O_PATH, as
+// every directory handle was before.
 func (h *dirFD) openDir(name string) (dirFD, opened, error) {
-	fd, err := openat2(h.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, beneath)
+	unlisted := int32(1)
+	fd, err := openat2(h.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, beneath)
+	if err == unix.EACCES {
+		unlisted = 0
+		fd, err = openat2(h.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, beneath)
+	}
 	if err != nil {
 		return dirFD{}, opened{}, err
 	}
@@ -71,7 +86,7 @@ func (h *dirFD) openDir(name string) (dirFD, opened, error) {
 		unix.Close(fd)
 		return dirFD{}, opened{}, err
 	}
-	return dirFD{fd: fd, dev: c.id.dev, procfs: c.procfs}, c, nil
+	return dirFD{fd: fd, dev: c.id.dev, procfs: c.procfs, unlisted: unlisted}, c, nil
 }
 
 // opened looks at a child just opened: it must be of type want.
@@ -86,7 +101,7 @@ func (h *dirFD) opened(fd int, want uint32) (opened, error) {
 		}
 		return opened{}, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfMode(typ))
 	}
-	c := opened{id: idOf(&st), procfs: h.procfs}
+	c := opened{id: idOf(&st), procfs: h.procfs, size: st.Size}
 	if c.id.dev != h.dev {
 		var sfs unix.Statfs_t
 		if err := unix.Fstatfs(fd, &sfs); err != nil {
@@ -185,16 +200,21 @@ func (s *fileStat) Mode() fs.FileMode {
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
-// list reads the names in the directory with getdents64 on a descriptor
-// of its own (so that listings do not share an offset). A name whose type
-// the file system does not report is looked at with fstatat beneath the
-// handle, never by path.
+// list reads the names in the directory with getdents64: the first time
+// on the handle itself when it can (see unlisted), after that on a
+// descriptor of its own (so that listings do not share an offset). A name
+// whose type the file system does not report is looked at with fstatat
+// beneath the handle, never by path.
 func (h *dirFD) list() ([]rawEntry, error) {
-	fd, err := unix.Openat(h.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
+	fd := h.fd
+	if !atomic.CompareAndSwapInt32(&h.unlisted, 1, 0) {
+		var err error
+		fd, err = unix.Openat(h.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer unix.Close(fd)
 	}
-	defer unix.Close(fd)
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp

@@ -190,6 +190,9 @@ func BenchmarkTable(b *testing.B) {
 		ratioRow("start-up to the first `sandbox_status` answer (the probe's verdict)", "one bare `bwrap` run of `true`",
 			p50["startup-status"], p50["startup-floor"], 0))
 
+	// grep and glob over the Go src tree, beside ripgrep (bench_search_test.go).
+	rows = append(rows, searchRows(b, w, side, p50)...)
+
 	printTable(rows)
 }
 

@@ -103,6 +103,11 @@ func TestHTTPPeerNonRootInner(t *testing.T) {
 				require.False(t, res.IsError, text(res))
 			}
 			other.Close()
+			// A background process runs in a sandbox of its own, started
+			// cold, whose helpers this cordon cannot read either; so does
+			// a foreground call on the restricted network while it waits.
+			res = call(t, cs, "bash", map[string]any{"command": "sleep 300", "background": true})
+			require.False(t, res.IsError, text(res))
 
 			// Ten new clients, each on connections of its own: the Go SDK
 			// client, curl, and the Go SDK client through a reverse proxy
@@ -128,6 +133,24 @@ func TestHTTPPeerNonRootInner(t *testing.T) {
 			res = call(t, cs, "bash", map[string]any{"command": attackScript(srv, file)})
 			out, _ := structured(t, res)["output"].(string)
 			refusedInside(t, out, file, log)
+
+			// So is one that runs as a background process, beside the
+			// helpers the check now passes over.
+			file = filepath.Join(w.ws, "from-background")
+			res = call(t, cs, "bash", map[string]any{"command": attackScript(srv, file), "background": true})
+			require.False(t, res.IsError, text(res))
+			id, _ := structured(t, res)["process_id"].(string)
+			require.NotEmpty(t, id, text(res))
+			var bg strings.Builder
+			bg.WriteString(structured(t, res)["output"].(string))
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+				res := call(t, cs, "process_output", map[string]any{"process_id": id, "wait_ms": 5000})
+				bg.WriteString(structured(t, res)["output"].(string))
+				if structured(t, res)["running"] == false {
+					break
+				}
+			}
+			refusedInside(t, bg.String(), file, log)
 		})
 	}
 }

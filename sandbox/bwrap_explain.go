@@ -10,9 +10,16 @@ import (
 func explainBwrapFailure(stderr []byte) string {
 	s := string(bytes.TrimSpace(stderr))
 	lower := strings.ToLower(s)
+	if bwrapNamespaceFailure(lower) {
+		// In a container the runtime's profile is the cause, not the
+		// host's AppArmor or sysctls the advice below names.
+		if h := detectContainerHints(); h.inContainer() || h.SeccompFiltered {
+			return explainContainerBwrapFailure(s, h)
+		}
+	}
 	switch {
 	case strings.Contains(lower, "setting up uid map") || strings.Contains(lower, "rtm_newaddr") ||
-		strings.Contains(lower, "no permissions to create") || strings.Contains(lower, "creating new namespace failed"):
+		strings.Contains(lower, "no permissions to creat") || strings.Contains(lower, "creating new namespace failed"):
 		return "bwrap cannot create user namespaces: " + s + ". " +
 			"On Ubuntu ≥ 24.04 AppArmor restricts unprivileged user namespaces; load the bwrap-userns-restrict profile " +
 			"(sudo apt install apparmor-profiles && sudo ln -s /usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/ && sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict), " +

@@ -137,6 +137,8 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 			return nil, invariant("network restricted without an egress proxy socket")
 		}
 		hc.ProxyPort, hc.ProxySocket = p.egress.port(), p.egress.socketInside()
+		hc.Capture = true
+		args = append(args, captureCaps(b.path)...)
 	}
 	// Landlock inside bwrap as a second wall where the kernel has it: it
 	// refuses writes to FIFOs and devices outside the writable roots, which
@@ -238,6 +240,7 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	}
 	if p.egress != nil && p.egress.dir != "" {
 		a = append(a, "--ro-bind", p.egress.dir, egressSocketDir)
+		a = append(a, p.egress.captureArgs()...)
 	}
 	// The workspace is always bound, read-only at least, so that it stays
 	// visible when it lives under the host's /tmp.

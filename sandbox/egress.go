@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"crypto/x509"
+
 	"github.com/cordonhq/cordon/internal/egress"
+	"github.com/cordonhq/cordon/internal/secrets"
 )
 
 // A command under network restricted reaches the outside only through an
@@ -29,6 +32,15 @@ type EgressHooks struct {
 	Forbidden []netip.AddrPort
 	// ConfigHint is the file a 403 tells the human to allow a host in.
 	ConfigHint string
+	// Secrets are the session's secrets: the command sees their
+	// sentinels, and the proxy terminates TLS with their CA (secrets.go).
+	Secrets *secrets.Vault
+	// SecretUsed is told of each secret put into a request, and of each
+	// request refused for carrying a sentinel (refusal set).
+	SecretUsed func(host string, port int, name string, refusal *secrets.Refusal)
+	// UpstreamRoots verify the real hosts behind the terminated TLS; nil
+	// is the system's roots (tests give their server's).
+	UpstreamRoots *x509.CertPool
 }
 
 // egressSocketDir is where, inside bwrap, the directory of the proxy's
@@ -41,8 +53,13 @@ type egressEndpoint struct {
 	proxy *egress.Proxy
 	// listenPort is the proxy's loopback port.
 	listenPort int
-	// dir holds the proxy's unix socket on the host ("" without one).
+	// dir holds the proxy's unix socket on the host, and the trust
+	// bundle with secrets ("" without either).
 	dir string
+	// secrets are the session's, nil without any.
+	secrets *secrets.Vault
+	// bundleInside is the trust bundle's path as the command sees it.
+	bundleInside string
 }
 
 // startEgress starts the proxy for one call of p, with a unix socket
@@ -51,19 +68,32 @@ type egressEndpoint struct {
 func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egressEndpoint, error) {
 	ep := &egressEndpoint{}
 	var sock string
-	if withSocket {
+	withSecrets := !hooks.Secrets.Empty()
+	if withSocket || withSecrets {
 		dir, err := os.MkdirTemp("", "cordon-egress-")
 		if err != nil {
 			return nil, fmt.Errorf("egress proxy: %w", err)
 		}
-		ep.dir, sock = dir, filepath.Join(dir, "s")
+		ep.dir = dir
+	}
+	if withSocket {
+		sock = filepath.Join(ep.dir, "s")
+	}
+	if withSecrets {
+		if err := ep.withSecrets(hooks.Secrets, withSocket); err != nil {
+			ep.close()
+			return nil, fmt.Errorf("egress proxy: %w", err)
+		}
 	}
 	proxy, err := egress.Start(egress.Config{
-		Rules:      egress.Rules{Allowed: p.AllowedDomains, Denied: p.DeniedDomains},
-		Ask:        hooks.Ask,
-		Decided:    hooks.Decided,
-		Forbidden:  hooks.Forbidden,
-		ConfigHint: hooks.ConfigHint,
+		Rules:         egress.Rules{Allowed: p.AllowedDomains, Denied: p.DeniedDomains},
+		Ask:           hooks.Ask,
+		Decided:       hooks.Decided,
+		Forbidden:     hooks.Forbidden,
+		ConfigHint:    hooks.ConfigHint,
+		Secrets:       ep.secrets,
+		SecretUsed:    hooks.SecretUsed,
+		UpstreamRoots: hooks.UpstreamRoots,
 	}, sock)
 	if err != nil {
 		ep.close()
@@ -92,11 +122,12 @@ func (ep *egressEndpoint) socketInside() string { return egressSocketDir + "/s" 
 func (ep *egressEndpoint) env() []string {
 	http := "http://127.0.0.1:" + strconv.Itoa(ep.port())
 	socks := "socks5h://127.0.0.1:" + strconv.Itoa(ep.port())
-	return []string{
+	env := []string{
 		"HTTP_PROXY=" + http, "HTTPS_PROXY=" + http, "ALL_PROXY=" + socks,
 		"http_proxy=" + http, "https_proxy=" + http, "all_proxy=" + socks,
 		"NO_PROXY=", "no_proxy=",
 	}
+	return append(env, ep.secretEnv()...)
 }
 
 // blocked lists the hosts refused so far.
@@ -134,4 +165,13 @@ func EgressEnforcer(backend string) string {
 		return "cordon's egress proxy; Seatbelt allows outbound connections to the proxy's loopback port only"
 	}
 	return "nobody: the command runs unconfined"
+}
+
+// ProxyIgnored says, for status, what a program that ignores the proxy
+// variables gets under network restricted with the named backend.
+func ProxyIgnored(backend string) string {
+	if backend == "bwrap" {
+		return "captured: names resolve (through cordon's stub DNS) to stand-in addresses, and connections to them on ports 80 and 443 go through the egress proxy, decided by the same lists and the same question; any other port, or an IP address given directly, gets no network"
+	}
+	return "no network at all: its connections are refused (" + backend + " gives the command no network namespace of its own, so cordon cannot capture them); point it at the proxy variables"
 }

@@ -112,6 +112,12 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 			found.repos = append(found.repos, r)
 		}
 	}
+	// The audit after a command (not the baseline's whole search) lists,
+	// beyond repoScanDepth, the directories that changed during the
+	// command, and takes from them only the repositories and names made
+	// or moved there since: a command's fresh deep tree is searched, a
+	// human's deep configuration is left as the bound says.
+	auditing := changedSince.After(everything)
 	for _, root := range roots {
 		type item struct {
 			dir   string
@@ -119,9 +125,16 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 		}
 		queue := []item{{root, 0}}
 		scanned, changed := 0, 0
+		// visited: a directory is searched once, at the least depth it is
+		// met (a symlink can present a deep one near the top).
+		visited := map[string]bool{}
 		for len(queue) > 0 {
 			cur := queue[0]
 			queue = queue[1:]
+			if visited[cur.dir] {
+				continue
+			}
+			visited[cur.dir] = true
 			if !changedSince.IsZero() && changedAfter(cur.dir, changedSince) {
 				if changed++; changed > auditMaxDirs {
 					found.incomplete = true
@@ -137,7 +150,8 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 			in.tree(cur.dir)
 			var entries []fs.DirEntry
 			listed := false
-			if cur.depth < repoScanDepth {
+			beyond := cur.depth >= repoScanDepth
+			if !beyond || auditing && changedAfter(cur.dir, changedSince) {
 				var lerr error
 				entries, lerr = os.ReadDir(cur.dir)
 				if errors.Is(lerr, fs.ErrPermission) && !changedSince.IsZero() {
@@ -156,11 +170,16 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 			// A directory that holds what a gitdir holds is one: git takes
 			// it for a bare repository when it finds no .git on its way up
 			// (and core.worktree gives it a work tree anywhere).
-			if listed && looksLikeGitDir(entries) || !listed && holdsGitDir(cur.dir) {
+			if cur.depth > repoScanDepth && !listed {
+				continue // met only through a changed directory beyond the bound
+			}
+			// Beyond the bound, only what the command made or moved there.
+			fresh := func(name string) bool { return !beyond || changedAfter(filepath.Join(cur.dir, name), changedSince) }
+			if listed && looksLikeGitDir(entries) && fresh("HEAD") || !listed && holdsGitDir(cur.dir) {
 				g := in.canonicalOrClean(cur.dir)
 				addRepo(GitRepo{GitDir: g, CommonDir: commonDirOf(g, in)})
 			}
-			if !listed || slices.ContainsFunc(entries, isDotGit) {
+			if !listed || slices.ContainsFunc(entries, isDotGit) && fresh(".git") {
 				r, ok, err := repoAt(cur.dir, in)
 				switch {
 				case errors.Is(err, errGitSymlink):
@@ -171,14 +190,28 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 			}
 			for _, e := range entries {
 				for _, rest := range namesStartingWith(byFirst, e.Name()) {
-					found.named = append(found.named, namedPath{cur.dir, path.Join(e.Name(), rest), filepath.Join(cur.dir, e.Name(), filepath.FromSlash(rest))})
+					if fresh(e.Name()) {
+						found.named = append(found.named, namedPath{cur.dir, path.Join(e.Name(), rest), filepath.Join(cur.dir, e.Name(), filepath.FromSlash(rest))})
+					}
 				}
 			}
 			for _, e := range entries {
-				if !e.IsDir() || e.Name() == ".git" || slices.Contains(repoScanSkip, e.Name()) {
-					continue // e.IsDir is false for a symlink: never followed
+				if e.Name() == ".git" || slices.Contains(repoScanSkip, e.Name()) {
+					continue
 				}
-				queue = append(queue, item{filepath.Join(cur.dir, e.Name()), cur.depth + 1})
+				switch {
+				case e.IsDir():
+					queue = append(queue, item{filepath.Join(cur.dir, e.Name()), cur.depth + 1})
+				case e.Type()&fs.ModeSymlink != 0:
+					// A symlink to a directory inside a writable root
+					// presents that directory here (link/.claude is
+					// loaded by the tool opened in link/): it is searched
+					// at the symlink's depth, by its own path. One that
+					// leads out of the roots is not followed.
+					if dir, ok := linkedDir(filepath.Join(cur.dir, e.Name()), roots); ok {
+						queue = append(queue, item{dir, cur.depth + 1})
+					}
+				}
 			}
 		}
 	}
@@ -221,6 +254,17 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 		}
 	}
 	return found
+}
+
+// linkedDir resolves a symlink met in the search: the directory it leads
+// to, when that lies within one of roots.
+func linkedDir(link string, roots []string) (string, bool) {
+	dir, err := filepath.EvalSymlinks(link)
+	if err != nil || !withinAny(dir, roots) {
+		return "", false
+	}
+	fi, err := os.Stat(dir)
+	return dir, err == nil && fi.IsDir()
 }
 
 // walkEveryDotGit calls fn for every directory beneath roots, at any depth

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // homeRule refuses a confined policy whose writable roots contain the home
@@ -30,6 +32,23 @@ func homeRule(p ExecutionPolicy, home string) error {
 		for _, a := range above {
 			if r == a.path || statErr == nil && a.info != nil && os.SameFile(fi, a.info) {
 				return homeRootError(p, r, home)
+			}
+		}
+	}
+	// A mount inside a root that presents the home, or a directory above
+	// it (a bind mount of ~ into the workspace), makes the home writable
+	// through it. A symlink to the home needs nothing: the sandbox judges
+	// the file it leads to, outside every root.
+	for _, m := range mountPointsWithin(p.WritableRoots) {
+		fi, err := os.Stat(m)
+		if err != nil {
+			continue
+		}
+		for _, a := range above {
+			if a.info != nil && os.SameFile(fi, a.info) {
+				return &UnavailableError{Reason: fmt.Sprintf(
+					"%s is a mount inside a writable root that presents your home directory %s (or a directory above it): a command could write the home through it. Unmount it, or open the agent in a directory that holds no such mount",
+					m, home)}
 			}
 		}
 	}
@@ -98,4 +117,52 @@ func rootOrigin(p ExecutionPolicy, root string) string {
 		return "extra_write_allow or wrap --writable"
 	}
 	return "a linked git worktree's gitdir"
+}
+
+// mountPointsWithin lists the mount points strictly beneath roots, from
+// this process's mount table: a bind mount of the home (or of a directory
+// above it) inside a writable root makes the home writable through it,
+// whatever the root's own identity says. An unreadable table (on Linux
+// without /proc; on other systems, which have none) lists none.
+func mountPointsWithin(roots []string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	return mountPointsIn(string(b), roots)
+}
+
+// mountPointsIn reads mountinfo's fifth field, the mount point, with its
+// octal escapes (\040 for a blank) undone.
+func mountPointsIn(mountinfo string, roots []string) []string {
+	var out []string
+	for _, line := range strings.Split(mountinfo, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMountinfo(fields[4])
+		for _, r := range roots {
+			if mp != r && Within(mp, r) {
+				out = append(out, mp)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func unescapeMountinfo(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

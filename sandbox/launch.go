@@ -37,6 +37,9 @@ type launch struct {
 	lost      lostProtection
 	stopWatch func()
 	started   atomic.Bool
+	// ownHelpers forgets, for the HTTP peer check, the helpers of this
+	// launch it was told of (registerHelpers).
+	ownHelpers helperRegistry
 }
 
 // Outcome is how a launched command ended.
@@ -104,7 +107,7 @@ func (l *launch) Start() error {
 		childEnds = append(childEnds, r)
 	}
 	if len(l.c.Env) > 0 {
-		l.Cmd.Env = runnerEnv(l.Cmd.Env, l.c.Env)
+		l.Cmd.Env = l.c.egress.scrubEnv(runnerEnv(l.Cmd.Env, l.c.Env))
 	}
 	if l.Cmd.SysProcAttr == nil {
 		l.Cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -144,16 +147,17 @@ func (l *launch) Start() error {
 	}
 	l.exited = make(chan struct{})
 	l.started.Store(true)
+	l.ownHelpers.reaper(l.c, l.Cmd.Process.Pid)
 	if _, lost := l.lost.get(); lost {
 		l.Kill() // replaced before the command could be killed
 	}
 	if l.statusR != nil {
 		l.status = make(chan string, 1)
 		go func(r *os.File) {
-			// Bounded: the helper writes one short message.
-			b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+			// Bounded: the helper writes a few short messages.
+			b := l.ownHelpers.readStatus(l.c, io.LimitReader(r, 64<<10))
 			r.Close()
-			l.status <- string(b)
+			l.status <- b
 		}(l.statusR)
 	}
 	return nil
@@ -260,6 +264,7 @@ func (l *launch) endWatch() {
 }
 
 func (l *launch) finish() {
+	l.ownHelpers.release()
 	l.endWatch()
 	if l.control != nil {
 		l.control.Close()

@@ -26,21 +26,19 @@ const (
 var allModes = []Mode{ReadOnly, WorkspaceWrite, DangerFullAccess}
 
 // ParseMode accepts exactly the names of the modes.
-func ParseMode(s string) (Mode, error) {
-	for _, m := range allModes {
-		if string(m) == s {
-			return m, nil
-		}
-	}
-	return "", fmt.Errorf("unknown mode %q: use one of %s", s, modeNames())
-}
+func ParseMode(s string) (Mode, error) { return parseName("mode", s, allModes) }
 
-func modeNames() string {
-	names := make([]string, len(allModes))
-	for i, m := range allModes {
-		names[i] = string(m)
+// parseName accepts exactly one of names; anything else is refused with
+// every name it could have been.
+func parseName[T ~string](what, s string, names []T) (T, error) {
+	if i := slices.Index(names, T(s)); i >= 0 {
+		return names[i], nil
 	}
-	return strings.Join(names, ", ")
+	list := make([]string, len(names))
+	for i, n := range names {
+		list[i] = string(n)
+	}
+	return "", fmt.Errorf("unknown %s %q: use one of %s", what, s, strings.Join(list, ", "))
 }
 
 // Valid reports whether m is one of the three modes.
@@ -94,13 +92,8 @@ const (
 // Networks are the settings, loosest first.
 var Networks = []Network{NetworkAllow, NetworkRestricted, NetworkDeny}
 
-// ParseNetwork accepts "allow", "deny" or "restricted".
-func ParseNetwork(s string) (Network, error) {
-	if slices.Contains(Networks, Network(s)) {
-		return Network(s), nil
-	}
-	return "", fmt.Errorf("unknown network setting %q: use allow, deny or restricted", s)
-}
+// ParseNetwork accepts "allow", "restricted" or "deny".
+func ParseNetwork(s string) (Network, error) { return parseName("network setting", s, Networks) }
 
 // Narrower reports whether n gives commands less network than o.
 func (n Network) Narrower(o Network) bool {

@@ -2,11 +2,11 @@ package sandbox
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // mountPlan is what a backend must lay over the writable roots so that
@@ -168,33 +168,20 @@ func containingRoot(path string, roots []string) string {
 
 // walkProtected follows prot component by component from root without
 // following symlinks. It returns prot when it exists, or the first missing
-// component when it does not.
+// component when it does not; a file where a directory would be (a linked
+// worktree's .git file) is returned as existing: keeping it read-only keeps
+// the path from being made.
 func walkProtected(root, prot string) (existing, missing string, err error) {
-	rel, err := filepath.Rel(root, prot)
-	if err != nil {
-		return "", "", err
-	}
-	cur := root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if part == "." || part == "" {
-			continue
-		}
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			if os.IsNotExist(err) {
-				return "", cur, nil
-			}
-			return "", "", fmt.Errorf("protected path %s: %w", prot, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return "", "", fmt.Errorf("%w: %s passes through the symlink %s; refusing to build a sandbox that would follow it", errProtectedSymlink, prot, cur)
-		}
-		if !fi.IsDir() && cur != prot {
-			// A file where a directory would be (a linked worktree's .git
-			// file): keeping it read-only keeps the path from being made.
-			return cur, "", nil
-		}
+	w, err := pathx.WalkComponents(root, prot)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("protected path %s: %w", prot, err)
+	case w.Link != "":
+		return "", "", fmt.Errorf("%w: %s passes through the symlink %s; refusing to build a sandbox that would follow it", errProtectedSymlink, prot, w.Link)
+	case w.Missing != "":
+		return "", w.Missing, nil
+	case len(w.Steps) > 0 && !w.Steps[len(w.Steps)-1].Dir:
+		return w.Steps[len(w.Steps)-1].Path, "", nil
 	}
 	return prot, "", nil
 }

@@ -2,9 +2,7 @@ package sandbox
 
 import (
 	"fmt"
-	"github.com/cordonhq/cordon/internal/testenv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,79 +115,6 @@ func protectedEntryOf(rel string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// TestMonorepoWorkBesideNestedConfigs: nested pkg/.vscode/ and
-// pkg/.claude/ directories cost ordinary work nothing: go build, an
-// npm-style install into node_modules (whose packages ship their own
-// .vscode), editing code and git commit all work in workspace-write, and
-// nothing is reported undone.
-func TestMonorepoWorkBesideNestedConfigs(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		testenv.SkipUnlessCI(t, "no go toolchain")
-	}
-	// One build cache for both backends, writable like the workspace: a
-	// cold one makes each build of the runtime take most of a minute.
-	goCache := t.TempDir()
-	eachBackend(t, func(t *testing.T, prov Provider) {
-		f := newFixture(t, prov)
-		for rel, content := range map[string]string{
-			"go.mod":                                "module example.com/mono\n\ngo 1.21\n",
-			"pkg/main.go":                           "package main\n\nfunc main() { println(\"v1\") }\n",
-			"pkg/.vscode/settings.json":             `{"editor.tabSize": 4}`,
-			"pkg/.claude/settings.json":             `{"permissions":{}}`,
-			"web/package.json":                      `{"name":"web","version":"1.0.0"}`,
-			"web/.vscode/launch.json":               `{}`,
-			"vendor-src/left/package.json":          `{"name":"left","version":"1.0.0"}`,
-			"vendor-src/left/.vscode/settings.json": `{}`,
-		} {
-			p := filepath.Join(f.ws, filepath.FromSlash(rel))
-			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-		}
-		gitOut(t, f.ws, "init", "-q")
-		gitOut(t, f.ws, "add", "-A")
-		gitOut(t, f.ws, "commit", "-q", "-m", "first")
-		configs := map[string]string{}
-		for _, rel := range []string{"pkg/.vscode/settings.json", "pkg/.claude/settings.json", "web/.vscode/launch.json"} {
-			b, err := os.ReadFile(filepath.Join(f.ws, rel))
-			require.NoError(t, err)
-			configs[rel] = string(b)
-		}
-		svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Network: NetworkAllow, Workspace: f.ws, Home: f.home,
-			StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), ExtraWriteAllow: []string{goCache}}}
-		p, err := svc.Resolve(Request{TmpDir: f.tmp, SessionID: "test"})
-		require.NoError(t, err)
-		script := `set -e
-export GOCACHE="$2" GOPATH="$TMPDIR/gopath" GOTOOLCHAIN=local GOFLAGS=-mod=mod HOME="$TMPDIR"
-"$1" build -o "$TMPDIR/app" ./pkg
-"$TMPDIR/app"
-sed -i 's/v1/v2/' pkg/main.go
-"$1" build -o "$TMPDIR/app" ./pkg
-"$TMPDIR/app"
-# what npm install does with a package: copy its files, .vscode and all,
-# into node_modules
-mkdir -p web/node_modules/left
-cp -R vendor-src/left/. web/node_modules/left/
-printf '{"lockfileVersion":3}' > web/package-lock.json
-git -c user.name=t -c user.email=t@example.com add pkg/main.go web/package-lock.json
-git -c user.name=t -c user.email=t@example.com commit -q -m 'v2'
-git log --oneline | wc -l
-`
-		out, o := f.launch(p, "/bin/sh", "-c", script, "sh", goBin, goCache)
-		require.Equal(t, 0, o.ExitCode, out)
-		assert.Contains(t, out, "v1")
-		assert.Contains(t, out, "v2")
-		assert.Empty(t, o.Undone, "ordinary work was undone")
-		assert.Contains(t, gitOut(t, f.ws, "log", "--format=%s"), "v2", "the commit is on the host")
-		assert.FileExists(t, filepath.Join(f.ws, "web", "node_modules", "left", ".vscode", "settings.json"), "node_modules is not searched")
-		for rel, want := range configs {
-			b, err := os.ReadFile(filepath.Join(f.ws, rel))
-			require.NoError(t, err)
-			assert.Equal(t, want, string(b), rel)
-		}
-	})
 }
 
 // guardSetFor is the guard set a launch would take for root: the

@@ -46,12 +46,3 @@ func TestReadDenyEntryUnreadable(t *testing.T) {
 		}
 	})
 }
-
-// TestReadDenyEntriesInReadme: the README names every entry of the list.
-func TestReadDenyEntriesInReadme(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	require.NoError(t, err)
-	for _, e := range ReadDenyEntries {
-		assert.Contains(t, string(readme), "`~/"+e.Path+"`", "README.md does not name the read-deny entry of %s", e.Tool)
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // canonicalPath returns p absolute, cleaned and with every symlink
@@ -156,48 +158,11 @@ func narrowByClient(roots []string, p ExecutionPolicy, in *PolicyInputs) (narrow
 	return out, false
 }
 
-// Within reports whether path lies at or beneath dir, comparing whole path
-// components of two cleaned absolute paths ("/ws-evil" is not within
-// "/ws"). It is for planning mounts and reporting; access decisions on
-// files are made by the FS fence relative to directory handles.
-//
-// Building a confined argv asks it a few hundred times (every protected
-// path against every root), so it compares the cleaned paths' components
-// in place instead of working out filepath.Rel, which was a third of a
-// Landlock Confine (BenchmarkConfine). Relative paths keep Rel's answer.
-func Within(path, dir string) bool {
-	if !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
-		return withinRel(path, dir)
-	}
-	path, dir = cleanAbs(path), cleanAbs(dir)
-	switch {
-	case dir == string(filepath.Separator):
-		return true
-	case len(path) == len(dir):
-		return path == dir
-	}
-	return len(path) > len(dir) && path[len(dir)] == filepath.Separator && path[:len(dir)] == dir
-}
-
-// cleanAbs is filepath.Clean for an absolute path, without its
-// byte-by-byte copy when the path is clean already (as policy paths are).
-func cleanAbs(p string) string {
-	const sep = string(filepath.Separator)
-	if p == sep || !strings.HasSuffix(p, sep) && !strings.HasSuffix(p, sep+".") && !strings.HasSuffix(p, sep+"..") &&
-		!strings.Contains(p, sep+sep) && !strings.Contains(p, sep+"."+sep) && !strings.Contains(p, sep+".."+sep) {
-		return p
-	}
-	return filepath.Clean(p)
-}
-
-// withinRel is Within for paths that are not both absolute.
-func withinRel(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
-}
+// Within reports whether path is dir or lies beneath it, comparing whole
+// components (pathx.Within). It is for planning mounts and reporting;
+// access decisions on files are made by the FS fence relative to
+// directory handles.
+func Within(path, dir string) bool { return pathx.Within(path, dir) }
 
 // existsNoFollow reports whether p exists, without following a final symlink.
 func existsNoFollow(p string) bool {

@@ -199,7 +199,28 @@ func renderSeatbelt(spec seatbeltSpec, base string) string {
 	return b.String()
 }
 
+// The golden files (Seatbelt profiles, bwrap and Landlock argv) pin the
+// launch's structure with a few entries of each data list standing in for
+// all of them, so that adding a protected name or a read-deny entry (one
+// line of data) changes no golden file. Every entry of the real data is
+// checked apart: in the profile by TestSeatbeltCarriesTheLists, on Linux
+// by the tests that plant each one (TestReadDenyEntryUnreadable,
+// TestProtectedNamesPlantedAtAnyDepth).
+var (
+	goldenProtectedNames = []string{".cordon", ".bashrc", ".vscode", ".claude", ".mcp.json", ".config/git", ".hg/hgrc"}
+	goldenReadDeny       = []string{".ssh", ".aws", ".netrc", ".config/op", ".claude/.credentials.json", ".claude.json"}
+)
+
+// withGoldenLists puts the stand-ins in place of the data lists for the
+// rest of the test (which must not run in parallel with another).
+func withGoldenLists(t *testing.T) {
+	names, deny := DefaultProtectedNames, DefaultReadDeny
+	DefaultProtectedNames, DefaultReadDeny = goldenProtectedNames, goldenReadDeny
+	t.Cleanup(func() { DefaultProtectedNames, DefaultReadDeny = names, deny })
+}
+
 func TestSeatbeltGolden(t *testing.T) {
+	withGoldenLists(t)
 	for _, c := range seatbeltCases() {
 		t.Run(c.name, func(t *testing.T) {
 			spec, _, base := c.profile(t)
@@ -213,6 +234,65 @@ func TestSeatbeltGolden(t *testing.T) {
 			require.NoError(t, err, "run go test ./sandbox -run SeatbeltGolden -update to create it")
 			assert.Equal(t, string(want), got, "profile changed: review it, then rerun with -update")
 		})
+	}
+}
+
+// TestSeatbeltCarriesTheLists: with the real data, every protected name
+// is refused to writes at the top of the workspace (as itself, or by its
+// first missing component), and every read-deny entry is refused to
+// reads, by a rule of the profile the golden files pin.
+func TestSeatbeltCarriesTheLists(t *testing.T) {
+	tr := newSeatbeltTree(t)
+	tr.project()
+	tr.dirs("project/.claude", "project/.hg")
+	set := tr.settings(WorkspaceWrite, NetworkAllow, "project")
+	p := tr.resolve(set)
+	spec, err := seatbeltProfile(p, nil)
+	require.NoError(t, err)
+	keyOf := func(prefix, value string) string {
+		for _, prm := range spec.Params {
+			if strings.HasPrefix(prm.Key, prefix) && prm.Value == value {
+				return prm.Key
+			}
+		}
+		return ""
+	}
+	// block is the profile's text from the line holding start to the
+	// next line indented no deeper than that line's rule.
+	block := func(start, nextRule string) string {
+		i := strings.Index(spec.Profile, start)
+		require.GreaterOrEqual(t, i, 0, start)
+		rest := spec.Profile[i+len(start):]
+		if j := strings.Index(rest, nextRule); j >= 0 {
+			rest = rest[:j]
+		}
+		return rest
+	}
+	root := keyOf("ROOT_", p.WorkspaceRoot)
+	require.NotEmpty(t, root)
+	writes := block(`(subpath (param "`+root+`"))`, "\n  (")
+	for _, name := range DefaultProtectedNames {
+		// Named as itself if it exists, else by its first missing part.
+		place := p.WorkspaceRoot
+		for _, part := range strings.Split(name, "/") {
+			place = filepath.Join(place, part)
+			if _, err := os.Lstat(place); err != nil {
+				break
+			}
+		}
+		key := keyOf("PROTECTED_", place)
+		if assert.NotEmpty(t, key, "protected name %s: no parameter for %s", name, place) {
+			assert.Contains(t, writes, `(require-not (literal (param "`+key+`")))`, name)
+			assert.Contains(t, writes, `(require-not (subpath (param "`+key+`")))`, name)
+		}
+	}
+	reads := block("(allow file-read* file-test-existence file-map-executable", "\n(")
+	for _, rel := range DefaultReadDeny {
+		key := keyOf("READ_DENY_", filepath.Join(set.Home, filepath.FromSlash(rel)))
+		if assert.NotEmpty(t, key, "read-deny entry ~/%s has no parameter", rel) {
+			assert.Contains(t, reads, `(require-not (literal (param "`+key+`")))`, rel)
+			assert.Contains(t, reads, `(require-not (subpath (param "`+key+`")))`, rel)
+		}
 	}
 }
 

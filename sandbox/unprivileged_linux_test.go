@@ -25,7 +25,10 @@ func TestUnprivileged(t *testing.T) {
 	require.NoError(t, os.MkdirAll(home, 0o777))
 	require.NoError(t, os.Chmod(home, 0o777))
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
-		bin, "-test.v", "-test.count=1", "-test.run", "^(TestBackend|TestBwrap|TestProtected|TestNoStubs|TestSymlinked|TestConcurrentStubs)")
+		bin, "-test.v", "-test.count=1", "-test.run", "^(TestBackend|TestBwrap|TestProtected|TestNoStubs|TestSymlinked|TestConcurrentStubs)",
+		// The argv goldens are root's (a user who is not root gets the
+		// capture's capabilities too), and lie in testdata, away from here.
+		"-test.skip", "^TestBwrapArgvGolden$")
 	cmd.Env = append(Environ(os.Environ(), nil), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
 	cmd.Dir = home
 	out, err := cmd.CombinedOutput()

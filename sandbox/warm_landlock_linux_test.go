@@ -131,6 +131,18 @@ sleep 0.1; `+zygoteAlive)
 	assert.Equal(t, "refused 64 of 64\nzygote alive\n", out, "a command signalled its zygote")
 	assert.Equal(t, 0, res.ExitCode)
 	aliveOnHost("its commands' signals")
+	// No thread of the zygote is left in a command's domain once the
+	// command runs: not the one that forked it, nor its main thread,
+	// which Go never ends (a zygote that forked from its main thread
+	// left it there, and every later command could kill the zygote). A
+	// signal to a thread id is judged by that thread's domain. Several
+	// calls, since which thread forks is the Go scheduler's choice.
+	for i := range 4 {
+		_, out := w.run(t.Context(), p, `sleep 0.2; reachable=0
+for task in /proc/$PPID/task/*; do kill -0 "${task##*/}" 2>/dev/null && reachable=$((reachable+1)); done
+echo "reachable $reachable"`)
+		assert.Equal(t, "reachable 0\n", out, "call %d reached a thread of its zygote", i)
+	}
 
 	token := fmt.Sprintf("cordon-warm-kill-all-%d", time.Now().UnixNano())
 	res, out = w.run(t.Context(), p, leavers(token)+`
@@ -183,7 +195,7 @@ func signalZygote(t *testing.T, p ExecutionPolicy, sig syscall.Signal) string {
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			data, err := os.ReadFile(file)
 			if err != nil || !bytes.HasSuffix(data, []byte("\n")) {
 				continue
@@ -304,7 +316,8 @@ func TestLandlockHoppingTreeDies(t *testing.T) {
 		{"warm, the command exits", "exit 0", w.ex, 0, 0},
 		{"warm, the zygote killed", "sleep 30", w.ex, 0, syscall.SIGKILL},
 		{"cold, the command exits", "exit 0", w.cold(), 0, 0},
-		{"cold, the call timed out", "sleep 30", w.cold(), 10 * time.Second, 0},
+		// Long enough for the chains to start on a busy machine.
+		{"cold, the call timed out", "sleep 60", w.cold(), 20 * time.Second, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			token := fmt.Sprintf("cordon-hopper-%d", time.Now().UnixNano())

@@ -28,7 +28,9 @@ for platform in $PLATFORMS; do
   mkdir -p "$dir"
   ext=; [ "$os" = windows ] && ext=.exe
   for cmd in cordon cordon-helper; do
-    GOOS=$os GOARCH=$arch go build -trimpath \
+    # cordon_release: a broken invariant fails closed (a refusal) instead
+    # of panicking, as in development builds (sandbox/invariant.go).
+    GOOS=$os GOARCH=$arch go build -trimpath -tags cordon_release \
       -ldflags "-s -w -buildid= -X main.version=$VERSION -X main.commit=$COMMIT" \
       -o "$dir/$cmd$ext" "./cmd/$cmd"
   done

@@ -21,4 +21,7 @@ case "$out" in
   "cordon $version (${commit:0:12}) linux/amd64 "*) ;;
   *) echo "test-release: cordon version says '$out', want version $version and commit ${commit:0:12}"; exit 1 ;;
 esac
+if ! go version -m "$a"/cordon_*_linux_amd64/cordon | grep -q -- '-tags=cordon_release'; then
+  echo "test-release: the release binary is not a cordon_release build"; exit 1
+fi
 echo "test-release: reproducible ($(wc -l <"$a/SHA256SUMS") files), stamped: $out"

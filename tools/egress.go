@@ -8,6 +8,7 @@ import (
 
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/egress"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 )
@@ -27,6 +28,19 @@ func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.E
 		Decided: func(host string, port int, d egress.Decision) {
 			call.Session.record(conf.Logger, sessionlog.EventNetworkDecision, map[string]any{"host": host, "port": port, "decision": d})
 		},
+	}
+	if pol.Network == sandbox.NetworkRestricted && len(conf.Secrets) > 0 {
+		hooks.Secrets = call.Session.secretVault(conf)
+		hooks.SecretUsed = func(host string, port int, name string, r *secrets.Refusal) {
+			data := map[string]any{"host": host, "port": port, "decision": "secret-injected", "secret": name}
+			if r != nil {
+				// Refusal's text names the secret and the host, never a value.
+				data["decision"], data["reason"] = "secret-refused", r.Error()
+				conf.Logger.Warn().Str("host", host).Int("port", port).Str("secret", name).
+					Msg("egress proxy refused a request carrying a secret's sentinel to a host that is not the secret's")
+			}
+			call.Session.record(conf.Logger, sessionlog.EventNetworkDecision, data)
+		}
 	}
 	if pol.Network != sandbox.NetworkRestricted || call.Asker == nil || conf.Gate.Policy == approval.Never {
 		return hooks

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cordonhq/cordon/fsfence"
@@ -75,25 +76,23 @@ func readIgnore(file *os.File, dir string) *ignoreLevel {
 }
 
 // ignoreStack holds the .gitignore files of the directories from the
-// ignore base down to the one being walked.
+// ignore base down to the one being walked. It is a value: with returns a
+// new one and leaves the old as it was, so that the directories of a
+// parallel walk each keep their own.
 type ignoreStack struct {
 	levels []*ignoreLevel
 }
 
-// push adds a directory's .gitignore, if it has rules, and reports
-// whether it did (so that the caller pops it when it leaves the directory).
-func (s *ignoreStack) push(l *ignoreLevel) bool {
+// with is the stack with a directory's .gitignore added, if it has rules.
+func (s ignoreStack) with(l *ignoreLevel) ignoreStack {
 	if l == nil {
-		return false
+		return s
 	}
-	s.levels = append(s.levels, l)
-	return true
+	return ignoreStack{levels: append(slices.Clip(s.levels), l)}
 }
 
-func (s *ignoreStack) pop() { s.levels = s.levels[:len(s.levels)-1] }
-
 // ignored reports whether the levels in force ignore path.
-func (s *ignoreStack) ignored(path string, isDir bool) bool {
+func (s ignoreStack) ignored(path string, isDir bool) bool {
 	ignored := false
 	for _, l := range s.levels {
 		rel, ok := relBelow(l.dir, path)

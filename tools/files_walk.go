@@ -74,60 +74,51 @@ type visitFunc func(path string, d fs.DirEntry, dir *walkDir) error
 // context's, stops the walk and is returned; so is an error on root
 // itself.
 func (w treeWalk) run(ctx context.Context, visit visitFunc) error {
+	d, stack, err := w.start(visit)
+	if d == nil {
+		return err
+	}
+	return w.walk(ctx, stack, d, w.root, visit)
+}
+
+// start opens the root and gathers the .gitignore files above it. When
+// the root is not a directory, it visits it and returns no directory.
+func (w treeWalk) start(visit visitFunc) (*walkDir, ignoreStack, error) {
 	var stack ignoreStack
 	// The .gitignore files above root, from the base down, apply too.
 	if w.root != w.ignoreBase {
 		if rel, err := filepath.Rel(w.ignoreBase, filepath.Dir(w.root)); err == nil {
 			dir := w.ignoreBase
-			stack.push(loadIgnore(w.fence, dir))
+			stack = stack.with(loadIgnore(w.fence, dir))
 			if rel != "." {
 				for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
 					dir = filepath.Join(dir, part)
-					stack.push(loadIgnore(w.fence, dir))
+					stack = stack.with(loadIgnore(w.fence, dir))
 				}
 			}
 		}
 	}
 	fi, err := w.fence.Stat(w.root)
 	if err != nil {
-		return err
+		return nil, stack, err
 	}
 	if !fi.IsDir() {
-		return visit(w.root, fs.FileInfoToDirEntry(fi), nil)
+		return nil, stack, visit(w.root, fs.FileInfoToDirEntry(fi), nil)
 	}
 	d, err := w.fence.OpenDir(w.root)
 	if err != nil {
-		return err
+		return nil, stack, err
 	}
-	return w.walk(ctx, &stack, newWalkDir(d), w.root, visit)
+	return newWalkDir(d), stack, nil
 }
 
 // walk lists dir, whose path is p, and goes through it; it drops the
 // walk's reference to dir.
-func (w treeWalk) walk(ctx context.Context, stack *ignoreStack, dir *walkDir, p string, visit visitFunc) error {
+func (w treeWalk) walk(ctx context.Context, stack ignoreStack, dir *walkDir, p string, visit visitFunc) error {
 	defer dir.release()
-	entries, err := dir.ReadDir()
+	entries, stack, err := w.list(dir, p, stack)
 	if err != nil {
-		if p == w.root {
-			return err
-		}
-		return nil // refused, or gone since its parent was listed
-	}
-	for _, e := range entries {
-		if e.Name() == ".gitignore" && !e.IsDir() {
-			var l *ignoreLevel
-			if e.Type().IsRegular() {
-				if file, err := dir.OpenFile(".gitignore"); err == nil {
-					l = readIgnore(file, p)
-				}
-			} else {
-				l = loadIgnore(w.fence, p) // a symlink: followed through the full check, as ever
-			}
-			if stack.push(l) {
-				defer stack.pop()
-			}
-			break
-		}
+		return err
 	}
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
@@ -136,7 +127,7 @@ func (w treeWalk) walk(ctx context.Context, stack *ignoreStack, dir *walkDir, p 
 		name := e.Name()
 		child := joinName(p, name)
 		if e.IsDir() {
-			if name == ".git" || stack.ignored(child, true) {
+			if skipDir(stack, name, child) {
 				continue
 			}
 			sub, err := dir.OpenDir(name)
@@ -156,6 +147,41 @@ func (w treeWalk) walk(ctx context.Context, stack *ignoreStack, dir *walkDir, p 
 		}
 	}
 	return nil
+}
+
+// list lists dir, whose path is p, and returns the .gitignore rules in
+// force in it: stack and its own. A listing that fails is an error only
+// for the root; below it, the directory was refused or is gone since its
+// parent was listed, and is empty.
+func (w treeWalk) list(dir *walkDir, p string, stack ignoreStack) ([]fs.DirEntry, ignoreStack, error) {
+	entries, err := dir.ReadDir()
+	if err != nil {
+		if p == w.root {
+			return nil, stack, err
+		}
+		return nil, stack, nil
+	}
+	for _, e := range entries {
+		if e.Name() == ".gitignore" && !e.IsDir() {
+			var l *ignoreLevel
+			if e.Type().IsRegular() {
+				if file, err := dir.OpenFile(".gitignore"); err == nil {
+					l = readIgnore(file, p)
+				}
+			} else {
+				l = loadIgnore(w.fence, p) // a symlink: followed through the full check, as ever
+			}
+			stack = stack.with(l)
+			break
+		}
+	}
+	return entries, stack, nil
+}
+
+// skipDir reports whether the walk leaves out the directory name, at path
+// p: .git, or what .gitignore ignores.
+func skipDir(stack ignoreStack, name, p string) bool {
+	return name == ".git" || stack.ignored(p, true)
 }
 
 // joinName is filepath.Join for a clean path and one name of its listing,

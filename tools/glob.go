@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -69,23 +71,30 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if path.IsAbs(pattern) {
 		root = filepath.Clean(filepath.FromSlash(base))
 	}
+	match := globMatcher(rest)
+	var mu sync.Mutex
 	var found []stamped
-	err := newTreeWalk(f, pol, root).run(ctx, func(p string, d fs.DirEntry, dir *walkDir) error {
-		rel, err := filepath.Rel(root, p)
-		if err != nil || !doublestar.MatchUnvalidated(rest, filepath.ToSlash(rel)) {
+	// The walk runs on every CPU, in no order: the matches are sorted
+	// by time below.
+	err := newTreeWalk(f, pol, root).runParallel(ctx, runtime.NumCPU(), func(p string, d fs.DirEntry, dir *walkDir) error {
+		rel, ok := relBelow(root, p)
+		if !ok || !match(rel, d.Name()) {
 			return nil
 		}
 		// The match's own modification time (a symlink's is its own),
 		// looked at beneath its checked directory; what the fence refuses
 		// (a read-deny file known by identity) is dropped.
 		var fi fs.FileInfo
+		var err error
 		if dir != nil {
 			fi, err = dir.Lstat(d.Name())
 		} else {
 			fi, err = f.Lstat(p)
 		}
 		if err == nil {
+			mu.Lock()
 			found = append(found, stamped{path: p, mod: fi.ModTime()})
+			mu.Unlock()
 		}
 		return nil
 	})
@@ -118,6 +127,18 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 		fmt.Fprintf(&b, "[showing the %d newest of %d matches: narrow the pattern or the path]\n", MaxGlobMatches, total)
 	}
 	return &Result{Text: b.String(), Structured: structured(GlobOutput{Matches: out, Truncated: truncated, Total: total})}, nil
+}
+
+// globMatcher returns whether a file matches pattern, given its path
+// relative to the walk's root (slash-separated) and its name. A pattern
+// "**/" followed by one without a slash or "**" (the common **/*.go)
+// matches exactly the files whose name matches the rest: it is matched
+// against the name alone.
+func globMatcher(pattern string) func(rel, name string) bool {
+	if tail, ok := strings.CutPrefix(pattern, "**/"); ok && !strings.Contains(tail, "/") && !strings.Contains(tail, "**") {
+		return func(_, name string) bool { return doublestar.MatchUnvalidated(tail, name) }
+	}
+	return func(rel, _ string) bool { return doublestar.MatchUnvalidated(pattern, rel) }
 }
 
 // stamped is a match and its modification time.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -126,7 +125,9 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	} else {
 		// A file named explicitly is searched whatever its name or
 		// .gitignore say.
-		err = g.searchFiles(ctx, func(ctx context.Context, send func(grepJob) error) error { return send(grepJob{path: root}) })
+		err = g.searchFiles(ctx, func(ctx context.Context, send func(grepJob) error) error {
+			return send(grepJob{paths: []string{root}, names: []string{filepath.Base(root)}})
+		})
 	}
 	if ctx.Err() != nil {
 		return nil, errorf(sandbox.CodeTimeout, "grep was cancelled")
@@ -163,9 +164,19 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 // each hit is checked against its line alone; per-line matching, which is
 // many times slower, is kept for patterns with \A or \z, whose meaning the
 // buffer search would change.
+//
+// A literal that every match contains (required, below) is looked for
+// first, with bytes.Index, and only the lines that contain it go to the
+// regular expression, line by line: most of a tree has no line that does.
+// When the pattern is that literal and nothing else, no regular expression
+// runs at all.
 type lineMatcher struct {
 	re      *regexp.Regexp
 	perLine bool
+	// lit is a literal every matching line contains, or nil; complete is
+	// true when containing lit is what matching means.
+	lit      []byte
+	complete bool
 }
 
 func newLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, *ToolError) {
@@ -184,7 +195,11 @@ func newLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, *ToolError) 
 	if err != nil {
 		return nil, invalid("pattern is not a valid RE2 regular expression: %v", err)
 	}
-	return &lineMatcher{re: re, perLine: hasTextAnchor(parsed)}, nil
+	m := &lineMatcher{re: re, perLine: hasTextAnchor(parsed)}
+	if !m.perLine {
+		m.lit, m.complete = requiredLiteral(parsed)
+	}
+	return m, nil
 }
 
 func hasTextAnchor(re *syntax.Regexp) bool {
@@ -226,7 +241,23 @@ type grepRun struct {
 // for a glob with a slash, whose path below the root) matches glob.
 func (g *grepRun) searchTree(ctx context.Context, w treeWalk, glob string) error {
 	return g.searchFiles(ctx, func(ctx context.Context, send func(grepJob) error) error {
-		return w.run(ctx, func(p string, d fs.DirEntry, dir *walkDir) error {
+		// Files go to the workers in batches of one directory's, which
+		// costs a channel send and a wake-up a batch instead of a file.
+		var batch grepJob
+		flush := func() error {
+			job := batch
+			batch = grepJob{}
+			if len(job.names) == 0 {
+				job.release()
+				return nil
+			}
+			if err := send(job); err != nil {
+				job.release()
+				return err
+			}
+			return nil
+		}
+		err := w.run(ctx, func(p string, d fs.DirEntry, dir *walkDir) error {
 			// Symlinks are not followed (like ripgrep), nor are devices
 			// and FIFOs opened.
 			if !d.Type().IsRegular() {
@@ -246,28 +277,38 @@ func (g *grepRun) searchTree(ctx context.Context, w treeWalk, glob string) error
 				}
 			}
 			// The worker opens the file beneath its checked directory,
-			// which stays open until then.
-			job := grepJob{path: p, dir: dir, name: d.Name()}
-			if dir != nil {
-				dir.retain()
+			// which the batch keeps open until then.
+			if dir != batch.dir || len(batch.names) == grepBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+				batch.dir = dir
+				if dir != nil {
+					dir.retain()
+				}
 			}
-			if err := send(job); err != nil {
-				job.release()
-				return err
-			}
+			batch.paths = append(batch.paths, p)
+			batch.names = append(batch.names, d.Name())
 			return nil
 		})
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+		return err
 	})
 }
 
-// grepJob is one file to search: by name in a directory of the walk, whose
-// reference the job holds, or by path when dir is nil (a file named by the
-// caller).
+// grepBatch is the most files a job holds.
+const grepBatch = 32
+
+// grepJob is files to search, in order: by name in a directory of the
+// walk, whose reference the job holds, or by path when dir is nil (a file
+// named by the caller).
 type grepJob struct {
-	idx  int
-	path string
-	dir  *walkDir
-	name string
+	idx   int
+	dir   *walkDir
+	paths []string
+	names []string
 }
 
 func (j grepJob) release() {
@@ -315,14 +356,18 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 			switch g.output {
 			case grepFiles:
 				s.limit = 1 // one match says the file matches
+				s.lineless = true
 			case grepCount:
 				s.limit, s.count = math.MaxInt, true
 			}
 			s.context = g.context
 			for job := range jobs {
 				var hits []grepHit
-				if ctx.Err() == nil {
-					hits = s.searchJob(ctx, job)
+				for i := range job.paths {
+					if ctx.Err() != nil {
+						break
+					}
+					hits = append(hits, s.searchJob(ctx, job, i)...)
 				}
 				job.release()
 				results <- grepResult{idx: job.idx, hits: hits}
@@ -371,13 +416,16 @@ func (g *grepRun) searchFiles(ctx context.Context, walk func(context.Context, fu
 
 // fileSearcher searches one file at a time with a reusable buffer.
 type fileSearcher struct {
-	fence   *fsfence.Fence
-	m       *lineMatcher
-	limit   int // matches per file
-	count   bool
-	context int
-	buf     []byte
-	maxLine int // the buffer's largest size (maxGrepLine; smaller in tests)
+	fence *fsfence.Fence
+	m     *lineMatcher
+	limit int // matches per file
+	count bool
+	// lineless: the hits' line numbers are not shown (output files), so
+	// lines are not counted; count implies it.
+	lineless bool
+	context  int
+	buf      []byte
+	maxLine  int // the buffer's largest size (maxGrepLine; smaller in tests)
 }
 
 // fileState is what the search of one file carries from one region of it
@@ -397,34 +445,35 @@ func newFileSearcher(f *fsfence.Fence, m *lineMatcher, limit int) *fileSearcher 
 }
 
 // search returns up to limit matching lines of the file at path p. A file
-// the fence refuses, that vanished, or that turns out to be binary (a NUL
-// byte anywhere) yields nothing.
+// the fence refuses, that vanished, or that is binary (a NUL byte in its
+// first sniffSize bytes, as read_file decides) yields nothing.
 func (s *fileSearcher) search(ctx context.Context, p string) []grepHit {
 	file, err := s.fence.OpenFile(p)
 	if err != nil {
 		return nil
 	}
-	return s.scan(ctx, file, p)
-}
-
-// searchJob is search for a job of the walk: the file is opened beneath
-// its directory's handle.
-func (s *fileSearcher) searchJob(ctx context.Context, job grepJob) []grepHit {
-	if job.dir == nil {
-		return s.search(ctx, job.path)
-	}
-	file, err := job.dir.OpenFile(job.name)
-	if err != nil {
-		return nil
-	}
-	return s.scan(ctx, file, job.path)
-}
-
-// scan searches an open file, named p in the hits, and closes it.
-func (s *fileSearcher) scan(ctx context.Context, file *os.File, p string) []grepHit {
 	defer file.Close()
+	return s.scan(ctx, file, -1, p)
+}
+
+// searchJob is search for the i-th file of a job of the walk: the file is
+// opened beneath its directory's handle.
+func (s *fileSearcher) searchJob(ctx context.Context, job grepJob, i int) []grepHit {
+	if job.dir == nil {
+		return s.search(ctx, job.paths[i])
+	}
+	var hits []grepHit
+	job.dir.ReadFunc(job.names[i], func(r io.Reader, size int64) {
+		hits = s.scan(ctx, r, size, job.paths[i])
+	})
+	return hits
+}
+
+// scan searches an open file of size bytes (-1: not known), named p in
+// the hits.
+func (s *fileSearcher) scan(ctx context.Context, file io.Reader, size int64, p string) []grepHit {
 	var st fileState
-	hits, ok := s.scanFile(ctx, file, p, &st)
+	hits, ok := s.scanFile(ctx, file, size, p, &st)
 	switch {
 	case !ok:
 		return nil
@@ -434,27 +483,51 @@ func (s *fileSearcher) scan(ctx context.Context, file *os.File, p string) []grep
 	return hits
 }
 
+// fill reads into buf until it is full or the file ends. The end is a read
+// of nothing or, once the size the file had when it was opened has been
+// read (done counts the bytes read so far), a short read: that saves the
+// read that would return nothing, one per file. A size of 0 says nothing
+// (procfs gives it to files that read page by page), nor does -1.
+func fill(file io.Reader, buf []byte, size int64, done *int64) (n int, eof bool, err error) {
+	for n < len(buf) {
+		m, err := file.Read(buf[n:])
+		n += m
+		*done += int64(m)
+		switch {
+		case errors.Is(err, io.EOF) || (m == 0 && err == nil):
+			return n, true, nil
+		case err != nil:
+			return n, false, err
+		case size > 0 && *done >= size && n < len(buf):
+			return n, true, nil
+		}
+	}
+	return n, false, nil
+}
+
 // scanFile is scan's loop over the regions of the file. ok is false for a
 // binary file or a cancelled search; on an I/O error, it returns what it
 // found until then.
-func (s *fileSearcher) scanFile(ctx context.Context, file *os.File, p string, st *fileState) (hits []grepHit, ok bool) {
+func (s *fileSearcher) scanFile(ctx context.Context, file io.Reader, size int64, p string, st *fileState) (hits []grepHit, ok bool) {
 	buf := s.buf
 	end := 0          // buf[:end] holds data; buf[0] starts a line
 	line := 1         // the number of the line at buf[0]
 	skipping := false // dropping the rest of an over-long line
 	eof := false
+	var done int64 // bytes read
 	for !eof {
 		if ctx.Err() != nil {
 			return nil, false
 		}
-		n, err := io.ReadFull(file, buf[end:])
+		var n int
+		var err error
+		n, eof, err = fill(file, buf[end:], size, &done)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-				return hits, true // an I/O error: keep what was found
-			}
-			eof = true
+			return hits, true // an I/O error: keep what was found
 		}
-		if bytes.IndexByte(buf[end:end+n], 0) >= 0 {
+		// Binary as read_file decides it: a NUL in the first sniffSize
+		// bytes. Looking further cost a pass over every byte of the tree.
+		if from := done - int64(n); from < sniffSize && bytes.IndexByte(buf[end:end+min(n, int(sniffSize-from))], 0) >= 0 {
 			return nil, false // binary
 		}
 		end += n
@@ -490,7 +563,10 @@ func (s *fileSearcher) scanFile(ctx context.Context, file *os.File, p string, st
 		if done {
 			return hits, true
 		}
-		next := line + bytes.Count(buf[:lim], []byte{'\n'})
+		next := line
+		if !s.count && !s.lineless {
+			next += bytes.Count(buf[:lim], []byte{'\n'})
+		}
 		if s.context > 0 {
 			s.keepTail(buf[:lim], p, line, next, st)
 		}
@@ -515,40 +591,14 @@ func (s *fileSearcher) searchRegion(region []byte, p string, first int, st *file
 		line, counted = first+bytes.Count(region[:min(pos, len(region))], []byte{'\n'}), min(pos, len(region))
 	}
 	for pos < len(region) {
-		var ls, le int
-		if s.m.perLine {
-			ls = pos
-			le = ls + bytes.IndexByte(region[ls:], '\n')
-			if le < ls {
-				le = len(region)
-			}
-			if !s.m.re.Match(region[ls:le]) {
-				pos = le + 1
-				continue
-			}
-		} else {
-			loc := s.m.re.FindIndex(region[pos:])
-			if loc == nil {
-				break
-			}
-			start := pos + loc[0]
-			ls = pos + bytes.LastIndexByte(region[pos:start], '\n') + 1
-			if ls == len(region) {
-				break // an empty match after the last newline: no line there
-			}
-			le = start + bytes.IndexByte(region[start:], '\n')
-			if le < start {
-				le = len(region)
-			}
-			// A match that runs over the end of its line (\s, [^x] match
-			// newlines) counts only if the line matches on its own.
-			if pos+loc[1] > le && !s.m.re.Match(region[ls:le]) {
-				pos = le + 1
-				continue
-			}
+		ls, le, ok := s.m.nextLine(region, pos)
+		if !ok {
+			break
 		}
-		line += bytes.Count(region[counted:ls], []byte{'\n'})
-		counted = ls
+		if !s.count && !s.lineless {
+			line += bytes.Count(region[counted:ls], []byte{'\n'})
+			counted = ls
+		}
 		st.matches++
 		if s.count {
 			pos = le + 1

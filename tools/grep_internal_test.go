@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -113,5 +114,45 @@ func TestRelBelow(t *testing.T) {
 		if ok {
 			require.Equal(t, want, got, "%v", c)
 		}
+	}
+}
+
+// shortReader returns at most step bytes a read, as procfs and some FUSE
+// file systems do.
+type shortReader struct {
+	data  []byte
+	step  int
+	reads int
+}
+
+func (r *shortReader) Read(p []byte) (int, error) {
+	r.reads++
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.step)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestFillShortReads: a short read ends the file only once the size seen
+// at the open has been read (what a file grew by after its open is not
+// read); a size of 0 (procfs) or -1 means read to EOF.
+func TestFillShortReads(t *testing.T) {
+	all := []byte(strings.Repeat("0123456789", 100))
+	for _, c := range []struct {
+		size      int64
+		wantReads int
+		want      []byte
+	}{{-1, 101, all}, {0, 101, all}, {1000, 100, all}, {500, 50, all[:500]}} {
+		data := c.want
+		r := &shortReader{data: slices.Clone(all), step: 10}
+		buf := make([]byte, 4096)
+		var done int64
+		n, eof, err := fill(r, buf, c.size, &done)
+		require.NoError(t, err)
+		require.True(t, eof, "size %d", c.size)
+		require.Equal(t, data, buf[:n], "size %d", c.size)
+		require.Equal(t, c.wantReads, r.reads, "size %d", c.size)
 	}
 }

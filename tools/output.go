@@ -334,39 +334,30 @@ func (b *OutputBuffer) feed(p []byte) {
 			}
 			i++
 
-		case outEscInter:
-			switch {
-			case c >= 0x20 && c <= 0x2f:
-			case c >= 0x30 && c <= 0x7e:
-				b.state = outGround
-			case c == outESC:
-				b.state = outEsc
-			case c == outCAN || c == outSUB:
-				b.state = outGround
-			default:
-				b.state = outGround
-				continue
+		case outEscInter, outCSI:
+			// An escape's intermediate bytes, or a control sequence's
+			// parameter and intermediate bytes, up to the final byte.
+			csi := b.state == outCSI
+			last := byte(0x2f)
+			if csi {
+				last = 0x3f
 			}
-			i++
-
-		case outCSI:
 			switch {
-			case c >= 0x20 && c <= 0x3f:
-				// Parameter and intermediate bytes.
-			case c >= 0x40 && c <= 0x7e:
+			case c >= 0x20 && c <= last:
+			case c > last && c <= 0x7e:
 				b.state = outGround
 			case c == outESC:
 				b.state = outEsc
 			case c == outCAN || c == outSUB:
 				b.state = outGround
-			case c < 0x20:
+			case csi && c < 0x20:
 				// A terminal executes C0 controls met inside a control
 				// sequence (a newline still breaks the line).
 				b.control(c)
-			case c == outDEL:
+			case csi && c == outDEL:
 			default:
-				// A byte that cannot be part of a control sequence is
-				// text the sequence must not swallow.
+				// A byte that cannot be part of the sequence is text it
+				// must not swallow.
 				b.state = outGround
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 	"github.com/rs/zerolog"
@@ -39,6 +40,9 @@ type Session struct {
 	// allowedHosts are the hosts the human allowed for the session
 	// (network restricted's allow_session; egress.go).
 	allowedHosts []string
+	// vault holds the session's sentinels and CA, made at its first
+	// restricted call (secrets.go).
+	vault *secrets.Vault
 }
 
 // SetClientRoots records the client's roots, which narrow the session's

@@ -7,23 +7,44 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
 // StatusInput are the sandbox_status tool's arguments: none.
 type StatusInput struct{}
 
+// PolicyReport is a policy as sandbox_status and `cordon status --json`
+// show it.
+type PolicyReport struct {
+	Mode            sandbox.Mode    `json:"mode"`
+	WorkspaceRoot   string          `json:"workspace_root"`
+	WritableRoots   []string        `json:"writable_roots"`
+	ProtectedPaths  []string        `json:"protected_paths"`
+	ReadDeny        []string        `json:"read_deny"`
+	Network         sandbox.Network `json:"network"`
+	AllowedDomains  []string        `json:"allowed_domains,omitempty" jsonschema:"network restricted: hosts the egress proxy lets through without asking (with those the human allowed for this session)"`
+	DeniedDomains   []string        `json:"denied_domains,omitempty" jsonschema:"network restricted: hosts it always refuses"`
+	NetworkEnforcer string          `json:"network_enforcer,omitempty" jsonschema:"network restricted: who keeps commands on the egress proxy"`
+}
+
+// NewPolicyReport reports pol, whose commands run on backend ("" when
+// none works).
+func NewPolicyReport(pol sandbox.ExecutionPolicy, backend string) PolicyReport {
+	r := PolicyReport{Mode: pol.Mode, WorkspaceRoot: pol.WorkspaceRoot, WritableRoots: pol.WritableRoots,
+		ProtectedPaths: pol.Protected, ReadDeny: pol.ReadDeny, Network: pol.Network}
+	if pol.Network == sandbox.NetworkRestricted {
+		r.AllowedDomains, r.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
+		r.NetworkEnforcer = sandbox.EgressEnforcer(backend)
+	}
+	return r
+}
+
 // StatusOutput is the sandbox_status tool's structuredContent.
 type StatusOutput struct {
-	Mode            sandbox.Mode        `json:"mode"`
-	WorkspaceRoot   string              `json:"workspace_root"`
-	WritableRoots   []string            `json:"writable_roots"`
-	ProtectedPaths  []string            `json:"protected_paths"`
-	ReadDeny        []string            `json:"read_deny"`
-	Network         sandbox.Network     `json:"network"`
-	AllowedDomains  []string            `json:"allowed_domains,omitempty" jsonschema:"network restricted: hosts the egress proxy lets through without asking (with those the human allowed for this session)"`
-	DeniedDomains   []string            `json:"denied_domains,omitempty" jsonschema:"network restricted: hosts it always refuses"`
-	NetworkEnforcer string              `json:"network_enforcer,omitempty" jsonschema:"network restricted: who keeps commands on the egress proxy"`
+	PolicyReport
+	ProxyIgnored    string              `json:"proxy_ignored,omitempty" jsonschema:"network restricted: what a program that ignores the proxy variables gets"`
+	Secrets         []secrets.Info      `json:"secrets,omitempty" jsonschema:"credentials the commands use through sentinels: each one's name, the variable holding its sentinel, the hosts the egress proxy sends the real value to (never the value)"`
 	Backend         string              `json:"backend"`
 	Enforcement     sandbox.Enforcement `json:"enforcement"`
 	Status          string              `json:"status"`
@@ -55,9 +76,8 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		enforcement = "none"
 	}
 	fields := StatusOutput{
-		Mode: pol.Mode, WorkspaceRoot: pol.WorkspaceRoot, WritableRoots: pol.WritableRoots,
-		ProtectedPaths: pol.Protected, ReadDeny: pol.ReadDeny, Network: pol.Network,
-		Backend: st.Backend, Enforcement: enforcement, Status: st.State,
+		PolicyReport: NewPolicyReport(pol, st.Backend),
+		Backend:      st.Backend, Enforcement: enforcement, Status: st.State,
 		Approval: call.conf().Gate.Policy, Preset: call.conf().Preset,
 		Unenforced: st.Unenforced, Reason: st.Reason,
 		Processes: len(call.Session.procs().running()), ProcessesMax: call.conf().ProcessesMax,
@@ -69,8 +89,8 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 	}
 	fields.Warnings = sandbox.PathWarnings(os.Getenv("PATH"))
 	if pol.Network == sandbox.NetworkRestricted {
-		fields.AllowedDomains, fields.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
-		fields.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
+		fields.ProxyIgnored = sandbox.ProxyIgnored(st.Backend)
+		fields.Secrets = secrets.Describe(call.conf().Secrets)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s (preset %s, approval %s)\n", pol.Mode, call.conf().Preset, call.conf().Gate.Policy)
@@ -97,6 +117,11 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		fmt.Fprintf(&b, "  allowed domains: %s\n", listOrNone(pol.AllowedDomains))
 		fmt.Fprintf(&b, "  denied domains: %s\n", listOrNone(pol.DeniedDomains))
 		fmt.Fprintf(&b, "  enforced by: %s\n", fields.NetworkEnforcer)
+		fmt.Fprintf(&b, "  programs that ignore the proxy: %s\n", fields.ProxyIgnored)
+		for _, sec := range fields.Secrets {
+			fmt.Fprintf(&b, "  secret %s: $%s holds a sentinel, not the value; the egress proxy puts the real value in place of the sentinel in HTTPS requests to %s only (headers and URL%s) and refuses a request that carries it anywhere else\n",
+				sec.Name, sec.Env, strings.Join(sec.Hosts, ", "), map[bool]string{true: ", bodies too", false: ""}[sec.InjectBody])
+		}
 	}
 	fmt.Fprintf(&b, "protected (read-only even in workspace-write): %s\n", strings.Join(pol.Protected, ", "))
 	fmt.Fprintf(&b, "read-deny (never readable): %s\n", strings.Join(pol.ReadDeny, ", "))

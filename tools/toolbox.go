@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/rs/zerolog"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	// refusal tells the human to allow a host in.
 	EgressForbidden []netip.AddrPort
 	ConfigHint      string
+	// Secrets are the [secrets] the human configured, values read at
+	// start; each session gets its own sentinels and CA (secrets.go).
+	Secrets []secrets.Secret
 }
 
 // Toolbox runs tool calls for any number of sessions. A session's mode

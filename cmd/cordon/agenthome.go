@@ -16,7 +16,7 @@ import (
 // An external_agent runs with a config home of its own beneath its class
 // directory, never the human's: whatever the wrapped agent writes there
 // (a hook, an MCP server, a status line) can reach neither the human's
-// next unwrapped run, which loads ~/.claude and ~/.codex, nor, past this
+// next unwrapped run, which loads ~/.claude, ~/.codex and ~/.gemini, nor, past this
 // start, its own next run, since each start seeds it again from the
 // human's config minus everything that names a program. The agent's own
 // state (sessions, history, its .claude.json) stays between runs; its
@@ -26,8 +26,11 @@ import (
 // agentHome is one agent's config home: the variable that points the
 // agent at it, and how it is seeded from the human's.
 type agentHome struct {
-	variable string // CLAUDE_CONFIG_DIR, CODEX_HOME
+	variable string // CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME
 	sub      string // beneath the class directory
+	// inner is the config directory beneath the one the variable names
+	// (Gemini CLI keeps $GEMINI_CLI_HOME/.gemini), else "".
+	inner string
 	// human is the human's config directory: what the client's
 	// environment names, else the default beneath the home.
 	human func(home string, getenv func(string) string) string
@@ -48,6 +51,21 @@ func (p privateHome) path(name string) string { return filepath.Join(p.dir, name
 var agentHomes = []agentHome{
 	{variable: "CLAUDE_CONFIG_DIR", sub: "claude", human: humanClaudeDir, seed: seedClaude},
 	{variable: "CODEX_HOME", sub: "codex", human: humanCodexDir, seed: seedCodex},
+	{variable: "GEMINI_CLI_HOME", sub: "gemini", inner: ".gemini", human: humanGeminiDir, seed: seedGemini},
+}
+
+// agentConfigRoots are the private config directories whose name is a
+// protected one (Gemini CLI's .gemini): each is made a writable root of
+// its own, or the sandbox would keep the agent's own config read-only and
+// set aside what it writes there.
+func agentConfigRoots(classDir string) []string {
+	var roots []string
+	for _, h := range agentHomes {
+		if h.inner != "" {
+			roots = append(roots, filepath.Join(classDir, h.sub, h.inner))
+		}
+	}
+	return roots
 }
 
 // claudeProgramKeys name programs Claude Code runs, or servers it starts,
@@ -73,6 +91,15 @@ var codexProgramKeys = []string{
 	"credential_export", "http_headers_helper", "zsh_path", "main_execve_wrapper_exe", "codex_linux_sandbox_exe",
 }
 
+// geminiProgramKeys name programs in Gemini CLI's settings.json, at any
+// depth (the current nested keys and the older flat ones): MCP servers,
+// hooks, tool discovery and call commands, the sandbox command, the
+// editor and the pager it starts.
+var geminiProgramKeys = []string{
+	"mcpServers", "hooks", "discoveryCommand", "callCommand", "serverCommand", "toolDiscoveryCommand",
+	"toolCallCommand", "mcpServerCommand", "sandbox", "preferredEditor", "pager",
+}
+
 func humanClaudeDir(home string, getenv func(string) string) string {
 	if d := getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
 		return d
@@ -87,6 +114,13 @@ func humanCodexDir(home string, getenv func(string) string) string {
 	return filepath.Join(home, ".codex")
 }
 
+func humanGeminiDir(home string, getenv func(string) string) string {
+	if d := getenv("GEMINI_CLI_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, ".gemini")
+	}
+	return filepath.Join(home, ".gemini")
+}
+
 // seedAgentHomes seeds every agent's private config home beneath classDir
 // from the human's config and returns the variables that point the agents
 // there. A human's config that cannot be parsed cannot be stripped: the
@@ -99,10 +133,11 @@ func seedAgentHomes(classDir, home string, getenv func(string) string) ([]string
 	defer root.Close()
 	var env []string
 	for _, h := range agentHomes {
-		if err := root.MkdirAll(h.sub, 0o700); err != nil {
+		dir := filepath.Join(h.sub, h.inner)
+		if err := root.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("%s config home: %w", h.variable, err)
 		}
-		if err := h.seed(h.human(home, getenv), privateHome{root, h.sub}, home); err != nil {
+		if err := h.seed(h.human(home, getenv), privateHome{root, dir}, home); err != nil {
 			return nil, fmt.Errorf("%s config home, seeded from %s: %w", h.variable, h.human(home, getenv), err)
 		}
 		env = append(env, h.variable+"="+filepath.Join(classDir, h.sub))
@@ -121,10 +156,10 @@ func seedClaude(human string, private privateHome, home string) error {
 		humanGlobal = filepath.Join(human, ".claude.json")
 	}
 	var errs []error
-	errs = append(errs, seedJSON(filepath.Join(human, "settings.json"), private, "settings.json", false))
+	errs = append(errs, seedJSON(filepath.Join(human, "settings.json"), private, "settings.json", false, claudeProgramKeys))
 	errs = append(errs, private.remove("settings.local.json"))
 	errs = append(errs, copyFresh(filepath.Join(human, "CLAUDE.md"), private, "CLAUDE.md", true))
-	errs = append(errs, seedJSON(humanGlobal, private, ".claude.json", true))
+	errs = append(errs, seedJSON(humanGlobal, private, ".claude.json", true, claudeProgramKeys))
 	errs = append(errs, copyFresh(filepath.Join(human, ".credentials.json"), private, ".credentials.json", false))
 	return errors.Join(errs...)
 }
@@ -141,11 +176,32 @@ func seedCodex(human string, private privateHome, _ string) error {
 	return errors.Join(errs...)
 }
 
+// seedGemini: settings.json and GEMINI.md again at each start, stripped;
+// the login (oauth_creds.json, google_accounts.json) copied when the
+// human's is newer. What the agent could have left to act on its next run
+// goes: extensions (each brings MCP servers and hooks), custom commands
+// (which run shell commands), policies (which approve tools), and the
+// .env files Gemini CLI loads (NODE_OPTIONS). Its history, chats and
+// other state stay.
+func seedGemini(human string, private privateHome, _ string) error {
+	var errs []error
+	errs = append(errs, seedJSON(filepath.Join(human, "settings.json"), private, "settings.json", false, geminiProgramKeys))
+	errs = append(errs, copyFresh(filepath.Join(human, "GEMINI.md"), private, "GEMINI.md", true))
+	errs = append(errs, copyFresh(filepath.Join(human, "oauth_creds.json"), private, "oauth_creds.json", false))
+	errs = append(errs, copyFresh(filepath.Join(human, "google_accounts.json"), private, "google_accounts.json", false))
+	for _, name := range []string{"extensions", "commands", "policies", ".env"} {
+		errs = append(errs, private.removeAll(name))
+	}
+	// $GEMINI_CLI_HOME/.env, beside .gemini, is loaded too.
+	errs = append(errs, privateHome{private.root, filepath.Dir(private.dir)}.remove(".env"))
+	return errors.Join(errs...)
+}
+
 // seedJSON writes name in the private home: the JSON object at src, with
 // the agent's own object there laid over it when keepOwn is set, keys
-// naming programs removed. With neither, name is removed: nothing the
+// in programKeys removed. With neither, name is removed: nothing the
 // agent wrote there survives.
-func seedJSON(src string, private privateHome, name string, keepOwn bool) error {
+func seedJSON(src string, private privateHome, name string, keepOwn bool, programKeys []string) error {
 	merged := map[string]any{}
 	found := false
 	human, err := os.ReadFile(src)
@@ -173,7 +229,7 @@ func seedJSON(src string, private privateHome, name string, keepOwn bool) error 
 	if !found {
 		return private.remove(name)
 	}
-	stripKeys(merged, claudeProgramKeys)
+	stripKeys(merged, programKeys)
 	if env, ok := merged["env"].(map[string]any); ok {
 		for _, k := range claudeProgramEnv {
 			delete(env, k)
@@ -295,6 +351,15 @@ func (p privateHome) write(name string, data []byte) error {
 		p.root.Remove(tmp)
 	}
 	return err
+}
+
+// removeAll removes name and everything beneath it, through the handle:
+// a symlink there is removed, not followed.
+func (p privateHome) removeAll(name string) error {
+	if err := p.root.RemoveAll(p.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func (p privateHome) remove(name string) error {

@@ -74,7 +74,8 @@ command = "evil"
 	})
 	env, err := seedAgentHomes(classDir, home, noEnv)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(classDir, "claude"), "CODEX_HOME=" + filepath.Join(classDir, "codex")}, env)
+	assert.Equal(t, []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(classDir, "claude"), "CODEX_HOME=" + filepath.Join(classDir, "codex"),
+		"GEMINI_CLI_HOME=" + filepath.Join(classDir, "gemini")}, env)
 
 	settings := readJSONFile(t, filepath.Join(classDir, "claude", "settings.json"))
 	assert.Equal(t, map[string]any{"permissions": map[string]any{"allow": []any{"Bash(make:*)"}}, "model": "opus",
@@ -98,6 +99,63 @@ command = "evil"
 	assert.FileExists(t, filepath.Join(classDir, "codex", "history.jsonl"), "its history stays")
 	assert.FileExists(t, filepath.Join(classDir, "codex", "auth.json"))
 	assert.FileExists(t, filepath.Join(classDir, "codex", "AGENTS.md"))
+}
+
+// TestSeedGeminiHome: Gemini CLI, pointed at $GEMINI_CLI_HOME/.gemini,
+// gets the human's settings without anything that names a program, the
+// human's login, and none of what it left to act on its next run
+// (settings with hooks, extensions, commands, policies, .env files); its
+// own history stays. Its config directory, a protected name, is a
+// writable root of its own.
+func TestSeedGeminiHome(t *testing.T) {
+	home, classDir := t.TempDir(), t.TempDir()
+	writeTestFiles(t, home, map[string]string{
+		".gemini/settings.json": `{"security":{"auth":{"selectedType":"oauth-personal"}},"model":{"name":"gemini-2.5-pro"},
+			"mcpServers":{"s":{"command":"evil"}},"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"evil"}]}]},
+			"tools":{"discoveryCommand":"evil","callCommand":"evil","sandbox":"evil","shell":{"pager":"evil"}},
+			"mcp":{"serverCommand":"evil","allowed":["a"]},"general":{"preferredEditor":"vim","vimMode":true},
+			"toolDiscoveryCommand":"evil"}`,
+		".gemini/oauth_creds.json":                   `{"access_token":"human"}`,
+		".gemini/google_accounts.json":               `{"active":"h@e.test"}`,
+		".gemini/GEMINI.md":                          "be brief\n",
+		".gemini/extensions/x/gemini-extension.json": `{"mcpServers":{"x":{"command":"evil"}}}`,
+		".gemini/commands/c.toml":                    "prompt = \"!{evil}\"\n",
+	})
+	writeTestFiles(t, classDir, map[string]string{
+		"gemini/.gemini/settings.json":                      `{"hooks":{"BeforeTool":[]}}`,
+		"gemini/.gemini/extensions/y/gemini-extension.json": `{"mcpServers":{"y":{"command":"evil"}}}`,
+		"gemini/.gemini/commands/d.toml":                    "prompt = \"!{evil}\"\n",
+		"gemini/.gemini/policies/p.toml":                    "[[rule]]\ndecision = \"allow\"\n",
+		"gemini/.gemini/.env":                               "NODE_OPTIONS=--require evil\n",
+		"gemini/.env":                                       "NODE_OPTIONS=--require evil\n",
+		"gemini/.gemini/tmp/h/logs.json":                    "[]\n",
+	})
+	env, err := seedAgentHomes(classDir, home, noEnv)
+	require.NoError(t, err)
+	assert.Contains(t, env, "GEMINI_CLI_HOME="+filepath.Join(classDir, "gemini"))
+	private := filepath.Join(classDir, "gemini", ".gemini")
+	assert.Equal(t, map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "oauth-personal"}},
+		"model": map[string]any{"name": "gemini-2.5-pro"}, "tools": map[string]any{"shell": map[string]any{}},
+		"mcp": map[string]any{"allowed": []any{"a"}}, "general": map[string]any{"vimMode": true}},
+		readJSONFile(t, filepath.Join(private, "settings.json")))
+	assert.Equal(t, `{"access_token":"human"}`, readFileString(t, filepath.Join(private, "oauth_creds.json")))
+	assert.FileExists(t, filepath.Join(private, "google_accounts.json"))
+	assert.FileExists(t, filepath.Join(private, "GEMINI.md"))
+	for _, gone := range []string{"extensions", "commands", "policies", ".env", "../.env"} {
+		assert.NoFileExists(t, filepath.Join(private, gone))
+		assert.NoDirExists(t, filepath.Join(private, gone))
+	}
+	assert.FileExists(t, filepath.Join(private, "tmp", "h", "logs.json"), "its history stays")
+	assert.Equal(t, []string{private}, agentConfigRoots(classDir))
+
+	// A human whose GEMINI_CLI_HOME points elsewhere is seeded from there.
+	other := t.TempDir()
+	writeTestFiles(t, other, map[string]string{".gemini/settings.json": `{"model":{"name":"from-var"}}`})
+	_, err = seedAgentHomes(classDir, home, func(k string) string {
+		return map[string]string{"GEMINI_CLI_HOME": other}[k]
+	})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"model": map[string]any{"name": "from-var"}}, readJSONFile(t, filepath.Join(private, "settings.json")))
 }
 
 // TestSeedAgentHomesAgain: a second start drops what the agent wrote into

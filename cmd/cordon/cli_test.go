@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/cordonhq/cordon/sessionlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -319,7 +320,7 @@ func TestCompletion(t *testing.T) {
 		// cobra script does.
 		const bashCompletion = "/usr/share/bash-completion/bash_completion"
 		if _, err := os.Stat(bashCompletion); err != nil {
-			t.Skip("no bash-completion package")
+			testenv.SkipUnlessCI(t, "no bash-completion package")
 		}
 		complete := func(words ...string) string {
 			script := `source ` + bashCompletion + ` && source <("$0" completion bash) || exit 1
@@ -337,7 +338,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	})
 	t.Run("zsh", func(t *testing.T) {
 		if _, err := exec.LookPath("zsh"); err != nil {
-			t.Skip("no zsh")
+			testenv.SkipUnlessCI(t, "no zsh")
 		}
 		file := filepath.Join(t.TempDir(), "_cordon")
 		require.NoError(t, os.WriteFile(file, []byte(scripts["zsh"]), 0o644))
@@ -347,7 +348,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	})
 	t.Run("fish", func(t *testing.T) {
 		if _, err := exec.LookPath("fish"); err != nil {
-			t.Skip("no fish")
+			testenv.SkipUnlessCI(t, "no fish")
 		}
 		dir := t.TempDir()
 		file := filepath.Join(dir, "cordon.fish")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/config"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -37,6 +38,10 @@ type deployment struct {
 	httpTokens      string
 	idleTimeout     time.Duration
 	drainTimeout    time.Duration
+
+	// secrets are the [secrets] with their values, read by serve alone,
+	// once at start (a SIGHUP keeps them).
+	secrets []secrets.Secret
 
 	cfg     *config.Config
 	sources config.Sources

@@ -93,6 +93,7 @@ func (r *reloader) reload() {
 	cfg.KeepStartOnly(r.cur.cfg)
 	next := newDeployment(src, cfg)
 	next.servedAt = r.cur.servedAt
+	next.secrets = r.cur.secrets // read at start only
 	if len(applied) == 0 {
 		r.log.Info().Msg("SIGHUP: config re-read, nothing to apply")
 		r.cur = next

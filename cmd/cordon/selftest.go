@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,15 +66,15 @@ func runTest(f *sandboxFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		// No file of the system or the user to test against: make one of
 		// our own, outside the boundary, and remove it afterwards.
-		scratch, serr := sandbox.ScratchDir(d.settings.StateDir)
+		scratch, serr := scratchOutside(pol, d.settings.StateDir)
 		if serr != nil {
-			fmt.Fprintf(stdout, "not proved: %v; and no scratch directory: %v\n", err, serr)
+			fmt.Fprintf(stdout, "not proved: %v; and no scratch directory outside the boundary: %v\n", err, serr)
 			return exitCode(exitFailure)
 		}
 		defer os.RemoveAll(scratch)
 		target = filepath.Join(scratch, "canary")
-		if werr := os.WriteFile(target, []byte("canary\n"), 0o644); werr != nil || !outsideAll(target, pol) {
-			fmt.Fprintf(stdout, "not proved: %v\n", err)
+		if werr := os.WriteFile(target, []byte("canary\n"), 0o644); werr != nil {
+			fmt.Fprintf(stdout, "not proved: %v; and %v\n", err, werr)
 			return exitCode(exitFailure)
 		}
 	}
@@ -95,6 +96,28 @@ func runTest(f *sandboxFlags, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  not enforced by the OS: %s\n", u)
 	}
 	return nil
+}
+
+// scratchOutside makes a scratch directory outside every writable root
+// and the read-deny list, where a refusal proves the write boundary: under
+// the state dir, unless (as by default) the read-deny list holds it, else
+// in the user's cache or /var/tmp. A fresh HOME, as a container's tmpfs,
+// has no file of the user's to test against, only these.
+func scratchOutside(p sandbox.ExecutionPolicy, stateDir string) (string, error) {
+	var firstErr error
+	for _, base := range []string{stateDir, ""} {
+		dir, err := sandbox.ScratchDir(base)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		if outsideAll(filepath.Join(dir, "canary"), p) {
+			return dir, nil
+		}
+		os.RemoveAll(dir)
+		firstErr = cmp.Or(firstErr, fmt.Errorf("%s is inside the boundary", dir))
+	}
+	return "", firstErr
 }
 
 // containmentTarget picks an existing regular file outside the writable

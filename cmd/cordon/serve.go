@@ -76,6 +76,12 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer signal.Stop(hup)
 
 	d, err := f.resolve()
+	if err == nil {
+		// Read once: a from_command runs here, never per call.
+		if d.secrets, err = config.ResolveSecrets(d.cfg.Secrets, d.sources.Home); err != nil {
+			err = &usageError{msg: "secrets: " + err.Error()}
+		}
+	}
 	if err != nil {
 		if f.http == "" {
 			return serveUnavailable(err, level, stdin, stdout, stderr)
@@ -129,6 +135,11 @@ func runServe(f *serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		logger.Warn().Err(err).Msg("restoring protected paths left by an earlier cordon")
 	}
 
+	if len(d.secrets) > 0 {
+		if err := hideSecrets(); err != nil {
+			return fmt.Errorf("secrets are configured, but cordon could not hide its memory from the commands it runs: %w", err)
+		}
+	}
 	tb := tools.New(d.toolsConfig(ex, logger))
 	srv, err := mcpserver.New(mcpserver.Config{Toolbox: tb, Version: version, Logger: logger, ApprovalTimeout: d.approvalTimeout,
 		SessionID: f.session, DelegatedFrom: f.delegatedFrom})
@@ -233,6 +244,7 @@ func (d deployment) toolsConfig(ex *sandbox.Executor, logger zerolog.Logger) too
 		EnvPassthrough: d.passthrough, BashTimeout: d.bashTimeout, MaxOutput: d.maxOutput,
 		ProcessesMax: d.processesMax, ProcessBufferChars: d.processBuffer, Logger: logger,
 		EgressForbidden: servedAddrs(d.servedAt), ConfigHint: d.sources.UserFile(),
+		Secrets: d.secrets,
 	}
 }
 

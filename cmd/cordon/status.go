@@ -14,6 +14,7 @@ import (
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/config"
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/tools"
 	"github.com/spf13/cobra"
 )
 
@@ -45,6 +46,9 @@ type statusReport struct {
 	// them (cordon profile --class CLASS shows one in full).
 	Classes map[string]classReport `json:"wrap_classes"`
 	Config  configReport           `json:"config"`
+	// Secrets are the [secrets] tables: where each value is read, where
+	// the sandbox sees its sentinel, its hosts; never a value.
+	Secrets []config.SecretSpec `json:"secrets"`
 }
 
 type readDenyReport struct {
@@ -82,19 +86,10 @@ func newClassReports(d deployment) map[string]classReport {
 	return out
 }
 
+// policyReport is the policy as sandbox_status shows it, and the
+// repositories it protects.
 type policyReport struct {
-	Mode           sandbox.Mode    `json:"mode"`
-	WorkspaceRoot  string          `json:"workspace_root"`
-	WritableRoots  []string        `json:"writable_roots"`
-	ProtectedPaths []string        `json:"protected_paths"`
-	ReadDeny       []string        `json:"read_deny"`
-	Network        sandbox.Network `json:"network"`
-	// AllowedDomains, DeniedDomains and NetworkEnforcer describe network
-	// restricted: what the egress proxy lets through, refuses, and who
-	// keeps commands on it.
-	AllowedDomains  []string `json:"allowed_domains,omitempty"`
-	DeniedDomains   []string `json:"denied_domains,omitempty"`
-	NetworkEnforcer string   `json:"network_enforcer,omitempty"`
+	tools.PolicyReport
 	// Repositories are the gitdirs whose hooks and configuration are
 	// protected; RepoScanIncomplete says the search stopped early.
 	Repositories       []string `json:"repositories"`
@@ -129,9 +124,8 @@ func orNone(l []string) string {
 	return strings.Join(l, ", ")
 }
 
-func newPolicyReport(p sandbox.ExecutionPolicy) policyReport {
-	r := policyReport{Mode: p.Mode, WorkspaceRoot: p.WorkspaceRoot, WritableRoots: p.WritableRoots,
-		ProtectedPaths: p.Protected, ReadDeny: p.ReadDeny, Network: p.Network,
+func newPolicyReport(p sandbox.ExecutionPolicy, backend string) policyReport {
+	r := policyReport{PolicyReport: tools.NewPolicyReport(p, backend),
 		Repositories: []string{}, RepoScanIncomplete: p.RepoScanIncomplete}
 	for _, repo := range p.Repos {
 		if repo.GitDir != "" {
@@ -268,20 +262,14 @@ func runStatus(f *sandboxFlags, asJSON bool, stdout io.Writer) error {
 	}
 	ex := d.executor(nil)
 	st := ex.Status()
-	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol),
+	rep := statusReport{Status: st, Requirement: d.requirement, Policy: newPolicyReport(pol, st.Backend),
 		Approval: d.posture.Approval, Preset: d.posture.Preset,
 		Rules: enforcementRules(st, pol), Guarded: []string{}, Seccomp: []string{}, Config: newConfigReport(d.cfg),
 		Classes: newClassReports(d), PathWarnings: sandbox.PathWarnings(os.Getenv("PATH")), ReadDeny: newReadDenyReports()}
 	if rep.PathWarnings == nil {
 		rep.PathWarnings = []string{}
 	}
-	if pol.Network == sandbox.NetworkRestricted {
-		rep.Policy.AllowedDomains, rep.Policy.DeniedDomains = pol.AllowedDomains, pol.DeniedDomains
-		rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer(st.Backend)
-		if st.State != sandbox.StateActive {
-			rep.Policy.NetworkEnforcer = sandbox.EgressEnforcer("")
-		}
-	}
+	rep.Secrets = append([]config.SecretSpec{}, d.cfg.Secrets...)
 	if st.State == sandbox.StateActive && pol.Mode.Confined() {
 		rep.Seccomp = sandbox.SeccompRules(st.Backend, pol.Network, pol.Mode)
 		// What a command would run under here: planning has no side
@@ -381,6 +369,9 @@ func printStatus(w io.Writer, r statusReport) {
 		fmt.Fprintf(w, "  denied:     %s\n", orNone(p.DeniedDomains))
 		fmt.Fprintf(w, "  enforcer:   %s\n", p.NetworkEnforcer)
 	}
+	for _, sec := range r.Secrets {
+		fmt.Fprintf(w, "secret:       %s\n", secretLine(sec, p.Network))
+	}
 	fmt.Fprintf(w, "writable:     %s\n", strings.Join(p.WritableRoots, ", "))
 	fmt.Fprintf(w, "protected:    %d paths (see --json)\n", len(p.ProtectedPaths))
 	fmt.Fprintf(w, "repositories: %d whose hooks and config are protected", len(p.Repositories))
@@ -451,4 +442,29 @@ func printStatus(w io.Writer, r statusReport) {
 			fmt.Fprintf(w, "  %s\n", warn)
 		}
 	}
+}
+
+// secretLine describes one secret for the human: where the command sees
+// its sentinel, where the value may go, where cordon reads it.
+func secretLine(s config.SecretSpec, n sandbox.Network) string {
+	seen := "no variable"
+	if s.Env != "" {
+		seen = "sentinel in $" + s.Env
+	}
+	from := "env " + s.FromEnv
+	switch {
+	case s.FromFile != "":
+		from = "file " + s.FromFile
+	case len(s.FromCommand) > 0:
+		from = "command " + strings.Join(s.FromCommand, " ")
+	}
+	line := fmt.Sprintf("%s (%s; sent to %s only; value from %s", s.Name, seen, strings.Join(s.Hosts, ", "), from)
+	if s.InjectBody {
+		line += "; bodies too"
+	}
+	line += ")"
+	if n != sandbox.NetworkRestricted {
+		line += " — in effect under network restricted only: commands now see neither it nor its sentinel"
+	}
+	return line
 }

@@ -44,10 +44,10 @@ caches and data go: XDG_CACHE_HOME, XDG_DATA_HOME, XDG_STATE_HOME,
 npm_config_cache, UV_CACHE_DIR, PIP_CACHE_DIR), the workspace with
 --mode workspace-write, and each --writable DIR. external_agent runs the
 agent with a config home of its own beneath the class directory
-(CLAUDE_CONFIG_DIR, CODEX_HOME), seeded at each start from yours minus
-hooks, MCP servers, plugins and whatever else names a program, with your
-credentials copied in; your ~/.claude, ~/.claude.json and ~/.codex stay
-read-only to it. Both keep the read-deny list, cordon's own
+(CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME), seeded at each start
+from yours minus hooks, MCP servers, plugins and whatever else names a
+program, with your credentials copied in; your ~/.claude, ~/.claude.json,
+~/.codex and ~/.gemini stay read-only to it. Both keep the read-deny list, cordon's own
 config and state, and every protected path. The environment passes through,
 except CORDON_*. The network is the class's ([profiles.mcp_server] network in
 the config, else allow) unless --network says otherwise.`,
@@ -183,6 +183,7 @@ func runWrap(f *sandboxFlags, w *wrapFlags, argv []string, stdin io.Reader, stdo
 			fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
 			return exitCode(exitSandbox)
 		}
+		set.ExtraWriteAllow = append(set.ExtraWriteAllow, agentConfigRoots(classDir)...)
 	}
 	ex := d.executor(warn)
 	tmp, err := sandbox.NewSessionTmp(d.settings.StateDir)

@@ -18,6 +18,10 @@ type Config struct {
 	Derived approval.DerivedState
 	Rules   approval.Rules
 
+	// Secrets are the [secrets.NAME] tables of the trusted layers, by
+	// name (secrets.go); their values are read by ResolveSecrets.
+	Secrets []SecretSpec
+
 	// Files are the files read, in order; Warnings the widenings that
 	// workspace files tried, dropped.
 	Files    []File

@@ -12,8 +12,9 @@ import (
 // A layer is what one config file, or the command line, sets: a value for
 // some keys.
 type layer struct {
-	path string // the file; "" for the command line
-	vals map[key]layerValue
+	path    string // the file; "" for the command line
+	vals    map[key]layerValue
+	secrets []SecretSpec // [secrets.NAME] tables (secrets.go)
 }
 
 type layerValue struct {
@@ -88,6 +89,7 @@ func (s Sources) Load() (*Config, error) {
 		} else {
 			c.override(l, source)
 		}
+		c.applySecrets(l, source)
 	}
 	read(s.userFile(), SourceUser)
 	for _, f := range s.workspaceFiles() {

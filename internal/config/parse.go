@@ -83,6 +83,12 @@ func parseFile(name string, data []byte) (*layer, error) {
 		sub, isTable := tableKeys[top]
 		first := !seen[top]
 		seen[top] = true
+		if top == "secrets" {
+			if first {
+				d.parseSecrets(l, report)
+			}
+			continue
+		}
 		switch {
 		case !isKey && !isTable:
 			if first {

@@ -14,9 +14,11 @@ package egress
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"github.com/cordonhq/cordon/internal/netjoin"
+	"github.com/cordonhq/cordon/internal/secrets"
 	"io"
 	"log"
 	"net"
@@ -74,6 +76,17 @@ type Config struct {
 	// ConfigHint is where the human allows a host, for the 403's text
 	// (e.g. "~/.config/cordon/config.toml").
 	ConfigHint string
+	// Secrets, when not empty, has the proxy look inside every connection
+	// (intercept.go): sentinels become real values for their hosts and
+	// are refused everywhere else.
+	Secrets *secrets.Vault
+	// UpstreamRoots verify the hosts the proxy terminates TLS for; nil is
+	// the system's roots (tests set their own).
+	UpstreamRoots *x509.CertPool
+	// SecretUsed is told of each secret put into a request to host (refusal
+	// nil) and of each request refused for carrying a sentinel: name, never
+	// value.
+	SecretUsed func(host string, port int, name string, refusal *secrets.Refusal)
 }
 
 // Proxy is a running egress proxy.
@@ -110,7 +123,7 @@ func Start(cfg Config, unixPath string) (*Proxy, error) {
 		MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}
 	p.socks, err = socks5.New(&socks5.Config{
 		// Names reach Dial unresolved: the decision comes first.
-		Resolver: noResolve{}, Dial: p.dial,
+		Resolver: noResolve{}, Dial: p.socksDial,
 		Rules:  &socks5.PermitCommand{EnableConnect: true},
 		Logger: log.New(io.Discard, "", 0), // stdout is MCP's
 	})
@@ -213,6 +226,11 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 	}
 	defer target.Close()
 	io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+	if !p.cfg.Secrets.Empty() {
+		host, port, _ := splitTarget(req.Host)
+		p.intercept(&bufferedConn{Conn: c, r: br}, target, host, port)
+		return
+	}
 	// A client may send its first bytes (a TLS hello) without waiting for
 	// the 200: they are in br already. After them the tunnel joins the raw
 	// connections, which the kernel splices.
@@ -236,8 +254,23 @@ func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
 	for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Connection", "Keep-Alive"} {
 		req.Header.Del(h)
 	}
+	host, port, _ := splitTarget(req.URL.Host)
+	if req.URL.Port() == "" {
+		host, port, _ = splitTarget(net.JoinHostPort(req.URL.Hostname(), "80"))
+	}
+	if !p.cfg.Secrets.Empty() {
+		if err := p.checkPlain(req, host); err != nil {
+			p.refuseSecret(c, host, port, err)
+			return false
+		}
+	}
 	resp, err := p.tr.RoundTrip(req)
 	if err != nil {
+		var sr *secrets.Refusal
+		if errors.As((*guardedBody)(nil).err(req.Body), &sr) {
+			p.refuseSecret(c, host, port, sr)
+			return false
+		}
 		var r *refusal
 		if errors.As(err, &r) {
 			p.refuse(c, req.URL.Host, err)
@@ -281,19 +314,9 @@ func writeStatus(c net.Conn, code int, body string) {
 // dial decides about host:port, then resolves and connects: the one door
 // of every protocol the proxy speaks.
 func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
-	h, ps, err := net.SplitHostPort(addr)
+	host, port, err := splitTarget(addr)
 	if err != nil {
 		return nil, err
-	}
-	host := normalizeHost(h)
-	if ip, err := netip.ParseAddr(host); err == nil {
-		// One spelling of an address, asked about and remembered:
-		// 0:0:0:0:0:ffff:c000:202 is 192.0.2.2.
-		host = ip.Unmap().String()
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port < 1 || port > 65535 {
-		return nil, fmt.Errorf("bad port in %q", addr)
 	}
 	if err := checkHost(host); err != nil {
 		// Not a host: nobody is asked about it, and it is not listed as
@@ -336,6 +359,26 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 		lastErr = err
 	}
 	return nil, lastErr
+}
+
+// splitTarget is host:port with the host in the one spelling the rules
+// and the log use.
+func splitTarget(addr string) (string, int, error) {
+	h, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	host := normalizeHost(h)
+	if ip, err := netip.ParseAddr(host); err == nil {
+		// One spelling of an address, asked about and remembered:
+		// 0:0:0:0:0:ffff:c000:202 is 192.0.2.2.
+		host = ip.Unmap().String()
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port in %q", addr)
+	}
+	return host, port, nil
 }
 
 // ownEndpoint reports whether ap is one of cordon's own endpoints

@@ -22,8 +22,8 @@ const BridgeArg = "--egress-bridge"
 // connection queues rather than fails; a child re-executed from this
 // binary serves it (the helper itself becomes the command). It lives in
 // the sandbox's pid namespace and ends with it.
-func startBridge(port int, socket string) error {
-	fd, err := listenLoopback(port)
+func startBridge(port int, socket string, capture bool) error {
+	fd, err := listenTCP4([4]byte{127, 0, 0, 1}, port)
 	if err != nil {
 		return fmt.Errorf("egress bridge: listening on 127.0.0.1:%d: %w", port, err)
 	}
@@ -31,13 +31,27 @@ func startBridge(port int, socket string) error {
 	defer f.Close()
 	cmd := exec.Command("/proc/self/exe", Arg, BridgeArg, socket)
 	cmd.ExtraFiles = []*os.File{f}
+	if capture {
+		// Transparent capture (capture_linux.go), in the network
+		// namespace isolateNet made, where these ports can be bound.
+		fds, err := listenCapture()
+		if err != nil {
+			return fmt.Errorf("egress bridge: %w", err)
+		}
+		for _, fd := range fds {
+			cf := os.NewFile(uintptr(fd), "capture-listener")
+			defer cf.Close()
+			cmd.ExtraFiles = append(cmd.ExtraFiles, cf)
+		}
+		cmd.Args = append(cmd.Args, CaptureArg)
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("egress bridge: %w", err)
 	}
 	return nil
 }
 
-func listenLoopback(port int) (int, error) {
+func listenTCP4(addr [4]byte, port int) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
@@ -46,7 +60,7 @@ func listenLoopback(port int) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: addr}); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -59,7 +73,7 @@ func listenLoopback(port int) (int, error) {
 
 // RunBridge serves the listener on fd 3: each connection is joined to a
 // new connection to the proxy's socket. It never returns.
-func RunBridge(socket string) {
+func RunBridge(socket string, capture bool) {
 	// The bridge runs beside the command, outside its seccomp filter: it
 	// keeps no capability, and is not dumpable, so that the command cannot
 	// reach into it through /proc/PID/mem or /proc/PID/fd and use it to
@@ -72,6 +86,9 @@ func RunBridge(socket string) {
 	}
 	if err := dropCapabilities(); err != nil {
 		bridgeFail(err)
+	}
+	if capture {
+		serveCapture(socket)
 	}
 	const listener = 3
 	unix.CloseOnExec(listener)

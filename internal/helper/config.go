@@ -23,6 +23,9 @@ type Config struct {
 	// is the proxy's unix socket that the bridge forwards that port to.
 	ProxyPort   int
 	ProxySocket string
+	// Capture, with ProxySocket, also captures programs that ignore the
+	// proxy (capture_linux.go).
+	Capture bool
 	// MetadataDeny refuses chmod/chown/utimes/xattr changes: Landlock does
 	// not govern them, so a read-only Landlock sandbox needs the filter.
 	MetadataDeny bool
@@ -72,6 +75,9 @@ func (c Config) Args() []string {
 	}
 	if c.ProxyPort > 0 {
 		a = append(a, "--proxy-port", strconv.Itoa(c.ProxyPort))
+	}
+	if c.Capture {
+		a = append(a, "--capture")
 	}
 	if c.ProxySocket != "" {
 		a = append(a, "--proxy-socket", c.ProxySocket)
@@ -182,6 +188,8 @@ func Parse(args []string) (Config, error) {
 			} else {
 				c.DenyRead = append(c.DenyRead, v)
 			}
+		case "--capture":
+			c.Capture = true
 		case "--net-deny":
 			c.NetDeny = true
 		case "--metadata-deny":

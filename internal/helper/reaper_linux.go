@@ -40,6 +40,10 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 // nothing of the command is left. Where the command was killed by a
 // signal, the reaper kills itself with the same one.
 func reap(cfg Config, status *os.File) int {
+	// Non-blocking, so that its reader waits in the runtime's poller
+	// rather than in a thread of its own (pids per session). Only the
+	// reaper holds this end.
+	unix.SetNonblock(cfg.ReapFD, true)
 	control := os.NewFile(uintptr(cfg.ReapFD), "control")
 	var passed []uintptr
 	if cfg.PassFDs {

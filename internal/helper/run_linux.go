@@ -16,18 +16,25 @@ import (
 // command. It never returns. Under bwrap it runs inside the namespaces
 // bwrap made, so both backends share the same privilege drop and filter.
 func Run(args []string) {
-	// Every step below applies to the calling thread, and the exec must
-	// happen from that thread: never unlock it.
-	runtime.LockOSThread()
-
-	if len(args) == 2 && args[0] == BridgeArg {
-		RunBridge(args[1])
-	}
+	// One P: the helper's work is one step after another, and every P a
+	// Go process has may take a thread of its own (SPEC: pids per session).
+	runtime.GOMAXPROCS(1)
+	// Started again from a confined thread, every thread of theirs is
+	// confined, and they change no thread's state but the zygote's
+	// forking threads, which never are its main thread (zygote.forkExec):
+	// they need no thread of their own.
 	if len(args) >= 3 && args[0] == zygoteServeArg {
 		serveZygote(args[1], args[2], args[3:])
 	}
 	if len(args) == 2 && args[0] == wardenArg {
 		serveWarden(args[1])
+	}
+	// Every step below applies to the calling thread, and the exec must
+	// happen from that thread: never unlock it.
+	runtime.LockOSThread()
+
+	if len(args) >= 2 && args[0] == BridgeArg {
+		RunBridge(args[1], len(args) == 3 && args[2] == CaptureArg)
 	}
 	cfg, err := Parse(args)
 	status := os.NewFile(uintptr(cfg.StatusFD), "status")
@@ -50,7 +57,11 @@ func Run(args []string) {
 		if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 			fail(fmt.Errorf("marking inherited descriptors close-on-exec: %w", err))
 		}
-		if err := startBridge(cfg.ProxyPort, cfg.ProxySocket); err != nil {
+		// Capture where this thread can have a network namespace of its
+		// own (capture_linux.go); where it cannot, a program that ignores
+		// the proxy gets no network, as without capture.
+		capture := cfg.Capture && isolateNet() == nil
+		if err := startBridge(cfg.ProxyPort, cfg.ProxySocket, capture); err != nil {
 			fail(err)
 		}
 	}
@@ -68,8 +79,12 @@ func Run(args []string) {
 	if cfg.WardenFD > 0 {
 		// The warden stays in the policy's domain; the command goes
 		// beneath it (warden_linux.go).
-		if err := startWarden(cfg.WardenFD); err != nil {
+		warden, err := startWarden(cfg.WardenFD)
+		if err != nil {
 			fail(err)
+		}
+		if status != nil && !cfg.Zygote { // a zygote's status is its control socket
+			fmt.Fprintf(status, "%s%d\n", StatusHelper, warden)
 		}
 		if err := nestScope(); err != nil {
 			fail(err)
@@ -144,6 +159,12 @@ func applyLandlock(cfg Config) error {
 		// Connect to the proxy's port only, bind nowhere.
 		ll.HandledAccessNet = base.HandledAccessNet
 		netRules = append(netRules, landlock.ConnectTCP(uint16(cfg.ProxyPort)))
+		if cfg.Capture {
+			// The capture's stub DNS and listeners, in the network
+			// namespace of the sandbox alone (bwrap): nothing else
+			// listens there.
+			netRules = append(netRules, landlock.ConnectTCP(53), landlock.ConnectTCP(80), landlock.ConnectTCP(443))
+		}
 	}
 	if use >= 6 {
 		// Signals and abstract unix sockets only reach processes inside
@@ -235,3 +256,10 @@ func hasEffectiveCap(c int) bool {
 	}
 	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
 }
+
+// helperEnv is the whole environment of a helper that runs no command
+// with its own (the zygote, which gives each command the request's; the
+// warden): one P from the runtime's start, so that it spins up no thread
+// for the others (runtime.GOMAXPROCS later does not take back the ones
+// it started).
+var helperEnv = []string{"GOMAXPROCS=1"}

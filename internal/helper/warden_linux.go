@@ -40,14 +40,14 @@ const wardenArg = "--warden"
 // pipe as its standard input, and closes pipe: the warden inherits the
 // thread's Landlock domain, seccomp filter and empty capability sets. It
 // runs beside the command; it need not be up before the command starts,
-// since nothing of the command can reach it.
-func startWarden(pipe int) error {
+// since nothing of the command can reach it. It returns the warden's pid.
+func startWarden(pipe int) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("starting the warden: %w", err)
+		return 0, fmt.Errorf("starting the warden: %w", err)
 	}
-	_, err = syscall.ForkExec(exe, []string{exe, Arg, wardenArg, strconv.Itoa(os.Getppid())}, &syscall.ProcAttr{
-		Env:   []string{},
+	pid, err := syscall.ForkExec(exe, []string{exe, Arg, wardenArg, strconv.Itoa(os.Getppid())}, &syscall.ProcAttr{
+		Env:   helperEnv,
 		Files: []uintptr{uintptr(pipe)},
 		// The reaper's child, not the command's: a command (a warm
 		// sandbox's zygote above all) waits for its children to end. In
@@ -57,9 +57,9 @@ func startWarden(pipe int) error {
 	})
 	unix.Close(pipe)
 	if err != nil {
-		return fmt.Errorf("starting the warden: %w", err)
+		return 0, fmt.Errorf("starting the warden: %w", err)
 	}
-	return nil
+	return pid, nil
 }
 
 // nestScope puts the calling thread in a Landlock domain of its own
@@ -88,9 +88,10 @@ func serveWarden(reaperArg string) {
 		os.Exit(125)
 	}
 	// Not dumpable, as every helper that outlives its start; and deaf to
-	// every signal it can drop: only the host may end it.
+	// every signal it can drop: only the host may end it. It starts
+	// nothing, so nothing inherits what it ignores.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	discardSignals()
+	ignoreAllSignals()
 	// Without scoping kill(-1) would reach every process of the user: the
 	// warden must fail to signal the reaper, outside its domain, or it
 	// kills nothing (the reaper's own walk is then all there is).

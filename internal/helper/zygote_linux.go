@@ -110,7 +110,7 @@ func execZygote(cfg Config, rules rulesState) {
 		zygoteFail(ctl, fmt.Errorf("keeping the control socket across exec: %w", err))
 	}
 	argv := append([]string{os.Args[0], Arg, zygoteServeArg, strconv.Itoa(ctl), rules.String()}, cfg.Args()...)
-	err := unix.Exec("/proc/self/exe", argv, []string{})
+	err := unix.Exec("/proc/self/exe", argv, helperEnv)
 	zygoteFail(ctl, fmt.Errorf("starting the zygote: %w", err))
 }
 
@@ -147,6 +147,12 @@ func serveZygote(ctlArg, rulesArg string, cfgArgs []string) {
 		zygoteFail(ctl, fmt.Errorf("the zygote's rules: %w", err))
 	}
 	z := &zygote{ctl: ctl, cfg: cfg, asInit: os.Getpid() == 1, rules: rules, paths: pathsOf(cfg)}
+	if !z.asInit {
+		// The main goroutine keeps the thread it runs on, most likely the
+		// main thread, which no command may then be forked from
+		// (forkExec).
+		runtime.LockOSThread()
+	}
 	// Not dumpable, so that no command can read or write its memory,
 	// descriptors or environment through /proc (exec made it dumpable
 	// again).
@@ -366,8 +372,26 @@ func (z *zygote) forkExec(path string, argv []string, attr *syscall.ProcAttr, pr
 		err error
 	}
 	done := make(chan started, 1)
-	go func() {
+	var fork func()
+	fork = func() {
 		runtime.LockOSThread() // for good: see above
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread, which Go never ends but parks: nested, it
+			// would leave the zygote's thread group leader in the
+			// command's domain for good, and every later command could
+			// kill the zygote. Another goroutine forks instead; this one
+			// keeps the main thread until that one holds a thread of its
+			// own, so that it cannot be scheduled here again.
+			ready := make(chan struct{})
+			go func() {
+				runtime.LockOSThread() // not the main thread, held above
+				close(ready)
+				fork()
+			}()
+			<-ready
+			runtime.UnlockOSThread()
+			return
+		}
 		if err := nestScope(); err != nil {
 			proceed() // cordon's word is read all the same
 			done <- started{err: err}
@@ -379,7 +403,8 @@ func (z *zygote) forkExec(path string, argv []string, attr *syscall.ProcAttr, pr
 		}
 		pid, err := syscall.ForkExec(path, argv, attr)
 		done <- started{pid, err}
-	}()
+	}
+	go fork()
 	s := <-done
 	return s.pid, s.err
 }

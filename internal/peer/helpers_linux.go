@@ -126,6 +126,41 @@ func RegisterHelpers(root int) (release func()) {
 	}
 }
 
+// RegisterHelper records the one process pid as cordon's own helper, and
+// not what runs beneath it: a cold Landlock launch's reaper, whose child
+// becomes the command, or its warden. Call it only for a process that runs
+// cordon's helper code and never execs again. Release forgets it; it is
+// safe to call more than once.
+func RegisterHelper(pid int) (release func()) {
+	dir, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return func() {}
+	}
+	s := &snapshot{dir: dir, buf: make([]byte, 8192)}
+	p, err := s.statAt(dir, strconv.Itoa(pid)+"/stat", pid)
+	s.close()
+	if err != nil {
+		return func() {} // gone: nothing to pass over
+	}
+	id := helperID{pid, p.start}
+	ownHelpers.mu.Lock()
+	if ownHelpers.set == nil {
+		ownHelpers.set = make(map[helperID]int)
+	}
+	ownHelpers.set[id]++
+	ownHelpers.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ownHelpers.mu.Lock()
+			defer ownHelpers.mu.Unlock()
+			if ownHelpers.set[id]--; ownHelpers.set[id] <= 0 {
+				delete(ownHelpers.set, id)
+			}
+		})
+	}
+}
+
 // helperTree reads root and its descendants with their start times.
 func helperTree(root int) []helperID {
 	dir, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

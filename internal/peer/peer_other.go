@@ -19,5 +19,8 @@ func (c *Checker) check(netip.AddrPort, netip.AddrPort) Verdict {
 // RegisterHelpers records cordon's own helpers: nothing to record here.
 func RegisterHelpers(int) (release func()) { return func() {} }
 
+// RegisterHelper records one helper: nothing to record here.
+func RegisterHelper(int) (release func()) { return func() {} }
+
 // RegisterStarting records a starting sandbox: nothing to record here.
 func RegisterStarting(int) (ready, release func()) { return func() {}, func() {} }

@@ -3,11 +3,10 @@ package winacl
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // Policy is what the backend reads of a resolved policy (sandbox's
@@ -95,7 +94,7 @@ func makePlan(p Policy) (aclPlan, error) {
 // Siblings stay deletable through their own inherited DELETE right.
 func (plan *aclPlan) planProtected(prot string, roots []string) error {
 	for _, root := range roots {
-		if !within(prot, root) {
+		if !pathx.Within(prot, root) {
 			continue
 		}
 		if prot == root {
@@ -153,39 +152,15 @@ type component struct {
 // refused, as for every backend: protecting through one could protect the
 // wrong place.
 func protectedComponents(root, prot string) (comps []component, missing string, err error) {
-	rel, err := filepath.Rel(root, prot)
-	if err != nil {
+	w, err := pathx.WalkComponents(root, prot)
+	switch {
+	case err != nil:
 		return nil, "", fmt.Errorf("protected path %s: %w", prot, err)
+	case w.Link != "":
+		return nil, "", fmt.Errorf("%w: %s passes through the link or reparse point %s; refusing to build a sandbox that would follow it", ErrProtectedLink, prot, w.Link)
 	}
-	cur := root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if part == "" || part == "." {
-			continue
-		}
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return comps, cur, nil
-		case err != nil:
-			return nil, "", fmt.Errorf("protected path %s: %w", prot, err)
-		case fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0:
-			return nil, "", fmt.Errorf("%w: %s passes through the link or reparse point %s; refusing to build a sandbox that would follow it", ErrProtectedLink, prot, cur)
-		}
-		comps = append(comps, component{Path: cur, Dir: fi.IsDir()})
-		if !fi.IsDir() {
-			return comps, "", nil
-		}
+	for _, s := range w.Steps {
+		comps = append(comps, component{Path: s.Path, Dir: s.Dir})
 	}
-	return comps, "", nil
-}
-
-// within reports whether path lies at or beneath dir, comparing whole
-// path components: sandbox.Within, which this package cannot import.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+	return comps, w.Missing, nil
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -134,7 +135,7 @@ func TestPlanGrantsEveryWritableRoot(t *testing.T) {
 		require.Len(t, plan.Grants, 1)
 		assert.Equal(t, p.TmpDir, plan.Grants[0].Path)
 		for _, d := range plan.Denies {
-			assert.False(t, within(d.Path, p.WorkspaceRoot), "nothing to protect in a workspace nobody may write: %+v", d)
+			assert.False(t, pathx.Within(d.Path, p.WorkspaceRoot), "nothing to protect in a workspace nobody may write: %+v", d)
 		}
 	})
 	t.Run("extra roots", func(t *testing.T) {

@@ -1,0 +1,364 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordonhq/cordon/internal/secrets"
+)
+
+// With secrets configured (Config.Secrets), the proxy looks inside every
+// connection it lets through: TLS it terminates with the session's CA and
+// re-encrypts to the real host, whose certificate it verifies; in each
+// HTTP/1.1 request it puts a secret's real value in place of its sentinel
+// when the host is one of the secret's, and refuses the request (403, never
+// forwarded) when a sentinel goes anywhere else. A connection that is not
+// HTTP inside TLS, or not TLS at all, is passed on only as long as no
+// sentinel appears in it. Answers from a secret's hosts have the real
+// value masked, so that an endpoint that echoes a request cannot hand it
+// back to the sandbox. Nothing here fails open: what cannot be inspected
+// is not forwarded.
+
+// maxRewrittenBody is the largest request body held in memory to be
+// rewritten; a larger one is streamed, and refused at the first sentinel.
+const maxRewrittenBody = 1 << 20
+
+// handshakeTimeout bounds each TLS handshake the proxy takes part in.
+const handshakeTimeout = 30 * time.Second
+
+// intercept carries one connection the rules let through, to host:port,
+// with the secrets' sentinels replaced or refused.
+func (p *Proxy) intercept(client, target net.Conn, host string, port int) {
+	br := bufio.NewReader(client)
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	cc := &bufferedConn{Conn: client, r: br}
+	if first[0] != 0x16 { // not a TLS handshake record
+		p.guardedJoin(cc, br, target, nil, host, port)
+		return
+	}
+	leaf, err := p.cfg.Secrets.Leaf(host)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+	defer cancel()
+	down := tls.Server(cc, &tls.Config{Certificates: []tls.Certificate{*leaf},
+		NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+	defer down.Close()
+	if err := down.HandshakeContext(ctx); err != nil {
+		return
+	}
+	up := tls.Client(target, &tls.Config{ServerName: host, RootCAs: p.cfg.UpstreamRoots,
+		NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+	defer up.Close()
+	if err := up.HandshakeContext(ctx); err != nil {
+		writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy could not reach %s over TLS: %v\n", host, err))
+		return
+	}
+	p.relayHTTP(down, up, host, port)
+}
+
+// relayHTTP passes requests from the sandbox to host and answers back,
+// one at a time, rewriting each.
+func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
+	v := p.cfg.Secrets
+	dr, ur := bufio.NewReader(down), bufio.NewReader(up)
+	for {
+		req, err := http.ReadRequest(dr)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				writeStatus(down, http.StatusBadRequest, "cordon's proxy holds secrets for this session and passes only HTTP/1.1 inside TLS\n")
+			}
+			return
+		}
+		if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+			// Answered here: the body is read whole before anything goes on.
+			req.Header.Del("Expect")
+			io.WriteString(down, "HTTP/1.1 100 Continue\r\n\r\n")
+		}
+		used, err := p.rewriteRequest(req, host)
+		if err != nil {
+			p.refuseSecret(down, host, port, err)
+			return
+		}
+		if v.SendsTo(host) {
+			// An encoded answer could not be masked: ask for none.
+			req.Header.Set("Accept-Encoding", "identity")
+		}
+		if len(used) > 0 && p.cfg.SecretUsed != nil {
+			for _, name := range used {
+				p.cfg.SecretUsed(host, port, name, nil)
+			}
+		}
+		if err := req.Write(up); err != nil {
+			var r *secrets.Refusal
+			if errors.As(err, &r) || errors.As((*guardedBody)(nil).err(req.Body), &r) {
+				p.refuseSecret(down, host, port, r)
+			}
+			return
+		}
+		resp, err := http.ReadResponse(ur, req)
+		if err != nil {
+			writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy got no answer from %s: %v\n", host, err))
+			return
+		}
+		if v.SendsTo(host) {
+			if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+				resp.Body.Close()
+				writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy refused an answer from %s encoded as %q: it masks secrets in answers from their hosts and cannot look inside an encoded one\n", host, ce))
+				return
+			}
+			for k, vals := range resp.Header {
+				for i := range vals {
+					resp.Header[k][i] = string(v.Mask([]byte(vals[i])))
+				}
+			}
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{v.MaskReader(resp.Body), resp.Body}
+		}
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			if resp.Write(down) == nil {
+				p.guardedJoin(down, dr, up, ur, host, port)
+			}
+			return
+		}
+		err = resp.Write(bulkWriter{down})
+		resp.Body.Close()
+		if err != nil || req.Close || resp.Close {
+			return
+		}
+	}
+}
+
+// rewriteRequest puts the real values in req for host, or refuses it. It
+// reads a body of up to maxRewrittenBody whole; a longer one is left to
+// stream through a guard that refuses it at its first sentinel.
+func (p *Proxy) rewriteRequest(req *http.Request, host string) ([]string, error) {
+	v := p.cfg.Secrets
+	var used []string
+	out, u, err := v.Rewrite(host, secrets.Place{Where: "URL"}, []byte(req.RequestURI))
+	if err != nil {
+		return nil, err
+	}
+	if len(u) > 0 {
+		if req.URL, err = url.ParseRequestURI(string(out)); err != nil {
+			return nil, fmt.Errorf("cordon: the request's URL is not valid once the secret is in: %w", err)
+		}
+		used = append(used, u...)
+	}
+	if _, ok := v.HasSentinel([]byte(req.Host)); ok {
+		return nil, &secrets.Refusal{Secret: "?", Host: host, Where: "Host header"}
+	}
+	for name, vals := range req.Header {
+		for i, val := range vals {
+			at := secrets.Place{Where: "header " + name}
+			out, u, err := v.Rewrite(host, at, []byte(val))
+			if err != nil {
+				return nil, err
+			}
+			used = append(used, u...)
+			val = string(out)
+			if scheme, cred, ok := strings.Cut(val, " "); ok && strings.EqualFold(scheme, "basic") &&
+				(strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization")) {
+				// git and others send user:token base64-encoded.
+				if raw, derr := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); derr == nil {
+					out, u, err := v.Rewrite(host, at, raw)
+					if err != nil {
+						return nil, err
+					}
+					if len(u) > 0 {
+						val = scheme + " " + base64.StdEncoding.EncodeToString(out)
+						used = append(used, u...)
+					}
+				}
+			}
+			req.Header[name][i] = val
+		}
+	}
+	req.Trailer = nil // arriving after the body, they could not be checked before it went
+	if req.Body == nil || req.Body == http.NoBody {
+		return used, nil
+	}
+	head, err := io.ReadAll(io.LimitReader(req.Body, maxRewrittenBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("cordon: reading the request's body: %w", err)
+	}
+	if len(head) > maxRewrittenBody {
+		req.Body = &guardedBody{r: v.GuardReader(io.MultiReader(bytes.NewReader(head), req.Body), host, "body")}
+		return used, nil
+	}
+	out, u, err = v.Rewrite(host, secrets.Place{Where: "body", Body: true}, head)
+	if err != nil {
+		return nil, err
+	}
+	used = append(used, u...)
+	req.Body, req.ContentLength, req.TransferEncoding = io.NopCloser(bytes.NewReader(out)), int64(len(out)), nil
+	return used, nil
+}
+
+// guardedBody is a streamed body; it remembers the refusal that ended it,
+// which Request.Write does not pass on as such.
+type guardedBody struct {
+	r   io.Reader
+	c   io.Closer // the body beneath, if any
+	mu  sync.Mutex
+	bad error
+}
+
+func (g *guardedBody) Read(b []byte) (int, error) {
+	n, err := g.r.Read(b)
+	var r *secrets.Refusal
+	if errors.As(err, &r) {
+		g.mu.Lock()
+		g.bad = err
+		g.mu.Unlock()
+	}
+	return n, err
+}
+
+func (g *guardedBody) Close() error {
+	if g.c != nil {
+		return g.c.Close()
+	}
+	return nil
+}
+
+// err is the refusal that ended body, if body is a guardedBody.
+func (*guardedBody) err(body io.Reader) error {
+	if g, ok := body.(*guardedBody); ok {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.bad
+	}
+	return nil
+}
+
+// refuseSecret answers a request that carried a sentinel where it may not
+// go, and has it logged.
+func (p *Proxy) refuseSecret(down net.Conn, host string, port int, err error) {
+	var r *secrets.Refusal
+	if !errors.As(err, &r) {
+		writeStatus(down, http.StatusBadRequest, err.Error()+"\n")
+		return
+	}
+	if p.cfg.SecretUsed != nil {
+		p.cfg.SecretUsed(host, port, r.Secret, r)
+	}
+	writeStatus(down, http.StatusForbidden, r.Error()+"\n")
+}
+
+// guardedJoin joins two raw streams (not HTTP in TLS, or after a protocol
+// switch); the sandbox's side stops at the first sentinel, which is never
+// passed on, and both are closed. cr and tr hold bytes already read.
+func (p *Proxy) guardedJoin(client net.Conn, cr *bufio.Reader, target net.Conn, tr *bufio.Reader, host string, port int) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var src io.Reader = target
+		if tr != nil {
+			src = tr
+		}
+		if v := p.cfg.Secrets; v.SendsTo(host) {
+			src = v.MaskReader(src)
+		}
+		io.Copy(client, src)
+		closeWrite(client)
+	}()
+	g := &guardedBody{r: p.cfg.Secrets.GuardReader(cr, host, "connection")}
+	io.Copy(target, g)
+	if r := g.err(g); r != nil {
+		p.refuseSecret(nopWriteConn{client}, host, port, r)
+		client.Close()
+		target.Close()
+	} else {
+		closeWrite(target)
+	}
+	wg.Wait()
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+		return
+	}
+	c.Close()
+}
+
+// nopWriteConn writes nothing: in a raw stream the sandbox gets no HTTP
+// answer, only the closed connection.
+type nopWriteConn struct{ net.Conn }
+
+func (nopWriteConn) Write(b []byte) (int, error) { return len(b), nil }
+
+// socksDial is the SOCKS5 server's dial: with secrets, the connection it
+// returns leads to intercept, not straight to the host.
+func (p *Proxy) socksDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	target, err := p.dial(ctx, network, addr)
+	if err != nil || p.cfg.Secrets.Empty() {
+		return target, err
+	}
+	host, port, _ := splitTarget(addr)
+	inner, outer := net.Pipe()
+	go func() {
+		defer inner.Close()
+		defer target.Close()
+		p.intercept(inner, target, host, port)
+	}()
+	return addrConn{Conn: outer, local: target.LocalAddr(), remote: target.RemoteAddr()}, nil
+}
+
+// addrConn is a pipe that reports the real connection's addresses (the
+// SOCKS5 reply carries the local one, and expects TCP).
+type addrConn struct {
+	net.Conn
+	local, remote net.Addr
+}
+
+func (c addrConn) LocalAddr() net.Addr  { return c.local }
+func (c addrConn) RemoteAddr() net.Addr { return c.remote }
+
+// checkPlain refuses a plain-HTTP request that carries a sentinel: a
+// secret never travels in clear text, not even to its own hosts. A body
+// is checked as it streams.
+func (p *Proxy) checkPlain(req *http.Request, host string) error {
+	v := p.cfg.Secrets
+	texts := []string{req.URL.String(), req.Host}
+	for _, vals := range req.Header {
+		for _, val := range vals {
+			texts = append(texts, val)
+			if scheme, cred, ok := strings.Cut(val, " "); ok && strings.EqualFold(scheme, "basic") {
+				if raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
+					texts = append(texts, string(raw))
+				}
+			}
+		}
+	}
+	for _, t := range texts {
+		if name, ok := v.HasSentinel([]byte(t)); ok {
+			return &secrets.Refusal{Secret: name, Host: host, Where: "request",
+				Why: "over plain HTTP, where the proxy never puts a secret"}
+		}
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = &guardedBody{r: v.GuardReader(req.Body, host, "body"), c: req.Body}
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package egress
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cordonhq/cordon/internal/secrets"
+	"github.com/cordonhq/cordon/internal/secrets/secretstest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const testSecret = "ghp_realSecretValue0123456789abcdef"
+
+// secretWorld is a proxy holding one secret for localhost, and a TLS
+// server (its own CA) that records what reaches it and echoes the
+// Authorization header back.
+type secretWorld struct {
+	p      *Proxy
+	v      *secrets.Vault
+	srv    *httptest.Server
+	bundle string
+
+	mu   sync.Mutex
+	got  []string // what reached the server: "host auth body"
+	logs []string
+}
+
+func newSecretWorld(t *testing.T, injectBody bool) *secretWorld {
+	w := &secretWorld{}
+	var roots *x509.CertPool
+	w.srv, roots, _ = secretstest.NewUpstream(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body := make([]byte, 1<<10)
+		n, _ := r.Body.Read(body)
+		w.mu.Lock()
+		w.got = append(w.got, r.Host+" "+r.Header.Get("Authorization")+" "+string(body[:n])+" "+r.URL.RawQuery)
+		w.mu.Unlock()
+		fmt.Fprintf(rw, "echo: %s", r.Header.Get("Authorization"))
+	}))
+	v, err := secrets.New([]secrets.Secret{{Name: "github", Value: []byte(testSecret), Hosts: []string{"localhost"},
+		Env: "GITHUB_TOKEN", InjectBody: injectBody}})
+	require.NoError(t, err)
+	w.v = v
+	sp := port(w.srv.URL)
+	p, err := Start(Config{
+		Rules:         Rules{Allowed: []string{fmt.Sprintf("localhost:%d", sp), fmt.Sprintf("127.0.0.1:%d", sp)}},
+		Secrets:       v,
+		UpstreamRoots: roots,
+		SecretUsed: func(host string, port int, name string, r *secrets.Refusal) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.logs = append(w.logs, fmt.Sprintf("%s:%d %s refused=%v", host, port, name, r != nil))
+		},
+	}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	w.p = p
+	w.bundle = filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(w.bundle, v.TrustBundle(), 0o644))
+	return w
+}
+
+func (w *secretWorld) curl(t *testing.T, args ...string) string {
+	t.Helper()
+	all := append([]string{"-sS", "--max-time", "20", "--cacert", w.bundle, "--proxy", fmt.Sprintf("http://127.0.0.1:%d", w.p.Port())}, args...)
+	out, _ := exec.Command("curl", all...).CombinedOutput()
+	return string(out)
+}
+
+func (w *secretWorld) received() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.got...)
+}
+
+func (w *secretWorld) logged() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.logs...)
+}
+
+// TestSecretInjectedOnlyForItsHost: the sentinel becomes the real value in
+// a request to the secret's host (verified with the session CA, no -k),
+// the echo of it comes back masked, and the same sentinel to another
+// allowed host, in clear text, or in a body is refused before anything
+// reaches a server.
+func TestSecretInjectedOnlyForItsHost(t *testing.T) {
+	w := newSecretWorld(t, false)
+	sent := w.v.Sentinel("github")
+	sp := port(w.srv.URL)
+
+	out := w.curl(t, "-H", "Authorization: Bearer "+sent, fmt.Sprintf("https://localhost:%d/user", sp))
+	assert.Equal(t, "echo: Bearer "+strings.Repeat("*", len(testSecret)), out, "the answer echoing the secret is masked")
+	require.Len(t, w.received(), 1)
+	assert.Contains(t, w.received()[0], "Bearer "+testSecret, "the server got the real secret")
+
+	out = w.curl(t, "-u", "x-access-token:"+sent, fmt.Sprintf("https://localhost:%d/repo.git/info/refs?service=git-upload-pack", sp))
+	require.Len(t, w.received(), 2, out)
+	assert.Contains(t, w.received()[1], "Basic "+base64.StdEncoding.EncodeToString([]byte("x-access-token:"+testSecret)), "basic auth, as git sends it")
+
+	out = w.curl(t, fmt.Sprintf("https://localhost:%d/q?key=%s", sp, sent))
+	require.Len(t, w.received(), 3, out)
+	assert.Contains(t, w.received()[2], "key="+testSecret, "in the URL")
+
+	before := len(w.received())
+	for name, args := range map[string][]string{
+		"another allowed host": {"-i", "-H", "Authorization: Bearer " + sent, fmt.Sprintf("https://127.0.0.1:%d/", sp)},
+		"a body, not injected": {"-i", "--data", "token=" + sent, fmt.Sprintf("https://localhost:%d/", sp)},
+		"plain HTTP":           {"-i", "-H", "X-Token: " + sent, fmt.Sprintf("http://localhost:%d/", sp)},
+		"a big body elsewhere": {"-i", "--data-binary", "@-", fmt.Sprintf("https://127.0.0.1:%d/", sp)},
+	} {
+		if name == "a big body elsewhere" {
+			cmd := exec.Command("curl", append([]string{"-sS", "--max-time", "20", "--cacert", w.bundle, "--proxy", fmt.Sprintf("http://127.0.0.1:%d", w.p.Port())}, args...)...)
+			cmd.Stdin = strings.NewReader(strings.Repeat("x", 2<<20) + sent)
+			b, _ := cmd.CombinedOutput()
+			out = string(b)
+		} else {
+			out = w.curl(t, args...)
+		}
+		assert.NotContains(t, out, testSecret, name)
+		if name != "a big body elsewhere" {
+			assert.Contains(t, out, "403", name)
+			assert.Contains(t, out, "secret github", name)
+		}
+	}
+	for _, r := range w.received()[before:] {
+		assert.NotContains(t, r, sent, "a sentinel reached a server")
+		assert.NotContains(t, r, testSecret)
+	}
+	// The big body streams: the server may see its start, never the sentinel.
+	assert.LessOrEqual(t, len(w.received()), before+1, "only the streamed big body may have begun")
+	logs := w.logged()
+	assert.Contains(t, logs, fmt.Sprintf("localhost:%d github refused=false", sp))
+	assert.Contains(t, logs, fmt.Sprintf("127.0.0.1:%d github refused=true", sp))
+	for _, l := range logs {
+		assert.NotContains(t, l, testSecret)
+	}
+}
+
+// TestSecretBodyInjectedWhenConfigured: inject_body puts the value in a
+// body to the secret's host.
+func TestSecretBodyInjectedWhenConfigured(t *testing.T) {
+	w := newSecretWorld(t, true)
+	sent := w.v.Sentinel("github")
+	out := w.curl(t, "--data", "token="+sent, fmt.Sprintf("https://localhost:%d/", port(w.srv.URL)))
+	require.Len(t, w.received(), 1, out)
+	assert.Contains(t, w.received()[0], "token="+testSecret)
+}
+
+// TestSecretUpstreamVerified: the proxy re-encrypts only to a host whose
+// certificate it can verify; an impostor (a certificate the proxy's roots
+// do not trust) gets no request, so never the value.
+func TestSecretUpstreamVerified(t *testing.T) {
+	var hits atomic.Int64
+	impostor := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	t.Cleanup(impostor.Close)
+	w := newSecretWorld(t, false)
+	ip := port(impostor.URL)
+	p, err := Start(Config{Rules: Rules{Allowed: []string{fmt.Sprintf("localhost:%d", ip)}}, Secrets: w.v, UpstreamRoots: x509.NewCertPool()}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	w.p = p
+	out := w.curl(t, "-H", "Authorization: Bearer "+w.v.Sentinel("github"), fmt.Sprintf("https://localhost:%d/", ip))
+	assert.Contains(t, out, "could not reach localhost over TLS")
+	assert.Zero(t, hits.Load())
+}
+
+// TestSecretThroughSOCKS: a client on the SOCKS5 side (curl's socks5h)
+// gets the same treatment as one using CONNECT.
+func TestSecretThroughSOCKS(t *testing.T) {
+	w := newSecretWorld(t, false)
+	sent := w.v.Sentinel("github")
+	sp := port(w.srv.URL)
+	socks := []string{"-sS", "--max-time", "20", "--cacert", w.bundle, "--proxy", fmt.Sprintf("socks5h://127.0.0.1:%d", w.p.Port())}
+	out, _ := exec.Command("curl", append(socks, "-H", "Authorization: Bearer "+sent, fmt.Sprintf("https://localhost:%d/s", sp))...).CombinedOutput()
+	require.Len(t, w.received(), 1, string(out))
+	assert.Contains(t, w.received()[0], "Bearer "+testSecret)
+	out, _ = exec.Command("curl", append(socks, "-H", "Authorization: Bearer "+sent, fmt.Sprintf("https://127.0.0.1:%d/s", sp))...).CombinedOutput()
+	assert.Contains(t, string(out), "not one of the secret's hosts")
+	assert.Len(t, w.received(), 1, "the other host got nothing")
+}

@@ -1,0 +1,170 @@
+package secrets
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// Refusal is a sentinel found on its way where its secret may not go. It
+// names the secret and the host, never the value.
+type Refusal struct {
+	Secret string
+	Host   string
+	// Where in the request: "header Authorization", "body", "URL", …
+	Where string
+	// Why is set when the host is the secret's own but the place is not
+	// one the proxy injects into.
+	Why string
+}
+
+func (r *Refusal) Error() string {
+	if r.Why != "" {
+		return fmt.Sprintf("cordon: the sentinel of secret %s was sent to %s in the %s, %s; the request was not forwarded", r.Secret, r.Host, r.Where, r.Why)
+	}
+	return fmt.Sprintf("cordon: the sentinel of secret %s was sent to %s in the %s, which is not one of the secret's hosts; the request was not forwarded", r.Secret, r.Host, r.Where)
+}
+
+// Place is where in a request text is, which decides whether a sentinel
+// there may be replaced.
+type Place struct {
+	Where string
+	Body  bool
+}
+
+// Rewrite replaces, in b bound for host, each sentinel whose secret may be
+// sent there; a sentinel that may not go there is a *Refusal and nothing
+// is returned. used names the secrets put in. b is not modified.
+func (v *Vault) Rewrite(host string, at Place, b []byte) (out []byte, used []string, err error) {
+	if v.Empty() || !bytes.Contains(b, []byte(sentinelPrefix)) {
+		return b, nil, nil
+	}
+	out = b
+	for _, e := range v.entries {
+		if !bytes.Contains(out, []byte(e.sentinel)) {
+			continue
+		}
+		if !e.sendsTo(host) {
+			return nil, nil, &Refusal{Secret: e.Name, Host: host, Where: at.Where}
+		}
+		if at.Body && !e.InjectBody {
+			return nil, nil, &Refusal{Secret: e.Name, Host: host, Where: at.Where,
+				Why: "and the secret is injected into headers and the URL only (inject_body = false)"}
+		}
+		out = bytes.ReplaceAll(out, []byte(e.sentinel), e.Value)
+		used = append(used, e.Name)
+	}
+	return out, used, nil
+}
+
+// HasSentinel reports whether b holds any sentinel of the vault.
+func (v *Vault) HasSentinel(b []byte) (string, bool) {
+	if v.Empty() {
+		return "", false
+	}
+	for _, e := range v.entries {
+		if bytes.Contains(b, []byte(e.sentinel)) {
+			return e.Name, true
+		}
+	}
+	return "", false
+}
+
+// SendsTo reports whether some secret may be sent to host: only then does
+// an answer from host need masking.
+func (v *Vault) SendsTo(host string) bool {
+	if v == nil {
+		return false
+	}
+	for _, e := range v.entries {
+		if e.sendsTo(host) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e entry) sendsTo(host string) bool {
+	for _, h := range e.Hosts {
+		if hostMatches(h, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// Mask hides each real value in b behind a row of '*' as long as the value
+// (an answer that echoes a request must not hand the secret back to the
+// sandbox; the length is kept so that Content-Length stays true).
+func (v *Vault) Mask(b []byte) []byte {
+	if v.Empty() {
+		return b
+	}
+	for _, e := range v.entries {
+		if bytes.Contains(b, e.Value) {
+			b = bytes.ReplaceAll(b, e.Value, bytes.Repeat([]byte("*"), len(e.Value)))
+		}
+	}
+	return b
+}
+
+// MaskReader masks r's bytes as they stream (see Mask).
+func (v *Vault) MaskReader(r io.Reader) io.Reader {
+	hold := 0
+	for _, e := range v.entries {
+		hold = max(hold, len(e.Value)-1)
+	}
+	return &scanReader{r: r, hold: hold, fn: func(b []byte) ([]byte, error) { return v.Mask(b), nil }}
+}
+
+// GuardReader passes r's bytes on until a sentinel appears in them, and
+// then fails with a *Refusal for host, the sentinel itself never passed
+// on (nor any of its first bytes).
+func (v *Vault) GuardReader(r io.Reader, host, where string) io.Reader {
+	hold := len(sentinelPrefix) + 31
+	return &scanReader{r: r, hold: hold, fn: func(b []byte) ([]byte, error) {
+		if name, ok := v.HasSentinel(b); ok {
+			return nil, &Refusal{Secret: name, Host: host, Where: where}
+		}
+		return b, nil
+	}}
+}
+
+// scanReader runs fn over a stream, holding back the last hold bytes
+// until more arrive, so that a match across two reads is still seen
+// whole. fn must leave text it already returned unchanged when it sees
+// it again.
+type scanReader struct {
+	r       io.Reader
+	hold    int
+	fn      func([]byte) ([]byte, error)
+	pending []byte // read, transformed, not yet returned
+	ready   int    // how much of pending may be returned
+	err     error
+}
+
+func (s *scanReader) Read(p []byte) (int, error) {
+	for s.ready == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		buf := make([]byte, 32*1024)
+		n, err := s.r.Read(buf)
+		s.pending = append(s.pending, buf[:n]...)
+		out, ferr := s.fn(s.pending)
+		if ferr != nil {
+			s.pending, s.err = nil, ferr
+			return 0, ferr
+		}
+		s.pending = out
+		if err != nil {
+			s.ready, s.err = len(s.pending), err
+		} else {
+			s.ready = max(0, len(s.pending)-s.hold)
+		}
+	}
+	n := copy(p, s.pending[:s.ready])
+	s.pending = s.pending[n:]
+	s.ready -= n
+	return n, nil
+}

@@ -1,0 +1,99 @@
+//go:build linux
+
+package mcpserver_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cordonhq/cordon/internal/secrets/secretstest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSecretsThroughTheServer: a [secrets] table of the user's config,
+// whose value is in cordon's own environment (GITHUB_TOKEN, the canary of
+// the harness), reaches the secret's host as the real value from a bash
+// call under network restricted, on both backends; the command sees only
+// the sentinel, cannot find the value in any process's environment it can
+// read (cordon's included), and a request carrying the sentinel to
+// another allowed host is refused and recorded in the session log by
+// name.
+func TestSecretsThroughTheServer(t *testing.T) {
+	const value = "gh-token-canary" // the harness puts it in cordon's environment
+	var mu sync.Mutex
+	var got []string
+	srv, _, caPEM := secretstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprint(w, "welcome")
+	}))
+	u, _ := url.Parse(srv.URL)
+	port := u.Port()
+	// cordon verifies the real upstream with the system's roots, which Go
+	// takes from SSL_CERT_FILE: here the test server's CA.
+	caFile := filepath.Join(t.TempDir(), "upstream-ca.pem")
+	require.NoError(t, os.WriteFile(caFile, caPEM, 0o644))
+	t.Setenv("SSL_CERT_FILE", caFile)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			w := newWorld(t)
+			cfgDir := filepath.Join(w.home, ".config", "cordon")
+			require.NoError(t, os.MkdirAll(cfgDir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(fmt.Sprintf(`
+network = "restricted"
+allowed_domains = ["localhost:%[1]s", "127.0.0.1:%[1]s"]
+
+[secrets.github]
+from_env = "GITHUB_TOKEN"
+env = "GITHUB_TOKEN"
+hosts = ["localhost"]
+`, port)), 0o644))
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", backend)
+			script := fmt.Sprintf(`
+curl -sS -m 20 -H "Authorization: Bearer $GITHUB_TOKEN" https://localhost:%[1]s/own; echo " [own $?]"
+curl -sS -m 20 -w ' %%{http_code}' -H "Authorization: Bearer $GITHUB_TOKEN" https://127.0.0.1:%[1]s/other; echo " [other $?]"
+echo "sees: $GITHUB_TOKEN"
+for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null; done | grep -c '%[2]s'
+env > env.txt
+`, port, "gh-token-cana[r]y")
+			res := call(t, cs, "bash", map[string]any{"command": script})
+			out := text(res)
+			assert.Contains(t, out, "welcome [own 0]", out)
+			assert.Contains(t, out, " 403 [other 0]", out)
+			assert.Contains(t, out, "sees: cordon-sentinel-", out)
+			assert.Contains(t, out, "\n0\n", "no readable process environment holds the value: %s", out)
+			assert.NotContains(t, out, value)
+			env, err := os.ReadFile(filepath.Join(w.ws, "env.txt"))
+			require.NoError(t, err)
+			assert.NotContains(t, string(env), value)
+			mu.Lock()
+			assert.Equal(t, []string{"/own Bearer " + value}, got, "only the secret's host got a request, with the real value")
+			mu.Unlock()
+			st := structured(t, call(t, cs, "sandbox_status", nil))
+			assert.Equal(t, []any{map[string]any{"name": "github", "env": "GITHUB_TOKEN", "hosts": []any{"localhost"}}}, st["secrets"])
+			if backend == "bwrap" {
+				assert.Contains(t, st["proxy_ignored"], "captured")
+			} else {
+				assert.Contains(t, st["proxy_ignored"], "no network at all")
+			}
+			sessions := listSessions(t, w)
+			require.Len(t, sessions, 1)
+			logText := cordonCLI(t, w, "log", "--json", sessions[0])
+			assert.Contains(t, logText, `"decision":"secret-injected"`)
+			assert.Contains(t, logText, `"decision":"secret-refused"`)
+			assert.Contains(t, logText, `"secret":"github"`)
+			assert.False(t, strings.Contains(logText, value), "the log never holds the value")
+		})
+	}
+}

@@ -1,0 +1,27 @@
+package tools
+
+import (
+	"github.com/cordonhq/cordon/internal/secrets"
+)
+
+// A session's secrets: its commands see each one's sentinel, made for
+// this session alone, and the egress proxy of each restricted call puts
+// the real value in for the secret's hosts (internal/egress). The vault,
+// with the session's CA, lives as long as the session.
+
+// secretVault is the session's vault, made at its first use from the
+// configured secrets; nil (no secrets in the sandbox at all) if it cannot
+// be made.
+func (s *Session) secretVault(conf Config) *secrets.Vault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.vault == nil {
+		v, err := secrets.New(conf.Secrets)
+		if err != nil {
+			conf.Logger.Error().Err(err).Msg("secrets: the session's sentinels and CA could not be made; its commands get no secrets")
+			return nil
+		}
+		s.vault = v
+	}
+	return s.vault
+}
