@@ -431,7 +431,8 @@ func TestGatewayHAProxy(t *testing.T) {
 
 // TestGatewayNaiveLosesSessions is the control: a balancer that picks a
 // replica per request (what a Service or an unconfigured load balancer
-// does; random, as round robin can fall in step with the calls) loses
+// does; uniformly random, one draw: round robin can fall in step with
+// the calls, and two draws prefer one idle server) loses
 // 2025-11-25 sessions and moves 2026-07-28 principals, and the checks
 // above see it.
 func TestGatewayNaiveLosesSessions(t *testing.T) {
@@ -447,7 +448,7 @@ frontend mcp
     bind "${GATEWAY_BIND}"
     default_backend pool
 backend pool
-    balance random
+    balance random(1)
     server cordon-0 "${CORDON_0}"
     server cordon-1 "${CORDON_1}"
 `), 0o644))
