@@ -19,7 +19,7 @@
 #   7. tear everything down: no process of the test left, no iptables rule
 #      it added, no bridge, no mount.
 #
-# STATUS: written, not yet run end to end (see deploy/README.md).
+# STATUS: steps 1-2 and 7 have run (K8S_E2E_UNTIL=node); 3-6 not yet.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -217,10 +217,17 @@ start_bg kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$WORK/admin.kubeconf
 until_here control-plane
 
 step "kubelet (node $NODE)"
+# The node's address is on the test's own bridge (the kubelet refuses a
+# loopback node IP): the CNI bridge plugin finds the bridge made and
+# addressed here, and the API server reaches the kubelet through it.
+NODE_IP=${POD_CIDR%.0/24}.1
+ip link add "$BRIDGE" type bridge 2>/dev/null || true
+ip addr replace "$NODE_IP/24" dev "$BRIDGE"
+ip link set "$BRIDGE" up
 cat >"$WORK/kubelet.yaml" <<KL
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $NODE_IP
 port: 16250
 readOnlyPort: 0
 healthzPort: 0
@@ -235,7 +242,7 @@ podCIDR: $POD_CIDR
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%"}
 KL
 start_bg kubelet "$BIN/kubelet" --config "$WORK/kubelet.yaml" --kubeconfig "$WORK/admin.kubeconfig" \
-  --root-dir "$WORK/kubelet" --cert-dir "$WORK/pki/kubelet" --hostname-override "$NODE" --node-ip 127.0.0.1
+  --root-dir "$WORK/kubelet" --cert-dir "$WORK/pki/kubelet" --hostname-override "$NODE" --node-ip "$NODE_IP"
 for _ in $(seq 1 240); do kubectl get node "$NODE" 2>/dev/null | grep -qw Ready && break; sleep 0.5; done
 kubectl get node "$NODE" | grep -qw Ready || die "the node is not Ready (log: $WORK/log/kubelet.log)"
 kubectl get nodes -o wide
