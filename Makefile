@@ -7,7 +7,8 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all deps build run test test-short lint cross bench bench-smoke soak install clean release test-release \
-	mcpb packages server-json test-mcpb test-packages test-server-json image test-image
+	mcpb packages server-json test-mcpb test-packages test-server-json image test-image \
+	helm test-deploy k8s-e2e
 
 all: build
 
@@ -189,3 +190,29 @@ fuzz-smoke:
 	    echo "fuzz-smoke: $$fn failed"; exit 1; \
 	  fi; \
 	done
+
+# The Kubernetes kit (deploy/): test-deploy renders the manifests and the
+# Helm chart and checks them against the real cordon (flags, probes on its
+# real endpoints, PodSecurity "restricted"), runs helm lint, and puts the
+# HAProxy gateway (Debian's haproxy) in front of two real replicas driven by
+# an MCP client in both protocol eras. helm builds Helm once from the Go
+# module proxy into HELM_CACHE; `make test` finds it there too.
+HELM_VERSION ?= v3.22.1
+HELM_CACHE ?= $(HOME)/.cache/cordon-deploy
+HELM := $(HELM_CACHE)/helm-$(HELM_VERSION)/helm
+
+helm: $(HELM)
+
+$(HELM):
+	GOBIN=$(dir $(HELM)) CGO_ENABLED=0 $(GO) install -trimpath helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+test-deploy: $(HELM)
+	HELM=$(HELM) $(GO) test -count=1 -timeout 20m ./deploy/
+
+# k8s-e2e runs the kit on a real one-node cluster on this machine (root):
+# the control plane built from the Go module proxy (cached; ~20 minutes the
+# first time), Debian's etcd, containerd and CNI plugins, cordon's image
+# (make image), then deploy, containment, the gateway, a roll, and a
+# teardown that leaves nothing behind. Not part of make test.
+k8s-e2e:
+	./deploy/e2e/k8s-e2e.sh
