@@ -102,29 +102,7 @@ func RegisterStarting(root int) (ready, release func()) {
 // helpers. Call it only while nothing but cordon's helper code (and bwrap)
 // runs there: for a warm sandbox, once its zygote is ready and before its
 // first command. Release forgets them; it is safe to call more than once.
-func RegisterHelpers(root int) (release func()) {
-	ids := helperTree(root)
-	ownHelpers.mu.Lock()
-	if ownHelpers.set == nil {
-		ownHelpers.set = make(map[helperID]int)
-	}
-	for _, id := range ids {
-		ownHelpers.set[id]++
-	}
-	ownHelpers.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			ownHelpers.mu.Lock()
-			defer ownHelpers.mu.Unlock()
-			for _, id := range ids {
-				if ownHelpers.set[id]--; ownHelpers.set[id] <= 0 {
-					delete(ownHelpers.set, id)
-				}
-			}
-		})
-	}
-}
+func RegisterHelpers(root int) (release func()) { return register(helperTree(root)) }
 
 // RegisterHelper records the one process pid as cordon's own helper, and
 // not what runs beneath it: a cold Landlock launch's reaper, whose child
@@ -142,20 +120,29 @@ func RegisterHelper(pid int) (release func()) {
 	if err != nil {
 		return func() {} // gone: nothing to pass over
 	}
-	id := helperID{pid, p.start}
+	return register([]helperID{{pid, p.start}})
+}
+
+// register counts ids as registered until release, which is safe to call
+// more than once.
+func register(ids []helperID) (release func()) {
 	ownHelpers.mu.Lock()
 	if ownHelpers.set == nil {
 		ownHelpers.set = make(map[helperID]int)
 	}
-	ownHelpers.set[id]++
+	for _, id := range ids {
+		ownHelpers.set[id]++
+	}
 	ownHelpers.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			ownHelpers.mu.Lock()
 			defer ownHelpers.mu.Unlock()
-			if ownHelpers.set[id]--; ownHelpers.set[id] <= 0 {
-				delete(ownHelpers.set, id)
+			for _, id := range ids {
+				if ownHelpers.set[id]--; ownHelpers.set[id] <= 0 {
+					delete(ownHelpers.set, id)
+				}
 			}
 		})
 	}
