@@ -29,11 +29,7 @@ type authority struct {
 }
 
 func newAuthority() (*authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := randSerial()
+	key, serial, err := newKeyAndSerial()
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +56,14 @@ func newAuthority() (*authority, error) {
 		pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
 }
 
-func randSerial() (*big.Int, error) {
-	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+// newKeyAndSerial makes a certificate's key and a random serial number.
+func newKeyAndSerial() (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	return key, serial, err
 }
 
 // CACertPEM is the session CA's certificate, which the sandbox trusts.
@@ -76,11 +78,7 @@ func (v *Vault) Leaf(host string) (*tls.Certificate, error) {
 	if c := a.leaves[host]; c != nil {
 		return c, nil
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := randSerial()
+	key, serial, err := newKeyAndSerial()
 	if err != nil {
 		return nil, err
 	}
