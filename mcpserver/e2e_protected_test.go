@@ -159,6 +159,50 @@ git -C x config core.fsmonitor 'touch %[1]s; false' 2>&1; cat x/.git; echo done`
 	})
 }
 
+// TestLinkIntoTheSessionTmp: a repository a command makes in the session
+// tmp (writable, and no root the audit searches), presented in the
+// workspace by a symlink: the human's git status in pkg2/ would run its
+// core.fsmonitor. The link goes after the call that made it, whether the
+// repository came in the same call or an earlier one.
+func TestLinkIntoTheSessionTmp(t *testing.T) {
+	// Under bwrap the session tmp is /tmp inside; its place on the host
+	// is the source of that mount.
+	const hostTmp = `host=$(awk '$5 == "/tmp" {print $4}' /proc/self/mountinfo | head -1)
+case "$host" in /*) ;; *) host=$TMPDIR ;; esac
+`
+	arm := func(canary string) string {
+		return fmt.Sprintf(`git init -q "$TMPDIR/evil" && printf '#!/bin/sh
+touch %[1]s
+' > "$TMPDIR/evil/.git/hooks/pre-commit" && chmod +x "$TMPDIR/evil/.git/hooks/pre-commit"
+git -C "$TMPDIR/evil" config core.fsmonitor 'touch %[1]s; false'
+`, canary)
+	}
+	for _, staged := range []bool{false, true} {
+		name := "one call"
+		if staged {
+			name = "two calls"
+		}
+		t.Run(name, func(t *testing.T) {
+			armedRepos(t, nil, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+				pkg := filepath.Join(w.ws, "pkg2")
+				link := hostTmp + `ln -s "$host/evil" pkg2 && echo linked`
+				if staged {
+					res := call(t, cs, "bash", map[string]any{"command": arm(canary) + "echo armed"})
+					require.Contains(t, text(res), "armed")
+				} else {
+					link = arm(canary) + link
+				}
+				res := call(t, cs, "bash", map[string]any{"command": link})
+				assert.Contains(t, text(res), "linked")
+				assert.Contains(t, text(res), pkg+" (disarmed: a symlink into the session's private tmp)", "the model is told")
+				_, err := os.Lstat(pkg)
+				assert.ErrorIs(t, err, os.ErrNotExist, "the link is set aside on the host")
+				return []string{pkg}
+			})
+		})
+	}
+}
+
 // TestSymlinkedGitDoesNotStopTheAudit: a .git symlink anywhere in the
 // workspace makes cordon refuse to build the next sandbox, but must not
 // stop the audit of the repositories the command made beside it.

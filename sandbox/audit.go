@@ -42,8 +42,10 @@ type auditor struct {
 	keep []string
 	// names are the protected names the audit looks for, and knownNamed
 	// (relative to root) those of them that existed before the command;
-	// innerRoots the writable roots beneath root, never set aside.
-	names, knownNamed, innerRoots []string
+	// innerRoots the writable roots beneath root, never set aside;
+	// scratch the writable directories outside the user's roots (the
+	// session tmp), which no link beneath root may lead into.
+	names, knownNamed, innerRoots, scratch []string
 }
 
 // errKeptInPlace: a step of the audit would have moved a read-deny entry.
@@ -78,7 +80,7 @@ func (a auditor) setAside(p string) error {
 // it is searched.
 func (a auditor) auditNewRepos(known []string, since time.Time) ([]Change, error) {
 	root := a.root
-	found := searchRepos([]string{root}, a.names, nil, since)
+	found := searchRepos([]string{root}, a.scratch, a.names, nil, since)
 	var changes []Change
 	var errs []error
 	// A .git symlink: no sandbox is built while one exists, so this one
@@ -87,6 +89,12 @@ func (a auditor) auditNewRepos(known []string, since time.Time) ([]Change, error
 	for _, p := range found.symlinks {
 		errs = append(errs, a.setAside(p))
 		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git that is a symlink"})
+	}
+	// A link into the session tmp presents there, to the human's git and
+	// editor, what the command wrote where nobody audits.
+	for _, p := range found.intoScratch {
+		errs = append(errs, a.setAside(p))
+		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a symlink into the session's private tmp"})
 	}
 	for _, r := range found.repos {
 		if r.GitDir == "" || knownRepo(known, r.GitDir) {

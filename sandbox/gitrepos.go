@@ -73,7 +73,7 @@ func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bo
 // names whose first component it holds. One search serves both, so the
 // names cost a lookup per directory entry and nothing else.
 func findReposAndNames(roots, names []string, in *PolicyInputs) (repos []GitRepo, named []namedPath, incomplete bool, err error) {
-	found := searchRepos(roots, names, in, time.Time{})
+	found := searchRepos(roots, nil, names, in, time.Time{})
 	if len(found.symlinks) > 0 {
 		err = fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, found.symlinks[0])
 	}
@@ -87,6 +87,11 @@ type repoSearch struct {
 	// symlinks are the .git entries that are symlinks: git would follow
 	// them, cordon does not.
 	symlinks []string
+	// intoScratch are the symlinks met that lead into a scratch
+	// directory (the session tmp): writable by the command and searched by
+	// nobody, so whatever the human's tools find through such a link
+	// (a repository's config, a .vscode) is the command's.
+	intoScratch []string
 	// named are the protected names met in the directories listed: each
 	// directory joined with every name whose first component it holds
 	// (the rest of the name may not exist).
@@ -102,7 +107,10 @@ type namedPath struct{ Dir, Name, Path string }
 // changedSince set (the audit), a directory changed since then (made, or
 // given or losing an entry: its ctime) does not count against
 // repoScanMaxDirs, and one that did not change is skipped past it.
-func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time) (found repoSearch) {
+// scratch are the writable directories outside the roots (the session
+// tmp): a symlink that leads into one is reported (intoScratch), not
+// followed.
+func searchRepos(roots, scratch, names []string, in *PolicyInputs, changedSince time.Time) (found repoSearch) {
 	byFirst := namesByFirstComponent(names)
 	seen := map[string]bool{}
 	addRepo := func(r GitRepo) {
@@ -208,8 +216,11 @@ func searchRepos(roots, names []string, in *PolicyInputs, changedSince time.Time
 					// loaded by the tool opened in link/): it is searched
 					// at the symlink's depth, by its own path. One that
 					// leads out of the roots is not followed.
-					if dir, ok := linkedDir(filepath.Join(cur.dir, e.Name()), roots); ok {
+					link := filepath.Join(cur.dir, e.Name())
+					if dir, ok := linkedDir(link, roots); ok {
 						queue = append(queue, item{dir, cur.depth + 1})
+					} else if len(scratch) > 0 && fresh(e.Name()) && leadsInto(link, scratch) {
+						found.intoScratch = append(found.intoScratch, link)
 					}
 				}
 			}
@@ -265,6 +276,33 @@ func linkedDir(link string, roots []string) (string, bool) {
 	}
 	fi, err := os.Stat(dir)
 	return dir, err == nil && fi.IsDir()
+}
+
+// leadsInto reports whether link resolves to a path within one of dirs,
+// or would once its target exists: a dangling link into the session tmp
+// is filled by the next command.
+func leadsInto(link string, dirs []string) bool {
+	target, err := os.Readlink(link)
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(link), target)
+	}
+	// Resolve the part of the target that exists (it may pass through
+	// other links), and keep the rest as written.
+	existing, rest := filepath.Clean(target), ""
+	for {
+		if resolved, err := filepath.EvalSymlinks(existing); err == nil {
+			return withinAny(filepath.Join(resolved, rest), dirs)
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			return withinAny(filepath.Clean(target), dirs)
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
 }
 
 // walkEveryDotGit calls fn for every directory beneath roots, at any depth

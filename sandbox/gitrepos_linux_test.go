@@ -513,3 +513,45 @@ func TestGitlinkListingIsKeptOnlyWhileTheIndexHolds(t *testing.T) {
 	require.NoError(t, f.Close())
 	assert.Contains(t, gitdirsOf(t, ws), deep)
 }
+
+// TestAuditSetsAsideLinksIntoTheSessionTmp: a link beneath a root that
+// leads into the session tmp (writable by the command, searched by
+// nobody) presents there to the human's git and editor what the command
+// wrote unaudited; every such link is set aside, dangling or through
+// another link, beyond the search's depth too, and links elsewhere stay.
+func TestAuditSetsAsideLinksIntoTheSessionTmp(t *testing.T) {
+	ws, tmp, other := t.TempDir(), t.TempDir(), t.TempDir()
+	since := time.Now().Add(-time.Minute)
+	armedRepo(t, filepath.Join(tmp, "evil"))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a", "b", "c", "d", "e"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "inside"), 0o755))
+	rel, err := filepath.Rel(ws, filepath.Join(tmp, "evil"))
+	require.NoError(t, err)
+	links := map[string]string{
+		"pkg2":               filepath.Join(tmp, "evil"),
+		"dangling":           filepath.Join(tmp, "later", "repo"),
+		"relative":           rel,
+		"hop":                filepath.Join(ws, "totmp", "evil"), // through the next one
+		"totmp":              tmp,
+		"a/b/c/d/e/deep":     filepath.Join(tmp, "evil"),
+		"elsewhere":          other,
+		"within":             filepath.Join(ws, "inside"),
+		"a/b/c/d/e/deepkeep": other,
+	}
+	for name, target := range links {
+		require.NoError(t, os.Symlink(target, filepath.Join(ws, name)))
+	}
+	changes, err := auditor{root: ws, scratch: []string{tmp}}.auditNewRepos(nil, since)
+	require.NoError(t, err)
+	for _, name := range []string{"pkg2", "dangling", "relative", "hop", "totmp", "a/b/c/d/e/deep"} {
+		p := filepath.Join(ws, name)
+		assert.Contains(t, changes, Change{Path: p, What: "disarmed", Detail: "a symlink into the session's private tmp"}, name)
+		_, err := os.Lstat(p)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s is set aside", name)
+	}
+	for _, name := range []string{"elsewhere", "within", "a/b/c/d/e/deepkeep"} {
+		_, err := os.Lstat(filepath.Join(ws, name))
+		assert.NoError(t, err, "%s stays", name)
+	}
+	assert.FileExists(t, filepath.Join(tmp, "evil", ".git", "config"), "nothing in the session tmp is touched")
+}

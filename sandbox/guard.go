@@ -57,6 +57,10 @@ type guardSet struct {
 	// InnerRoots are the other writable roots beneath Root: a protected
 	// name that is one, or holds one, is writable on purpose.
 	InnerRoots []string
+	// Scratch are the writable directories outside the user's roots (the
+	// session tmp): a symlink beneath Root that leads into one is the
+	// command's, and the audit sets it aside.
+	Scratch []string
 }
 
 // Change is one undo of the guard or the audit.

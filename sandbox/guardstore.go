@@ -47,6 +47,8 @@ type guardBaseline struct {
 	NamesKnown bool     `json:"names_known,omitempty"`
 	// InnerRoots are guardSet.InnerRoots, which the audit leaves alone.
 	InnerRoots []string `json:"inner_roots,omitempty"`
+	// Scratch are the guardSet.Scratch of every call that joined.
+	Scratch []string `json:"scratch,omitempty"`
 	// HostChanged are the paths (relative to Root) that the host replaced
 	// while a joined call's sandbox lived, as its watch saw; HostChangedAll
 	// that a watch lost events and cannot tell which. The restore keeps
@@ -136,7 +138,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 		// Beyond the bound, a repository the baseline did not know would
 		// be taken for a command's: know them all.
 		base.Whole = true
-		whole := searchRepos([]string{set.Root}, set.Names, nil, everything)
+		whole := searchRepos([]string{set.Root}, nil, set.Names, nil, everything)
 		for _, id := range repoIDs(whole.repos) {
 			if !slices.Contains(base.Repos, id) {
 				base.Repos = append(base.Repos, id)
@@ -170,6 +172,11 @@ func (b *guardBaseline) add(set guardSet) error {
 		for _, n := range st.Tree {
 			bud.nodes--
 			bud.bytes -= len(n.Data)
+		}
+	}
+	for _, d := range set.Scratch {
+		if !slices.Contains(b.Scratch, d) {
+			b.Scratch = append(b.Scratch, d)
 		}
 	}
 	for _, e := range set.ReadDeny {
@@ -220,7 +227,7 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	if b.Taken == 0 || b.Whole {
 		since = everything // an older cordon's baseline, or a whole search
 	}
-	a := auditor{root: b.Root, keep: b.ReadDeny}
+	a := auditor{root: b.Root, keep: b.ReadDeny, scratch: b.Scratch}
 	if b.NamesKnown {
 		a.names, a.knownNamed, a.innerRoots = b.Names, b.Named, b.InnerRoots
 	}

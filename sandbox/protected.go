@@ -105,6 +105,18 @@ func userRoots(p ExecutionPolicy) []string {
 	return roots
 }
 
+// scratchDirs are the writable roots that are not the user's: the session
+// tmp, which a command writes and nobody searches.
+func scratchDirs(p ExecutionPolicy) []string {
+	var dirs []string
+	for _, r := range p.WritableRoots {
+		if !slices.Contains(userRoots(p), r) {
+			dirs = append(dirs, r)
+		}
+	}
+	return dirs
+}
+
 // pathDirsIn returns the directories of cordon's own PATH that lie inside a
 // writable root (but are not a root themselves): the human's shell most
 // likely has the same PATH, so a program planted there would run in place
