@@ -38,37 +38,54 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// eachLastingStart runs test with a command started cold (as a background
-// process is) and in a warm sandbox (as a foreground call is).
-func eachLastingStart(t *testing.T, test func(t *testing.T, f *fixture, start func(p ExecutionPolicy, script string) (*Process, *lockedBuffer), ex *Executor)) {
-	for _, warm := range []bool{false, true} {
-		name := map[bool]string{false: "cold", true: "warm"}[warm]
-		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, newBwrap())
-			ex := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required, Warm: warm}
-			t.Cleanup(ex.Close)
-			start := func(p ExecutionPolicy, script string) (*Process, *lockedBuffer) {
-				t.Helper()
-				if warm {
-					// A sandbox warm before the call, as the session's is.
-					_, err := ex.Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil)})
-					require.NoError(t, err)
-					require.Len(t, ex.warm.idle, 1, "a warm sandbox must be idle before the call")
-				}
-				out := &lockedBuffer{}
-				proc, err := ex.start(p, RunSpec{Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
-					Env: Environ(os.Environ(), nil), Stdout: out, Stderr: out, OwnGroup: true, WaitDelay: 2 * time.Second}, warm)
-				require.NoError(t, err)
-				t.Cleanup(func() { proc.Kill(); <-proc.Done() })
-				if warm {
-					_, cold := proc.run.(*launch)
-					require.False(t, cold, "the call must run in the warm sandbox")
-				}
-				return proc, out
-			}
-			test(t, f, start, ex)
-		})
+// lastingBackend is a backend the lasting tests run on, and its fixture's
+// provider.
+type lastingBackend struct {
+	name string
+	prov func() Provider
+}
+
+var (
+	lastingBwrap    = lastingBackend{"bwrap", func() Provider { return newBwrap() }}
+	lastingLandlock = lastingBackend{"landlock", func() Provider { return newLandlock() }}
+)
+
+// eachLastingStart runs test on each backend with a command started cold
+// (as a background process is) and in a warm sandbox (as a foreground
+// call is).
+func eachLastingStart(t *testing.T, backends []lastingBackend, test func(t *testing.T, f *fixture, start func(p ExecutionPolicy, script string) (*Process, *lockedBuffer), ex *Executor)) {
+	for _, b := range backends {
+		for _, warm := range []bool{false, true} {
+			name := b.name + "/" + map[bool]string{false: "cold", true: "warm"}[warm]
+			t.Run(name, func(t *testing.T) { lastingStart(t, b, warm, test) })
+		}
 	}
+}
+
+func lastingStart(t *testing.T, b lastingBackend, warm bool, test func(t *testing.T, f *fixture, start func(p ExecutionPolicy, script string) (*Process, *lockedBuffer), ex *Executor)) {
+	f := newFixture(t, b.prov())
+	ex := &Executor{Provider: &LocalProvider{Forced: b.name}, Requirement: Required, Warm: warm}
+	t.Cleanup(ex.Close)
+	start := func(p ExecutionPolicy, script string) (*Process, *lockedBuffer) {
+		t.Helper()
+		if warm {
+			// A sandbox warm before the call, as the session's is.
+			_, err := ex.Run(t.Context(), p, RunSpec{Argv: []string{"true"}, Dir: p.WorkspaceRoot, Env: Environ(os.Environ(), nil)})
+			require.NoError(t, err)
+			require.Len(t, ex.warm.idle, 1, "a warm sandbox must be idle before the call")
+		}
+		out := &lockedBuffer{}
+		proc, err := ex.start(p, RunSpec{Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
+			Env: Environ(os.Environ(), nil), Stdout: out, Stderr: out, OwnGroup: true, WaitDelay: 2 * time.Second}, warm)
+		require.NoError(t, err)
+		t.Cleanup(func() { proc.Kill(); <-proc.Done() })
+		if warm {
+			_, cold := proc.run.(*launch)
+			require.False(t, cold, "the call must run in the warm sandbox")
+		}
+		return proc, out
+	}
+	test(t, f, start, ex)
 }
 
 // pollUntil polls until cond holds, failing after a generous deadline.
@@ -98,7 +115,7 @@ func gitOnHost(t *testing.T, dir string, args ...string) string {
 // The sandbox must end (protection-lost), nothing it wrote may stay, and
 // the human's next `git status` must not run the planted program.
 func TestLastingGitConfigReplacedOnTheHost(t *testing.T) {
-	eachLastingStart(t, func(t *testing.T, f *fixture, start func(ExecutionPolicy, string) (*Process, *lockedBuffer), ex *Executor) {
+	eachLastingStart(t, []lastingBackend{lastingBwrap}, func(t *testing.T, f *fixture, start func(ExecutionPolicy, string) (*Process, *lockedBuffer), ex *Executor) {
 		gitOnHost(t, f.ws, "init", "-q")
 		canary := filepath.Join(f.base, "fsmonitor-ran")
 		monitor := filepath.Join(f.base, "monitor.sh")
@@ -151,7 +168,7 @@ done`
 // keeps the human's version beside it, with its permissions, for them to
 // compare; the planted program is in effect nowhere git reads.
 func TestLastingHostChangeKeptAside(t *testing.T) {
-	eachLastingStart(t, func(t *testing.T, f *fixture, start func(ExecutionPolicy, string) (*Process, *lockedBuffer), ex *Executor) {
+	eachLastingStart(t, []lastingBackend{lastingBwrap}, func(t *testing.T, f *fixture, start func(ExecutionPolicy, string) (*Process, *lockedBuffer), ex *Executor) {
 		gitOnHost(t, f.ws, "init", "-q")
 		canary := filepath.Join(f.base, "fsmonitor-ran")
 		monitor := filepath.Join(f.base, "monitor.sh")
@@ -214,7 +231,7 @@ done`
 // while a read-only command lives and keeps reading it: the new secret
 // must never reach the command.
 func TestLastingCredentialStoreReplacedOnTheHost(t *testing.T) {
-	eachLastingStart(t, func(t *testing.T, f *fixture, start func(ExecutionPolicy, string) (*Process, *lockedBuffer), ex *Executor) {
+	eachLastingStart(t, []lastingBackend{lastingBwrap, lastingLandlock}, func(t *testing.T, f *fixture, start func(ExecutionPolicy, string) (*Process, *lockedBuffer), ex *Executor) {
 		creds := filepath.Join(f.home, ".git-credentials")
 		require.NoError(t, os.WriteFile(creds, []byte("https://old:OLD-SECRET@example.com\n"), 0o600))
 		p := f.policy(ReadOnly, NetworkDeny)
