@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,9 +58,10 @@ func TestOpencodeShowsTheModel(t *testing.T) {
 	require.NoError(t, err, "opencode run: %s", out)
 	checkAgentResults(t, "opencode", w, model.received())
 	checkRootsSetAside(t, "opencode", w)
-	if shown := model.system(); strings.Contains(shown, "cordon: sandboxed") {
-		checkInstructionsShown(t, "opencode", shown[strings.Index(shown, "cordon: sandboxed"):])
-	} else {
-		t.Logf("opencode does not show the model cordon's instructions")
+	shown := model.system()
+	require.Contains(t, shown, "cordon: sandboxed", "opencode shows the model cordon's instructions (tools/clients.go says so)")
+	checkInstructionsShown(t, "opencode", shown[strings.Index(shown, "cordon: sandboxed"):])
+	for _, r := range model.received() {
+		assert.NotContains(t, r, "cordon's instructions", "a client that shows the instructions does not get them twice")
 	}
 }

@@ -84,8 +84,9 @@ func checkAgentResults(t *testing.T, client string, w *world, received []string)
 		"     1\tsay \"hi\" to C:\\Users\\me; \\n stays two characters\n" +
 		"     2\t\tindented\twith tabs\n" +
 		"     3\tbeta\n"
-	assert.Equal(t, want, received[0], "%s hands the model read_file's text verbatim", client)
-	assert.False(t, json.Valid([]byte(received[0])), "read_file reaches the model as text, not JSON")
+	page := withoutInstructions(received[0])
+	assert.Equal(t, want, page, "%s hands the model read_file's text verbatim", client)
+	assert.False(t, json.Valid([]byte(page)), "read_file reaches the model as text, not JSON")
 
 	// edit_file: the diff, from the text or from structuredContent.diff.
 	assert.Contains(t, field(received[1], "diff"), "-beta\n+gamma\n", "%s shows the model the edit's diff", client)
@@ -237,6 +238,35 @@ func checkInstructionsShown(t *testing.T, client, shown string) {
 	lead := string([]rune(shown)[:min(200, len([]rune(shown)))])
 	for _, want := range []string{"cordon", "Mode: workspace-write.", "sandbox_permissions", "justification"} {
 		assert.Contains(t, lead, want, "the first 200 characters %s shows: %q", client, lead)
+	}
+}
+
+// withoutInstructions is a result as the model got it, less the
+// instructions cordon put at its head for a client that does not show
+// them (checkInstructionsGiven checks those).
+func withoutInstructions(received string) string {
+	const heading = "[cordon's instructions, which your client does not show you]\n"
+	if !strings.HasPrefix(received, heading) {
+		return received
+	}
+	_, rest, _ := strings.Cut(received, "\n\n")
+	return rest
+}
+
+// checkInstructionsGiven: a client that does not show its model the
+// instructions of initialize (system is all the client put before the
+// conversation) gets them, once, at the head of the first result. If a
+// client update starts showing them, this fails: set Instructions in
+// tools/clients.go, so that its model does not get them twice.
+func checkInstructionsGiven(t *testing.T, client, system string, received []string) {
+	t.Helper()
+	require.NotContains(t, system, "cordon: sandboxed", "%s now shows the model cordon's instructions: set Instructions in its entry of tools/clients.go", client)
+	require.NotEmpty(t, received)
+	first := received[0]
+	require.Contains(t, first, "cordon's instructions, which your client does not show you", "%s: the first result the model gets carries the instructions: %q", client, first)
+	checkInstructionsShown(t, client, first[strings.Index(first, "cordon: sandboxed"):])
+	for _, r := range received[1:] {
+		assert.NotContains(t, r, "cordon's instructions", "%s: the instructions come once", client)
 	}
 }
 

@@ -89,6 +89,7 @@ type clientOpts struct {
 	progress func(context.Context, *mcp.ProgressNotificationClientRequest)
 	elicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	noMRTR   bool
+	name     string // clientInfo.name; cordon-e2e by default
 }
 
 func newClient(o clientOpts) *mcp.Client {
@@ -106,7 +107,11 @@ func newClient(o clientOpts) *mcp.Client {
 	if o.roots != nil {
 		opts.Capabilities = nil // the default declares roots
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "cordon-e2e", Version: "1"}, opts)
+	name := "cordon-e2e"
+	if o.name != "" {
+		name = o.name
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
 	for _, r := range o.roots {
 		c.AddRoots(&mcp.Root{URI: "file://" + r})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/tools"
 )
 
 // instructionsLead is how much of the instructions a client may show by
@@ -38,4 +39,26 @@ func instructions(set sandbox.Settings) string {
 		"process_output waits for its output (pass wait_ms instead of calling again and again), process_input writes to it, process_kill ends it and everything it started; " +
 		"background processes end with the session. Call sandbox_status to see the current policy.")
 	return b.String()
+}
+
+// instructionsHeading introduces the instructions in a result, for a
+// client that does not show them.
+const instructionsHeading = "[cordon's instructions, which your client does not show you]\n"
+
+// giveInstructions puts the instructions, with the session's mode, at the
+// head of r when the client does not show its model the instructions of
+// initialize (Gemini CLI, Qwen Code): once per session, in the first
+// result they fit in whole, so that they never push a result over the
+// client's budget.
+func (s *Server) giveInstructions(call tools.Call, r *tools.Result) {
+	if r == nil || call.Session == nil || call.Session.Client().Instructions {
+		return
+	}
+	set := s.tb.Config().Settings
+	set.Mode = call.Session.ModeOr(set.Mode)
+	note := instructionsHeading + instructions(set) + "\n\n"
+	if len([]rune(note)) > s.tb.Room(call, r) || !call.Session.TakeInstructions() {
+		return
+	}
+	r.Text = note + r.Text
 }

@@ -130,7 +130,9 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 		if terr != nil {
 			res = terr.AsResult()
 		}
-		return toResult(s.tb.Fit(call, res)), nil
+		res = s.tb.Fit(call, res)
+		s.giveInstructions(call, res)
+		return toResult(res), nil
 	}
 }
 

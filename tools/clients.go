@@ -43,6 +43,11 @@ type ClientHabits struct {
 	// such a client text only, so that output, diffs and matches reach
 	// its model verbatim rather than JSON-escaped.
 	TextWithoutSchema bool
+	// Instructions: the client shows its model the instructions of
+	// initialize. One that does not gets them once, at the head of the
+	// first result they fit in (mcpserver), so its model still learns its
+	// mode and how to ask for more.
+	Instructions bool
 	// Roots is how the client answers roots/list.
 	Roots        string
 	MeasuredWith string
@@ -51,27 +56,29 @@ type ClientHabits struct {
 // DefaultClient is the safe default for a client not in the table: the
 // 30,000-character budget, and both the text and the structuredContent
 // sent, because cordon cannot know which of them the model sees.
-var DefaultClient = ClientHabits{Delivers: "", Budget: DefaultMaxOutput, Roots: "unknown", MeasuredWith: "(default)"}
+// An unknown client is taken to show the instructions, as MCP asks.
+var DefaultClient = ClientHabits{Delivers: "", Budget: DefaultMaxOutput, Instructions: true, Roots: "unknown", MeasuredWith: "(default)"}
 
 // clientTable is the clients cordon is tested with, keyed by clientInfo.name.
 var clientTable = []ClientHabits{
 	// Claude Code caps a result at MAX_MCP_OUTPUT_TOKENS (25,000 tokens by
 	// default): 60,000 characters stays inside it even at 2.4 characters
 	// a token (dense code, JSON escapes).
-	{Name: "claude-code", Delivers: DeliversStructured, Budget: 60000, Roots: "declares none", MeasuredWith: "@anthropic-ai/claude-code 2.1.332"},
+	{Name: "claude-code", Delivers: DeliversStructured, Budget: 60000, Instructions: true, Roots: "declares none", MeasuredWith: "@anthropic-ai/claude-code 2.1.332"},
 	// Codex keeps about 12,000 characters of a result and drops the middle
 	// (a 2,000-line read_file page lost lines 548-1508 unannounced):
 	// cordon cuts below that itself, leaving room for Codex's own framing.
-	{Name: "codex-mcp-client", Delivers: DeliversStructured, Budget: 11000, TextWithoutSchema: true, Roots: "declares none", MeasuredWith: "@openai/codex 0.171.0"},
+	{Name: "codex-mcp-client", Delivers: DeliversStructured, Budget: 11000, TextWithoutSchema: true, Instructions: true, Roots: "declares none", MeasuredWith: "@openai/codex 0.171.0"},
 	// Qwen Code passes both: a 30,000-character bash output became ~64 KB
 	// and was replaced by "Output too large". cordon sends the big fields
 	// in the text only.
 	// Qwen Code names itself qwen-cli-mcp-client-SERVER, and persists a
 	// result over 25,000 characters to a file, showing the model a
 	// 2,000-character preview.
+	// Neither Qwen Code nor Gemini CLI shows the model the instructions.
 	{Name: "qwen-cli-mcp-client", Delivers: DeliversBoth, Budget: 24000, Roots: "its own working directory", MeasuredWith: "@qwen-code/qwen-code 0.24.4"},
 	{Name: "gemini-cli-mcp-client", Delivers: DeliversText, Budget: 30000, Roots: "its own working directory", MeasuredWith: "@google/gemini-cli 0.61.0"},
-	{Name: "opencode", Delivers: DeliversText, Budget: 30000, Roots: "its own working directory", MeasuredWith: "opencode-ai 1.18.33"},
+	{Name: "opencode", Delivers: DeliversText, Budget: 30000, Instructions: true, Roots: "its own working directory", MeasuredWith: "opencode-ai 1.18.33"},
 }
 
 // HabitsFor returns the table's entry for a clientInfo.name, or
@@ -110,6 +117,13 @@ func (c Call) budget() int {
 func (tb *Toolbox) Fit(call Call, r *Result) *Result {
 	call = tb.pin(call)
 	return Shape(r, call.Session.Client(), call.budget())
+}
+
+// Room is how many more characters the model of the call's client may
+// get in r, after Fit, within the result budget.
+func (tb *Toolbox) Room(call Call, r *Result) int {
+	call = tb.pin(call)
+	return call.budget() - visibleSize(r, call.Session.Client())
 }
 
 // outputCap is the most characters of command output one result carries:

@@ -30,6 +30,8 @@ func TestClientTable(t *testing.T) {
 	assert.Equal(t, tools.Delivery(""), d.Delivers, "unknown: both text and structuredContent are sent")
 	assert.Equal(t, tools.DeliversStructured, tools.HabitsFor("codex-mcp-client").Delivers)
 	assert.Equal(t, tools.DeliversBoth, tools.HabitsFor("qwen-cli-mcp-client-cordon").Delivers)
+	assert.True(t, d.Instructions, "unknown: taken to show the instructions, as MCP asks")
+	assert.False(t, tools.HabitsFor("gemini-cli-mcp-client").Instructions)
 }
 
 // TestReadFilePageFitsClientBudget: through Codex, a default page of a

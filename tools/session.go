@@ -35,8 +35,11 @@ type Session struct {
 	rootsKnown  bool
 	client      ClientHabits
 	clientKnown bool
-	processes   *processes // background processes (process.go)
-	foreground  foregroundRuns
+	// instructionsGiven: a result carried the instructions, for a client
+	// that does not show them (TakeInstructions).
+	instructionsGiven bool
+	processes         *processes // background processes (process.go)
+	foreground        foregroundRuns
 	// allowedHosts are the hosts the human allowed for the session
 	// (network restricted's allow_session; egress.go).
 	allowedHosts []string
@@ -68,6 +71,16 @@ func (s *Session) Client() ClientHabits {
 		return DefaultClient
 	}
 	return s.client
+}
+
+// TakeInstructions reports true once per session: to the one result that
+// carries the instructions to a client that does not show them itself.
+func (s *Session) TakeInstructions() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	given := s.instructionsGiven
+	s.instructionsGiven = true
+	return !given
 }
 
 // ClientKnown says whether SetClient was called.
