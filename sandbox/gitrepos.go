@@ -64,26 +64,42 @@ var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymli
 // errGitSymlink for a .git that is a symlink (after searching everything
 // else).
 func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bool, err error) {
-	repos, _, incomplete, err = findReposAndNames(roots, nil, in)
-	return repos, incomplete, err
+	found := searchRepos(roots, nil, nil, in, time.Time{})
+	return found.repos, found.incomplete, found.symlinkErr()
 }
 
-// findReposAndNames is findRepos, which also finds the protected names at
-// any depth the search reaches (named): for each directory it lists, the
-// names whose first component it holds. One search serves both, so the
-// names cost a lookup per directory entry and nothing else.
-func findReposAndNames(roots, names []string, in *PolicyInputs) (repos []GitRepo, named []namedPath, incomplete bool, err error) {
-	found := searchRepos(roots, nil, names, in, time.Time{})
-	if len(found.symlinks) > 0 {
-		err = fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, found.symlinks[0])
+// findReposAndNames is the policy's search: findRepos, which also finds
+// the protected names at any depth the search reaches (named): for each
+// directory it lists, the names whose first component it holds. One
+// search serves both, so the names cost a lookup per directory entry and
+// nothing else. Where the bounded search stops at repoScanMaxDirs (a huge
+// tree, or one an earlier command flooded with directories to push your
+// nested .claude/ or repository out of its reach), it searches again
+// without that bound, up to auditMaxDirs, as the guard does (whole); and
+// incomplete says that even that search stopped.
+func findReposAndNames(roots, names []string, in *PolicyInputs) (found repoSearch, err error) {
+	found = searchRepos(roots, nil, names, in, time.Time{})
+	if found.incomplete {
+		found = searchRepos(roots, nil, names, in, everything)
+		found.whole = true
 	}
-	return found.repos, found.named, found.incomplete, err
+	return found, found.symlinkErr()
+}
+
+// symlinkErr is errGitSymlink for the first .git symlink the search met.
+func (found repoSearch) symlinkErr() error {
+	if len(found.symlinks) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, found.symlinks[0])
 }
 
 // repoSearch is what searchRepos found.
 type repoSearch struct {
 	repos      []GitRepo
 	incomplete bool
+	// whole: the search went past repoScanMaxDirs (findReposAndNames).
+	whole bool
 	// symlinks are the .git entries that are symlinks: git would follow
 	// them, cordon does not.
 	symlinks []string

@@ -45,6 +45,9 @@ type guardSet struct {
 	// have flooded out of reach): the baseline and the audit then search
 	// the whole root.
 	Incomplete bool
+	// Whole: the policy's search went past its bound already, so Repos
+	// and Named are the whole root's; the baseline searches no more.
+	Whole bool
 	// ReadDeny are the policy's read-deny entries beneath the root, which
 	// the audit never moves (keptInPlace).
 	ReadDeny []string

@@ -42,7 +42,7 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	ids := repoIDs(p.Repos)
 	top := outermost(paths)
 	for _, root := range userRoots(p) {
-		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames, Scratch: scratchDirs(p)}
+		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, Whole: p.repoScanWhole, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames, Scratch: scratchDirs(p)}
 		for _, n := range p.named {
 			if containingRoot(n.Path, p.WritableRoots) == root {
 				set.Named = append(set.Named, n.Path)

@@ -134,7 +134,8 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: baselineClock().UnixNano(),
 		Names: set.Names, NamesKnown: true, InnerRoots: set.InnerRoots}
 	named := set.Named
-	if set.Incomplete {
+	base.Whole = set.Whole
+	if set.Incomplete && !set.Whole {
 		// Beyond the bound, a repository the baseline did not know would
 		// be taken for a command's: know them all.
 		base.Whole = true

@@ -87,9 +87,11 @@ type ExecutionPolicy struct {
 	// Repos are the git repositories found beneath the writable roots
 	// (workspace-write only): their git paths are in Protected, and a
 	// repository that appears during a command is audited after it
-	// (audit.go). RepoScanIncomplete says the search stopped early.
+	// (audit.go). RepoScanIncomplete says the search stopped early, even
+	// past its usual bound; repoScanWhole that it went past that bound.
 	Repos              []GitRepo
 	RepoScanIncomplete bool
+	repoScanWhole      bool
 	// named are the protected names the same search met beneath the
 	// writable roots, at any depth it reaches: in Protected too, and what
 	// the guard's audit knows were there before a command (audit.go).
@@ -267,7 +269,8 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	if p.Mode == WorkspaceWrite {
-		p.Repos, p.named, p.RepoScanIncomplete, p.unconfinable = findReposAndNames(userRoots(p), p.ProtectedNames, &in)
+		found, err := findReposAndNames(userRoots(p), p.ProtectedNames, &in)
+		p.Repos, p.named, p.RepoScanIncomplete, p.repoScanWhole, p.unconfinable = found.repos, found.named, found.incomplete, found.whole, err
 	}
 	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
 	in.finish()

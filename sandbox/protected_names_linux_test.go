@@ -121,10 +121,10 @@ func protectedEntryOf(rel string) (string, bool) {
 // repositories and protected names the policy's search found.
 func guardSetFor(t *testing.T, root string) guardSet {
 	t.Helper()
-	repos, named, incomplete, err := findReposAndNames([]string{root}, DefaultProtectedNames, nil)
+	found, err := findReposAndNames([]string{root}, DefaultProtectedNames, nil)
 	require.NoError(t, err)
-	set := guardSet{Root: root, Repos: repoIDs(repos), Incomplete: incomplete, Names: DefaultProtectedNames}
-	for _, n := range named {
+	set := guardSet{Root: root, Repos: repoIDs(found.repos), Incomplete: found.incomplete, Whole: found.whole, Names: DefaultProtectedNames}
+	for _, n := range found.named {
 		set.Named = append(set.Named, n.Path)
 	}
 	return set
@@ -180,9 +180,10 @@ func TestAuditSetsAsideNewProtectedNames(t *testing.T) {
 	assert.FileExists(t, filepath.Join(root, "later", ".mcp.json"))
 }
 
-// TestAuditKnowsProtectedNamesPastTheBound: where the policy's search
-// stopped at its bound, the baseline searches the whole root, so the
-// human's configuration beyond it is not taken for a command's.
+// TestAuditKnowsProtectedNamesPastTheBound: where the policy's bounded
+// search stops, it searches the whole root, and so does the baseline, so
+// the human's configuration beyond the bound is not taken for a
+// command's.
 func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
 	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
 	repoScanMaxDirs = 20
@@ -194,8 +195,9 @@ func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(human), 0o755))
 	require.NoError(t, os.WriteFile(human, []byte("{}"), 0o644))
 	set := guardSetFor(t, root)
-	require.True(t, set.Incomplete)
-	require.NotContains(t, set.Named, filepath.Dir(human), "the bounded search does not reach zzz")
+	require.True(t, set.Whole, "the bounded search stopped")
+	require.False(t, set.Incomplete)
+	require.Contains(t, set.Named, filepath.Dir(human), "the whole search reaches zzz")
 
 	h, err := memStore.begin(set)
 	require.NoError(t, err)
@@ -250,4 +252,42 @@ func TestPackageMovedWithItsConfig(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(f.ws, "moved", ".vscode"))
 		assert.FileExists(t, filepath.Join(f.ws, "moved", ".vscode"+disarmedSuffix, "tasks.json"), "set aside, not deleted")
 	})
+}
+
+// TestFloodDoesNotUnprotect: a command that floods the workspace with
+// directories (here past a bound of 20; 10,000 in the product) must not
+// push the human's existing nested configuration and repositories out of
+// the next call's protection: the policy searches past its bound, and the
+// next command's writes to them do not stay, on both backends.
+func TestFloodDoesNotUnprotect(t *testing.T) {
+	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
+	repoScanMaxDirs = 20
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		t.Run(prov.Name(), func(t *testing.T) {
+			f := newFixture(t, prov)
+			settings := filepath.Join(f.ws, "zzz", "pkg", ".claude", "settings.json")
+			require.NoError(t, os.MkdirAll(filepath.Dir(settings), 0o755))
+			require.NoError(t, os.WriteFile(settings, []byte("{}\n"), 0o644))
+			repo := filepath.Join(f.ws, "zzz", "lib")
+			require.NoError(t, os.MkdirAll(repo, 0o755))
+			gitOnHost(t, repo, "init", "-q")
+			config, err := os.ReadFile(filepath.Join(repo, ".git", "config"))
+			require.NoError(t, err)
+			for i := range 30 { // the flood an earlier command left, searched before zzz
+				require.NoError(t, os.Mkdir(filepath.Join(f.ws, fmt.Sprintf("a%02d", i)), 0o755))
+			}
+
+			p := f.policy(WorkspaceWrite, NetworkDeny)
+			assert.False(t, p.RepoScanIncomplete, "the search went past its bound")
+			assert.Contains(t, p.Protected, filepath.Dir(settings))
+			assert.Contains(t, p.Protected, filepath.Join(repo, ".git", "config"))
+			out, _ := f.run(p, "bash", "-c", `echo '{"hooks":1}' > zzz/pkg/.claude/settings.json; git -C zzz/lib config core.fsmonitor evil; echo ran`)
+			assert.Contains(t, out, "ran")
+			for path, want := range map[string]string{settings: "{}\n", filepath.Join(repo, ".git", "config"): string(config)} {
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.Equal(t, want, string(got), "%s on the host after the call", path)
+			}
+		})
+	}
 }
