@@ -227,3 +227,33 @@ func (s *responsesStandIn) instructions() string {
 	}
 	return ""
 }
+
+// TestCodexLongForegroundGoesOnInTheBackground: through the real Codex, a
+// foreground command that outruns the session's limit (2 s here; two
+// minutes by default) is handed over to the background: the model gets
+// its output so far and a process_id, and process_output later shows how
+// it ended. Codex waited 75 s for a call without cutting it, so the
+// default limit hands over well before any cut of the client's.
+func TestCodexLongForegroundGoesOnInTheBackground(t *testing.T) {
+	codex := codexCLI(t)
+	w := newWorld(t)
+	cfg := filepath.Join(w.home, ".config", "cordon")
+	require.NoError(t, os.MkdirAll(cfg, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg, "config.toml"), []byte("bash.timeout = \"2s\"\n"), 0o644))
+	model := newResponsesStandIn(t, []agentStep{
+		{"bash", map[string]any{"command": "echo compiling; sleep 6; echo build-done"}},
+		{"process_output", map[string]any{"process_id": "p1", "wait_ms": 30000}},
+		{"process_output", map[string]any{"process_id": "p1", "wait_ms": 30000}},
+	})
+	out, err := runAgent(t, w.ws, codexHome(t, w, model.url, "stdio"), 120*time.Second, codex,
+		"exec", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--json", "-C", w.ws, "Use the cordon tools.")
+	require.NoError(t, err, "codex exec: %s", out)
+	received := model.received()
+	require.Len(t, received, 3)
+	assert.Contains(t, received[0], "compiling\n")
+	assert.Contains(t, received[0], "[still running after 2s: it goes on as background process p1", "the model learns the command goes on, and its id")
+	assert.NotContains(t, received[0], "build-done")
+	later := received[1] + received[2]
+	assert.Contains(t, later, "build-done\n", "process_output shows the rest")
+	assert.Contains(t, later, "[process p1 exited 0]")
+}
