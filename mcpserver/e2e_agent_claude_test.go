@@ -73,7 +73,7 @@ func TestClaudeCodeShowsTheModel(t *testing.T) {
 
 // TestClaudeCodeMCPList: `claude mcp list`, which connects to each server,
 // reports cordon connected over stdio and over HTTP (with the bearer token
-// from the state dir).
+// from the state dir), and leaves no line in `cordon sessions`.
 func TestClaudeCodeMCPList(t *testing.T) {
 	claude := claudeCode(t)
 	w := newWorld(t)
@@ -86,6 +86,7 @@ func TestClaudeCodeMCPList(t *testing.T) {
 	_, err = runAgent(t, w.ws, env, 30*time.Second, claude,
 		"mcp", "add", "--scope", "user", "--transport", "http", "cordon-http", url, "--header", "Authorization: Bearer "+token)
 	require.NoError(t, err)
+	before := cordonCLI(t, w, "sessions") // the HTTP server's own
 	out, err := runAgent(t, w.ws, env, 60*time.Second, claude, "mcp", "list")
 	require.NoError(t, err)
 	t.Log(out)
@@ -99,6 +100,11 @@ func TestClaudeCodeMCPList(t *testing.T) {
 		}
 	}
 	assert.Contains(t, out, "cordon-http: "+url)
+	// Its health checks called no tool: `cordon sessions` does not list
+	// them.
+	var after string
+	assert.Eventually(t, func() bool { after = cordonCLI(t, w, "sessions"); return after == before },
+		30*time.Second, 200*time.Millisecond, "claude mcp list's health checks are not listed once they end:\n%s", after)
 }
 
 // anthropicStandIn serves /v1/messages (streamed or not) and
