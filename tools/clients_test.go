@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,6 +34,27 @@ func TestClientTable(t *testing.T) {
 	assert.Equal(t, tools.DeliversBoth, tools.HabitsFor("qwen-cli-mcp-client-cordon").Delivers)
 	assert.True(t, d.Instructions, "unknown: taken to show the instructions, as MCP asks")
 	assert.False(t, tools.HabitsFor("gemini-cli-mcp-client").Instructions)
+}
+
+// TestClientTableMatchesTheLockFile: every client in the table was
+// measured with the version test/interop's lock file pins, which the
+// agent tests run: moving a client to a new version means measuring it
+// again, and saying so in its entry.
+func TestClientTableMatchesTheLockFile(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "test", "interop", "package-lock.json"))
+	require.NoError(t, err)
+	var lock struct {
+		Packages map[string]struct{ Version string } `json:"packages"`
+	}
+	require.NoError(t, json.Unmarshal(b, &lock))
+	for _, h := range tools.ClientTable() {
+		pkg, version, ok := strings.Cut(h.MeasuredWith, " ")
+		require.True(t, ok, "%s: MeasuredWith is PACKAGE VERSION: %q", h.Name, h.MeasuredWith)
+		pinned, ok := lock.Packages["node_modules/"+pkg]
+		if assert.True(t, ok, "%s: %s is not in test/interop's lock file", h.Name, pkg) {
+			assert.Equal(t, pinned.Version, version, "%s was measured with %s %s, and the agent tests run %s", h.Name, pkg, version, pinned.Version)
+		}
+	}
 }
 
 // TestReadFilePageFitsClientBudget: through Codex, a default page of a
