@@ -203,6 +203,26 @@ git -C "$TMPDIR/evil" config core.fsmonitor 'touch %[1]s; false'
 	}
 }
 
+// TestFloodDoesNotHideWhatACommandMakesDeep: a review's repro. One call
+// floods the workspace past the search's bound of 10,000 directories; the
+// next makes an armed repository five levels down and a link, four
+// levels down, into a repository in the session tmp. The human's git in
+// either must run nothing.
+func TestFloodDoesNotHideWhatACommandMakesDeep(t *testing.T) {
+	armedRepos(t, nil, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		res := call(t, cs, "bash", map[string]any{"command": "mkdir flood && cd flood && seq 1 10050 | xargs mkdir && echo flooded"})
+		require.Contains(t, text(res), "flooded")
+		res = call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`host=$(awk '$5 == "/tmp" {print $4}' /proc/self/mountinfo | head -1)
+case "$host" in /*) ;; *) host=$TMPDIR ;; esac
+mkdir -p a/b/c/d/e && git init -q a/b/c/d/e && git -C a/b/c/d/e config core.fsmonitor 'touch %[1]s; false'
+git init -q "$TMPDIR/evil" && git -C "$TMPDIR/evil" config core.fsmonitor 'touch %[1]s; false'
+mkdir -p p/q/r/s && ln -s "$host/evil" p/q/r/s/pkg2 && echo made`, canary)})
+		assert.Contains(t, text(res), "made")
+		assert.Contains(t, text(res), filepath.Join(w.ws, "p", "q", "r", "s", "pkg2")+" (disarmed: a symlink into the session's private tmp)")
+		return []string{filepath.Join(w.ws, "a", "b", "c", "d", "e"), filepath.Join(w.ws, "p", "q", "r", "s", "pkg2")}
+	})
+}
+
 // TestSymlinkedGitDoesNotStopTheAudit: a .git symlink anywhere in the
 // workspace makes cordon refuse to build the next sandbox, but must not
 // stop the audit of the repositories the command made beside it.

@@ -77,10 +77,11 @@ func (a auditor) setAside(p string) error {
 // replaced by a new one of the same name is new, and so is a known one
 // moved elsewhere — its hooks and configuration there were never
 // guarded. since is when known was taken: every directory changed after
-// it is searched.
-func (a auditor) auditNewRepos(known []string, since time.Time) ([]Change, error) {
+// it is searched. whole: known came from a search of the whole root, and
+// the audit searches it whole too.
+func (a auditor) auditNewRepos(known []string, since time.Time, whole bool) ([]Change, error) {
 	root := a.root
-	found := searchRepos([]string{root}, a.scratch, a.names, nil, since)
+	found := searchRepos([]string{root}, a.names, nil, searchBounds{since: since, whole: whole, scratch: a.scratch})
 	var changes []Change
 	var errs []error
 	// A .git symlink: no sandbox is built while one exists, so this one

@@ -64,7 +64,7 @@ var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymli
 // errGitSymlink for a .git that is a symlink (after searching everything
 // else).
 func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bool, err error) {
-	found := searchRepos(roots, nil, nil, in, time.Time{})
+	found := searchRepos(roots, nil, in, searchBounds{})
 	return found.repos, found.incomplete, found.symlinkErr()
 }
 
@@ -78,9 +78,9 @@ func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bo
 // without that bound, up to auditMaxDirs, as the guard does (whole); and
 // incomplete says that even that search stopped.
 func findReposAndNames(roots, names []string, in *PolicyInputs) (found repoSearch, err error) {
-	found = searchRepos(roots, nil, names, in, time.Time{})
+	found = searchRepos(roots, names, in, searchBounds{})
 	if found.incomplete {
-		found = searchRepos(roots, nil, names, in, everything)
+		found = searchRepos(roots, names, in, searchBounds{whole: true})
 		found.whole = true
 	}
 	return found, found.symlinkErr()
@@ -118,15 +118,30 @@ type repoSearch struct {
 // joined with the name.
 type namedPath struct{ Dir, Name, Path string }
 
+// searchBounds say how far searchRepos goes.
+type searchBounds struct {
+	// since, when set (the audit), is the baseline's time: a directory
+	// changed since then (made, or given or losing an entry: its ctime)
+	// does not count against repoScanMaxDirs, and one that did not change
+	// is skipped past it.
+	since time.Time
+	// whole: unchanged directories count against auditMaxDirs, not
+	// repoScanMaxDirs (a root whose bounded search stopped).
+	whole bool
+	// scratch are the writable directories outside the roots (session
+	// tmps): a symlink that leads into one is reported (intoScratch), not
+	// followed.
+	scratch []string
+}
+
 // searchRepos is findRepos, which the audit also uses: a .git symlink that
-// a command made must not hide the repositories it made beside it. With
-// changedSince set (the audit), a directory changed since then (made, or
-// given or losing an entry: its ctime) does not count against
-// repoScanMaxDirs, and one that did not change is skipped past it.
-// scratch are the writable directories outside the roots (the session
-// tmp): a symlink that leads into one is reported (intoScratch), not
-// followed.
-func searchRepos(roots, scratch, names []string, in *PolicyInputs, changedSince time.Time) (found repoSearch) {
+// a command made must not hide the repositories it made beside it.
+func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (found repoSearch) {
+	changedSince, scratch := bounds.since, bounds.scratch
+	unchangedMax := repoScanMaxDirs
+	if bounds.whole {
+		unchangedMax = auditMaxDirs
+	}
 	byFirst := namesByFirstComponent(names)
 	seen := map[string]bool{}
 	addRepo := func(r GitRepo) {
@@ -164,7 +179,7 @@ func searchRepos(roots, scratch, names []string, in *PolicyInputs, changedSince 
 					found.incomplete = true
 					break
 				}
-			} else if scanned++; scanned > repoScanMaxDirs {
+			} else if scanned++; scanned > unchangedMax {
 				found.incomplete = true
 				if changedSince.IsZero() {
 					break

@@ -130,7 +130,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(forged, "gd", "commondir"), []byte("../../sub/.git\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(forged, ".git"), []byte("gitdir: gd\n"), 0o644))
 
-	changes, err := auditor{root: f.ws}.auditNewRepos(known, time.Now())
+	changes, err := auditor{root: f.ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	var got []string
 	for _, c := range changes {
@@ -156,7 +156,7 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(kept), "fsmonitor", "what was unset is kept beside the config")
 	assert.FileExists(t, filepath.Join(f.ws, ".git", "worktrees", "wt", "commondir"))
-	again, err := auditor{root: f.ws}.auditNewRepos(known, time.Now())
+	again, err := auditor{root: f.ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	assert.Empty(t, again, "nothing is left to disarm")
 }
@@ -190,7 +190,7 @@ func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
 
 	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "gd"), "x")
 	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "gd", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
-	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(ws, "x", ".git"), What: "disarmed", Detail: "a .git file naming a gitdir outside " + ws}}, changes)
 	assert.NoFileExists(t, filepath.Join(ws, "x", ".git"))
@@ -207,7 +207,7 @@ func TestAuditLooksPastASymlinkedGit(t *testing.T) {
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(ws, "a", ".git")))
 	_, _, err := findRepos([]string{ws}, nil)
 	require.ErrorIs(t, err, errGitSymlink, "no sandbox is built")
-	changes, err := auditor{root: ws}.auditNewRepos(nil, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(nil, time.Now(), false)
 	require.NoError(t, err)
 	assert.Contains(t, changes, Change{Path: filepath.Join(ws, "a", ".git"), What: "disarmed", Detail: "a .git that is a symlink"})
 	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
@@ -237,7 +237,7 @@ func TestAuditCannotBeOutrunByNewDirectories(t *testing.T) {
 	require.True(t, incomplete, "the bounded search stops in the new directories")
 	require.Empty(t, repos, "… before it reaches the repository")
 
-	changes, err := auditor{root: ws}.auditNewRepos(nil, since)
+	changes, err := auditor{root: ws}.auditNewRepos(nil, since, false)
 	require.NoError(t, err)
 	assert.Contains(t, changes, Change{Path: hook, What: "disarmed", Detail: "a hook made inside the sandbox"})
 	assert.NoFileExists(t, hook)
@@ -257,7 +257,7 @@ func TestAuditRemovesAConfigGitCannotList(t *testing.T) {
 	_, err = f.WriteString("[core]\n\tfsmonitor = evil\n[broken\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	changes, err := auditor{root: ws}.auditNewRepos(nil, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(nil, time.Now(), false)
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
 	assert.Equal(t, cfg, changes[0].Path)
@@ -288,7 +288,7 @@ func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 	assert.ElementsMatch(t, []string{filepath.Join(ws, ".git"), src}, gitdirs)
 
 	known := repoIDs(repos[:1])
-	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now())
+	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.worktree"},
 		{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.fsmonitor"}}, changes)
@@ -332,7 +332,7 @@ func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
 	gitOut(t, locked, "config", "core.fsmonitor", "evil")
 	require.NoError(t, os.WriteFile(filepath.Join(locked, ".git", "config.lock"), nil, 0o644))
 
-	_, err := auditor{root: ws}.auditNewRepos(known, time.Now())
+	_, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	for _, hook := range hooks {
 		assert.NoFileExists(t, hook)
@@ -349,7 +349,7 @@ func TestProtectedRepositoryBeneathAnUnreadableDirectory(t *testing.T) {
 	hook := armedRepo(t, filepath.Join(ws, "a", "lib"))
 	require.NoError(t, os.Chmod(filepath.Join(ws, "a"), 0o111))
 	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "a"), 0o755) })
-	_, err := auditor{root: ws}.auditNewRepos(nil, time.Now())
+	_, err := auditor{root: ws}.auditNewRepos(nil, time.Now(), false)
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }
@@ -379,7 +379,7 @@ func TestRepositoriesGitlinksName(t *testing.T) {
 		gitdirs = append(gitdirs, r.GitDir)
 	}
 	assert.Subset(t, gitdirs, want)
-	_, err = auditor{root: ws}.auditNewRepos(repoIDs(repos[:1]), time.Now())
+	_, err = auditor{root: ws}.auditNewRepos(repoIDs(repos[:1]), time.Now(), false)
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }
@@ -541,7 +541,7 @@ func TestAuditSetsAsideLinksIntoTheSessionTmp(t *testing.T) {
 	for name, target := range links {
 		require.NoError(t, os.Symlink(target, filepath.Join(ws, name)))
 	}
-	changes, err := auditor{root: ws, scratch: []string{tmp}}.auditNewRepos(nil, since)
+	changes, err := auditor{root: ws, scratch: []string{tmp}}.auditNewRepos(nil, since, false)
 	require.NoError(t, err)
 	for _, name := range []string{"pkg2", "dangling", "relative", "hop", "totmp", "a/b/c/d/e/deep"} {
 		p := filepath.Join(ws, name)
@@ -554,4 +554,43 @@ func TestAuditSetsAsideLinksIntoTheSessionTmp(t *testing.T) {
 		assert.NoError(t, err, "%s stays", name)
 	}
 	assert.FileExists(t, filepath.Join(tmp, "evil", ".git", "config"), "nothing in the session tmp is touched")
+}
+
+// TestWholeAuditStillListsWhatACommandMadeDeep: where the bounded search
+// stops (a tree with more directories than the bound, or one an earlier
+// command flooded), the audit searches the whole root and still lists,
+// beyond the search depth, the directories the command made: a deep
+// repository it made is disarmed, and a deep link into a session tmp
+// (its own or another session's) is set aside.
+func TestWholeAuditStillListsWhatACommandMadeDeep(t *testing.T) {
+	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
+	repoScanMaxDirs = 20
+	root := testBase(t)
+	state := t.TempDir()
+	own, other := filepath.Join(state, "tmp", "own"), filepath.Join(state, "tmp", "other")
+	for _, d := range []string{own, other} {
+		require.NoError(t, os.MkdirAll(d, 0o700))
+	}
+	for i := range 30 {
+		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
+	}
+	set := guardSetFor(t, root)
+	require.True(t, set.Whole, "the bounded search stopped")
+	set.Scratch = scratchDirs(ExecutionPolicy{Mode: WorkspaceWrite, WritableRoots: []string{root, own}, TmpDir: own, StateDir: state})
+	h, err := memStore.begin(set)
+	require.NoError(t, err)
+
+	hook := armedRepo(t, filepath.Join(root, "deep", "b", "c", "d", "e"))
+	links := []string{filepath.Join(root, "p", "q", "r", "s", "pkg2"), filepath.Join(root, "p", "q", "r", "s", "pkg3")}
+	require.NoError(t, os.MkdirAll(filepath.Dir(links[0]), 0o755))
+	require.NoError(t, os.Symlink(own, links[0]))
+	require.NoError(t, os.Symlink(other, links[1]))
+
+	changes, err := h.end()
+	require.NoError(t, err)
+	assert.NoFileExists(t, hook, "the deep repository the command made is disarmed: %v", changes)
+	for _, l := range links {
+		_, err := os.Lstat(l)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s is set aside", l)
+	}
 }

@@ -139,7 +139,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 		// Beyond the bound, a repository the baseline did not know would
 		// be taken for a command's: know them all.
 		base.Whole = true
-		whole := searchRepos([]string{set.Root}, nil, set.Names, nil, everything)
+		whole := searchRepos([]string{set.Root}, set.Names, nil, searchBounds{whole: true})
 		for _, id := range repoIDs(whole.repos) {
 			if !slices.Contains(base.Repos, id) {
 				base.Repos = append(base.Repos, id)
@@ -224,15 +224,19 @@ func (b *guardBaseline) restore() ([]Change, error) {
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
+	// A whole baseline is audited whole, still by what changed since it
+	// was taken: else the audit would not list the deep directories a
+	// command made, in just the workspaces (large, or flooded) where the
+	// bounded search stops.
 	since := time.Unix(0, b.Taken)
-	if b.Taken == 0 || b.Whole {
-		since = everything // an older cordon's baseline, or a whole search
+	if b.Taken == 0 {
+		since = everything // an older cordon's baseline
 	}
 	a := auditor{root: b.Root, keep: b.ReadDeny, scratch: b.Scratch}
 	if b.NamesKnown {
 		a.names, a.knownNamed, a.innerRoots = b.Names, b.Named, b.InnerRoots
 	}
-	c, err := a.auditNewRepos(b.Repos, since)
+	c, err := a.auditNewRepos(b.Repos, since, b.Whole)
 	changes = append(changes, c...)
 	errs = append(errs, err)
 	// The unfinished operations of the repositories the baseline knew;

@@ -450,7 +450,7 @@ func TestAuditSetsAsideASymlinkAboveAnEntry(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(dotgit), 0o755))
 	require.NoError(t, os.Symlink(elsewhere, dotgit))
 	a := auditor{root: root, keep: []string{filepath.Join(dotgit, "secret")}}
-	changes, err := a.auditNewRepos(nil, everything)
+	changes, err := a.auditNewRepos(nil, everything, false)
 	require.NoError(t, err)
 	require.NotEmpty(t, changes)
 	_, err = os.Lstat(dotgit)

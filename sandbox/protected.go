@@ -105,14 +105,23 @@ func userRoots(p ExecutionPolicy) []string {
 	return roots
 }
 
-// scratchDirs are the writable roots that are not the user's: the session
-// tmp, which a command writes and nobody searches.
+// scratchDirs are the places commands write that nobody searches: the
+// writable roots that are not the user's (the session tmp), and every
+// session's tmp under the state directory, since a model that drives two
+// sessions could link from one into the other's.
 func scratchDirs(p ExecutionPolicy) []string {
 	var dirs []string
 	for _, r := range p.WritableRoots {
 		if !slices.Contains(userRoots(p), r) {
 			dirs = append(dirs, r)
 		}
+	}
+	if p.StateDir != "" {
+		tmps := filepath.Join(p.StateDir, sessionTmpDir)
+		if c, err := filepath.EvalSymlinks(tmps); err == nil {
+			tmps = c
+		}
+		dirs = append(dirs, tmps)
 	}
 	return dirs
 }

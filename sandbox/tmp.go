@@ -16,11 +16,14 @@ type SessionTmp struct {
 	lock *os.File
 }
 
+// sessionTmpDir holds every session's tmp, beneath the state directory.
+const sessionTmpDir = "tmp"
+
 // NewSessionTmp creates a fresh random directory and holds a lifetime lock
 // on the directory itself, so orphan clean-up can tell a live session's
 // tmp from a dead one's.
 func NewSessionTmp(stateDir string) (*SessionTmp, error) {
-	base := filepath.Join(stateDir, "tmp")
+	base := filepath.Join(stateDir, sessionTmpDir)
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", base, err)
 	}
@@ -76,7 +79,7 @@ const OrphanAge = 48 * time.Hour
 // follows or removes a symlink, and it removes a directory only if the
 // path still names the inode it locked.
 func CleanOrphanTmp(stateDir string, maxAge time.Duration) (removed []string) {
-	base := filepath.Join(stateDir, "tmp")
+	base := filepath.Join(stateDir, sessionTmpDir)
 	entries, err := os.ReadDir(base)
 	if err != nil {
 		return nil
