@@ -54,6 +54,11 @@ var (
 // commits in, and which hold more directories than everything else.
 var repoScanSkip = []string{"node_modules"}
 
+// errTooLargeToGuard: the search for repositories and protected names
+// stopped even past its usual bound, so a command could arm what it did
+// not see.
+var errTooLargeToGuard = errors.New("workspace too large to guard")
+
 // errGitSymlink is returned when a .git found in a writable root is a
 // symlink: cordon would have to follow it to protect the hooks behind it.
 var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymlink)

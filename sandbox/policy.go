@@ -271,6 +271,12 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 	if p.Mode == WorkspaceWrite {
 		found, err := findReposAndNames(userRoots(p), p.ProtectedNames, &in)
 		p.Repos, p.named, p.RepoScanIncomplete, p.repoScanWhole, p.unconfinable = found.repos, found.named, found.incomplete, found.whole, err
+		if found.incomplete && err == nil {
+			// Past even the whole search's bound, repositories and
+			// protected names go unseen: fail closed rather than run
+			// commands that could arm them.
+			p.unconfinable = fmt.Errorf("%w: more than %d directories beneath the writable roots (outside node_modules); run cordon on a smaller workspace, or in read-only mode", errTooLargeToGuard, auditMaxDirs)
+		}
 	}
 	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
 	in.finish()

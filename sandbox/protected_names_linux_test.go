@@ -291,3 +291,32 @@ func TestFloodDoesNotUnprotect(t *testing.T) {
 		})
 	}
 }
+
+// TestFloodPastTheWholeSearchFailsClosed: a tree with more directories
+// than even the whole search lists (a million in the product, 40 here)
+// could hide what a command arms: no sandbox is built for it, on either
+// backend, and nothing runs.
+func TestFloodPastTheWholeSearchFailsClosed(t *testing.T) {
+	defer func(scan, audit int) { repoScanMaxDirs, auditMaxDirs = scan, audit }(repoScanMaxDirs, auditMaxDirs)
+	repoScanMaxDirs, auditMaxDirs = 20, 40
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		t.Run(prov.Name(), func(t *testing.T) {
+			f := newFixture(t, prov)
+			for i := range 60 {
+				require.NoError(t, os.Mkdir(filepath.Join(f.ws, fmt.Sprintf("a%02d", i)), 0o755))
+			}
+			p := f.policy(WorkspaceWrite, NetworkDeny)
+			require.True(t, p.RepoScanIncomplete)
+			cp, err := p.ToConfined()
+			if err == nil {
+				_, err = prov.Confine([]string{"touch", filepath.Join(f.ws, "ran")}, cp)
+			}
+			require.ErrorIs(t, err, errTooLargeToGuard)
+			assert.Contains(t, err.Error(), "run cordon on a smaller workspace")
+			assert.NoFileExists(t, filepath.Join(f.ws, "ran"))
+			ro := f.policy(ReadOnly, NetworkDeny)
+			out, code := f.run(ro, "true")
+			assert.Equal(t, 0, code, "read-only needs no search: %s", out)
+		})
+	}
+}

@@ -376,7 +376,7 @@ func printStatus(w io.Writer, r statusReport) {
 	fmt.Fprintf(w, "protected:    %d paths (see --json)\n", len(p.ProtectedPaths))
 	fmt.Fprintf(w, "repositories: %d whose hooks and config are protected", len(p.Repositories))
 	if p.RepoScanIncomplete {
-		fmt.Fprintf(w, " (the search for nested repositories stopped early: the tree is too large)")
+		fmt.Fprintf(w, " (the search for nested repositories stopped: the tree is too large to guard, and no command runs in workspace-write; use a smaller workspace)")
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "read-deny:    %s\n", strings.Join(p.ReadDeny, ", "))
