@@ -73,6 +73,9 @@ func (f *Fence) resolveOnce(op, orig, p string, m *matcher, mode resolveMode, ou
 	if n, ok := protectedNameIn(rel, f.cfg.ProtectedNames); ok {
 		return fail(denied(op, orig, ReasonProtected, n))
 	}
+	if n, ok := protectedWayEndingIn(rel, f.cfg.ProtectedNames); ok {
+		return fail(denied(op, orig, ReasonProtected, n))
+	}
 	if len(rel) > 0 && slices.Contains(f.cfg.ProtectedFileNames, rel[len(rel)-1]) {
 		return fail(denied(op, orig, ReasonProtected, rel[len(rel)-1]))
 	}
@@ -239,6 +242,25 @@ func (f *Fence) reasonFor(entry string) Reason {
 		return ReasonReadDeny
 	}
 	return ReasonProtected
+}
+
+// protectedWayEndingIn returns the first of names of three or more
+// components whose inner part (two or more of its leading components)
+// ends rel: written as a file, such a path stands where the name's tool
+// expects a directory and may read it as a pointer elsewhere, as
+// Jujutsu reads a .jj/repo file to find the repository and its
+// config.toml. The first component alone is left writable (a kernel
+// tree's .config file is not ~/.config).
+func protectedWayEndingIn(rel, names []string) (string, bool) {
+	for _, n := range names {
+		parts := strings.Split(n, "/")
+		for k := 2; k < len(parts); k++ {
+			if k <= len(rel) && slices.EqualFunc(rel[len(rel)-k:], parts[:k], strings.EqualFold) {
+				return n, true
+			}
+		}
+	}
+	return "", false
 }
 
 // protectedNameIn returns the first of names whose components follow each

@@ -487,8 +487,9 @@ func (a auditor) disarmNames(named []namedPath) ([]Change, error) {
 }
 
 // namedTarget is what to set aside for n: n itself when it exists, a
-// symlink on the way to it, or "" when neither (the rest of the name was
-// never made, or the way to it is not a directory).
+// symlink or a file on the way to it (a file there can name a place
+// elsewhere, as Jujutsu's .jj/repo does), or "" when none (the rest of
+// the name was never made).
 func (a auditor) namedTarget(n namedPath) (target, what string) {
 	cur := n.Dir
 	parts := strings.Split(n.Name, "/")
@@ -503,7 +504,7 @@ func (a auditor) namedTarget(n namedPath) (target, what string) {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			return cur, "a symlink on the way to a protected name"
 		case !fi.IsDir():
-			return "", ""
+			return cur, "a file on the way to a protected name"
 		}
 	}
 	return "", ""

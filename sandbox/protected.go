@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		roots := userRoots(p)
 		for _, root := range roots {
 			for _, name := range p.ProtectedNames {
-				add(filepath.Join(root, filepath.FromSlash(name)))
+				add(fileOnTheWay(root, filepath.Join(root, filepath.FromSlash(name))))
 			}
 		}
 		// The protected names found deeper: a monorepo's pkg/.vscode is
@@ -46,7 +47,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		// writable on purpose (a wrapped agent's own config directory).
 		for _, n := range p.named {
 			if !slices.ContainsFunc(roots, func(r string) bool { return within(r, n.Path) }) {
-				addFrom(n.Dir, n.Path)
+				addFrom(n.Dir, fileOnTheWay(n.Dir, n.Path))
 			}
 		}
 		// (No root holds the home, homerule.go: its start-up files need
@@ -103,6 +104,32 @@ func userRoots(p ExecutionPolicy) []string {
 		}
 	}
 	return roots
+}
+
+// fileOnTheWay returns the first file (not a directory, not a symlink)
+// between base and p, or p when there is none. Such a file is what the
+// tool that reads p reads instead: Jujutsu's .jj/repo is a file naming
+// the repository elsewhere when the workspace is not the repository's
+// first, and its config.toml is found there. It is protected in p's
+// place, so that a command cannot point it elsewhere.
+func fileOnTheWay(base, p string) string {
+	rel, ok := relUnder(base, p)
+	if !ok {
+		return p
+	}
+	cur := base
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for _, part := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err != nil || fi.Mode()&fs.ModeSymlink != 0:
+			return p // missing, or a symlink (protect.go refuses those)
+		case !fi.IsDir():
+			return cur
+		}
+	}
+	return p
 }
 
 // scratchDirs are the places commands write that nobody searches: the

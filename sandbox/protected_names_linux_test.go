@@ -320,3 +320,31 @@ func TestFloodPastTheWholeSearchFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestFileOnTheWayToAProtectedName: Jujutsu finds a workspace's
+// repository, and its config.toml (which can name programs to run),
+// through .jj/repo, a file naming the place when the workspace is not the
+// repository's first. A command must neither repoint the human's such
+// files nor leave one of its own, on either backend; the human's stay.
+func TestFileOnTheWayToAProtectedName(t *testing.T) {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		t.Run(prov.Name(), func(t *testing.T) {
+			f := newFixture(t, prov)
+			human := []string{filepath.Join(f.ws, ".jj", "repo"), filepath.Join(f.ws, "pkg", ".jj", "repo")}
+			for _, p := range human {
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, []byte("/home/h/src/main/.jj/repo\n"), 0o644))
+			}
+			p := f.policy(WorkspaceWrite, NetworkDeny)
+			out, _ := f.run(p, "bash", "-c", `for d in . pkg new; do mkdir -p $d/.jj; echo /tmp/evil > $d/.jj/repo; done; echo ran`)
+			assert.Contains(t, out, "ran")
+			for _, p := range human {
+				got, err := os.ReadFile(p)
+				require.NoError(t, err, "the human's %s stays", p)
+				assert.Equal(t, "/home/h/src/main/.jj/repo\n", string(got), "%s on the host after the call", p)
+			}
+			_, err := os.Lstat(filepath.Join(f.ws, "new", ".jj", "repo"))
+			assert.ErrorIs(t, err, os.ErrNotExist, "the command's own .jj/repo is set aside")
+		})
+	}
+}

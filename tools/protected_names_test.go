@@ -41,3 +41,20 @@ func TestFileToolsRefuseProtectedNamesAtAnyDepth(t *testing.T) {
 		require.Nil(t, terr, rel)
 	}
 }
+
+// TestFileToolsRefuseAFileOnTheWay: write_file refuses a file where a
+// protected name's tool expects a directory it reads through (Jujutsu's
+// .jj/repo, a pointer to the repository and its config.toml), at any
+// depth; a first component alone stays writable (a kernel tree's .config).
+func TestFileToolsRefuseAFileOnTheWay(t *testing.T) {
+	w := newFilesWorld(t, sandbox.WorkspaceWrite)
+	for _, rel := range []string{".jj/repo", "pkg/.jj/repo", "a/b/c/d/e/.JJ/Repo"} {
+		_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: rel, Content: "/tmp/evil"})
+		requireFileDenied(t, terr, sandbox.WorkspaceWrite)
+		assert.NoFileExists(t, filepath.Join(w.ws, rel))
+	}
+	for _, rel := range []string{".config", ".jj/working_copy.txt"} {
+		_, terr := w.tb.WriteFile(bg, w.call, tools.WriteFileInput{Path: rel, Content: "ok"})
+		require.Nil(t, terr, rel)
+	}
+}
