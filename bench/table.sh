@@ -24,3 +24,13 @@ if ! go test -run '^$' -bench '^BenchmarkLiveSession$' -benchtime 1x -timeout 5m
 fi
 echo
 grep '^|' "$out"
+# The soak: 32 HTTP sessions of mixed calls against a real `cordon serve
+# --http` (cmd/cordon TestSoak), calls per second and latency.
+soak=${SOAK:-30s}
+if [ "$n" -le 1 ]; then soak=5s; fi
+if ! CORDON_SOAK="$soak" CORDON_SOAK_SESSIONS=32 go test -count=1 -run '^TestSoak$' -v -timeout 10m ./cmd/cordon/ >"$out" 2>&1; then
+  cat "$out"
+  exit 1
+fi
+echo
+grep -o '| [0-9]* HTTP sessions.*' "$out"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,6 +185,8 @@ func TestSoak(t *testing.T) {
 	}
 	end := time.Now().Add(duration)
 	var wg sync.WaitGroup
+	var latMu sync.Mutex
+	var latencies []time.Duration
 	for s := range n {
 		wg.Add(1)
 		go func() {
@@ -198,16 +201,32 @@ func TestSoak(t *testing.T) {
 					fail("session %d: end: %v", s, err)
 				}
 			}()
+			var mine []time.Duration
 			for i := 0; time.Now().Before(end); i++ {
 				calls.Add(1)
+				start := time.Now()
 				if err := soakStep(sess, token, s, i); err != nil {
 					fail("session %d call %d: %v", s, i, err)
 				}
+				mine = append(mine, time.Since(start))
 			}
+			latMu.Lock()
+			latencies = append(latencies, mine...)
+			latMu.Unlock()
 		}()
 	}
 	wg.Wait()
+	slices.Sort(latencies)
+	at := func(q float64) time.Duration {
+		if len(latencies) == 0 {
+			return 0
+		}
+		return latencies[min(len(latencies)-1, int(q*float64(len(latencies))))]
+	}
 	t.Logf("soak: %d sessions, %d calls in %s, %d failed", n, calls.Load(), duration, failures.Load())
+	// The row bench/table.sh prints (make bench).
+	t.Logf("| %d HTTP sessions of mixed calls, %s (soak) | %.0f calls/s | p50 %.1f ms | p99 %.1f ms |", n, duration,
+		float64(len(latencies))/duration.Seconds(), float64(at(0.50).Microseconds())/1000, float64(at(0.99).Microseconds())/1000)
 	assert.Zero(t, failures.Load(), "failed calls:\n%s", strings.Join(failed, "\n"))
 
 	left := awaitNone(token)
