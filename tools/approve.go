@@ -56,9 +56,9 @@ type authRequest struct {
 // "Input" for process_input, "Path" for the file tools.
 func (q Question) SubjectLabel() string {
 	switch q.Tool {
-	case "bash":
+	case NameBash:
 		return "Command"
-	case "process_input":
+	case NameProcessInput:
 		return "Input"
 	}
 	return "Path"

@@ -116,7 +116,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	}
 	fi, err := f.Stat(root)
 	if err != nil {
-		return nil, fenceError("grep", pol, root, err)
+		return nil, fenceError(NameGrep, pol, root, err)
 	}
 	g := &grepRun{fence: f, m: m, max: maxResults, output: output, context: in.Context}
 	if fi.IsDir() {
@@ -132,7 +132,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 		return nil, errorf(CodeTimeout, "grep was cancelled")
 	}
 	if err != nil {
-		return nil, walkRootError("grep", pol, root, err)
+		return nil, walkRootError(NameGrep, pol, root, err)
 	}
 	lines := g.lines(pol)
 	var note string

@@ -63,7 +63,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 		if fi, serr := f.Stat(dir); serr == nil && !fi.IsDir() {
 			return nil, invalid("%s is a file, not a directory: use read_file to read it", dir)
 		}
-		return nil, fenceError("list_directory", pol, dir, err)
+		return nil, fenceError(NameListDirectory, pol, dir, err)
 	}
 	defer root.Close()
 	entries := []ListEntry{}
@@ -118,7 +118,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 		if ctx.Err() != nil {
 			return nil, errorf(CodeTimeout, "list_directory %s was cancelled", dir)
 		}
-		return nil, fenceError("list_directory", pol, dir, err)
+		return nil, fenceError(NameListDirectory, pol, dir, err)
 	}
 	var b strings.Builder
 	for _, e := range entries {

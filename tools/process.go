@@ -217,7 +217,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		// Narrowed since the call read the mode (while a question was
 		// open): it never starts.
 		now := sessionMode(call)
-		return nil, denial("bash", now, fmt.Sprintf(
+		return nil, denial(NameBash, now, fmt.Sprintf(
 			"the session's mode was narrowed to %s after this call began under %s: the background command did not start", now, pol.Mode))
 	}
 	out := NewStreamBuffer(conf.ProcessBufferChars)
@@ -393,10 +393,10 @@ func (tb *Toolbox) ProcessInputTool(ctx context.Context, call Call, in ProcessIn
 	if !p.alive() {
 		return nil, invalid("process %s has exited: nothing reads its input any more", p.id)
 	}
-	if _, terr := tb.authorize(ctx, call, authRequest{tool: "process_input", subject: in.Input, command: in.Input}); terr != nil {
+	if _, terr := tb.authorize(ctx, call, authRequest{tool: NameProcessInput, subject: in.Input, command: in.Input}); terr != nil {
 		return nil, terr
 	}
-	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "process_input", "process_id": p.id, "input": in.Input})
+	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": NameProcessInput, "process_id": p.id, "input": in.Input})
 	if err := sendInput(p, in.Input); err != nil {
 		return nil, errorf(CodeRunnerFailed, "writing to process %s: %v", p.id, err)
 	}

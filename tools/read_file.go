@@ -82,7 +82,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 				return nil, invalid("%s is a directory: use list_directory to see its entries", path)
 			}
 		}
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	defer file.Close()
 	bufs := readBuffers.Get().(*readBuffer)
@@ -90,7 +90,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	head := bufs.head[:]
 	n, err := readHead(file, head, info.Size())
 	if err != nil {
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	head = head[:n]
 	// A file that ended within head is all there: its size is n, and
@@ -126,7 +126,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 		if ctx.Err() != nil {
 			return nil, errorf(CodeTimeout, "read_file %s was cancelled", path)
 		}
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	return res, nil
 }
@@ -506,7 +506,7 @@ func readImage(pol sandbox.ExecutionPolicy, path, mime string, size int64, r io.
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxImageSize+1))
 	if err != nil {
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	if len(data) > MaxImageSize {
 		return nil, tooLarge(int64(len(data))) // it grew while we read it
