@@ -20,11 +20,11 @@ import (
 type BashInput struct {
 	Command   string `json:"command" jsonschema:"The shell command, run with bash -c."`
 	Cwd       string `json:"cwd,omitempty" jsonschema:"Working directory (absolute, or relative to the workspace). Must exist. Default: the workspace."`
-	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Without it, a command still running after the session's limit (default 120000) is not killed: the call returns its output so far and a process_id, and it goes on in the background. Not for background commands." schema:"minimum=1,maximum=600000"`
+	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Without it, a command still running after the session's limit (default 120000) is not killed: the call returns its output so far and a process_id, and it goes on in the background. Not for background commands." schema:"minimum=1,maximum=MaxBashTimeout"`
 	// Background commands run on after the call (process.go).
 	Background bool `json:"background,omitempty" jsonschema:"Run it in the background: a dev server, a watcher, a long test run, a REPL. The call returns after yield_ms with its output so far and a process_id for process_output, process_input and process_kill. Default false."`
 	TTY        bool `json:"tty,omitempty" jsonschema:"Give a background command a terminal of its own (a REPL, a program that prompts). Default false."`
-	YieldMs    int  `json:"yield_ms,omitempty" jsonschema:"Background only: wait up to this many milliseconds for it to finish before returning. Default 1000." schema:"minimum=1,maximum=30000"`
+	YieldMs    int  `json:"yield_ms,omitempty" jsonschema:"Background only: wait up to this many milliseconds for it to finish before returning. Default 1000." schema:"minimum=1,maximum=MaxYield"`
 	Escalation
 }
 

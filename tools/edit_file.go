@@ -20,7 +20,7 @@ type EditFileInput struct {
 	NewString  string `json:"new_string" jsonschema:"Replacement text."`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence. Default false."`
 	// A pointer: 0 is refused, not taken for "absent".
-	ExpectedReplacements *int `json:"expected_replacements,omitempty" jsonschema:"How many occurrences of old_string to replace, all of them: the edit fails, changing nothing, unless old_string occurs exactly this many times. Default: once, or with replace_all every occurrence." schema:"minimum=1,maximum=2147483647"`
+	ExpectedReplacements *int `json:"expected_replacements,omitempty" jsonschema:"How many occurrences of old_string to replace, all of them: the edit fails, changing nothing, unless old_string occurs exactly this many times. Default: once, or with replace_all every occurrence." schema:"minimum=1,maximum=MaxInt32"`
 	Escalation
 }
 

@@ -13,7 +13,7 @@ import (
 // ListDirectoryInput are the list_directory tool's arguments.
 type ListDirectoryInput struct {
 	Path  string `json:"path,omitempty" jsonschema:"Directory to list. Default: the workspace."`
-	Depth int    `json:"depth,omitempty" jsonschema:"How deep to recurse. Default 1." schema:"minimum=1,maximum=5"`
+	Depth int    `json:"depth,omitempty" jsonschema:"How deep to recurse. Default 1." schema:"minimum=1,maximum=MaxListDepth"`
 }
 
 // ListDirectoryOutput is the list_directory tool's structuredContent.

@@ -320,7 +320,7 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 // ProcessOutputInput are process_output's arguments.
 type ProcessOutputInput struct {
 	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
-	WaitMs    int    `json:"wait_ms,omitempty" jsonschema:"Wait up to this many milliseconds for new output or the exit, returning as soon as either comes. Default 0: return at once." schema:"minimum=0,maximum=60000"`
+	WaitMs    int    `json:"wait_ms,omitempty" jsonschema:"Wait up to this many milliseconds for new output or the exit, returning as soon as either comes. Default 0: return at once." schema:"minimum=0,maximum=MaxProcessWait"`
 }
 
 // ProcessOutputTool returns what a background process wrote since the
@@ -368,7 +368,7 @@ func waitForOutput(ctx context.Context, p *bgProcess, d time.Duration) {
 type ProcessInputInput struct {
 	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
 	Input     string `json:"input" jsonschema:"Text written to its stdin or terminal; include \\n to end a line. \\u0003 is Ctrl-C (an interrupt), \\u0004 Ctrl-D (end of input)."`
-	WaitMs    *int   `json:"wait_ms,omitempty" jsonschema:"Then wait up to this many milliseconds for its answer. Default 500." schema:"minimum=0,maximum=60000"`
+	WaitMs    *int   `json:"wait_ms,omitempty" jsonschema:"Then wait up to this many milliseconds for its answer. Default 500." schema:"minimum=0,maximum=MaxProcessWait"`
 }
 
 // ProcessInputTool writes to a background process and returns what it

@@ -23,8 +23,8 @@ import (
 // It has no output type: its result is text only (see ReadFile).
 type ReadFileInput struct {
 	Path   string `json:"path" jsonschema:"File to read."`
-	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1. Negative: that many lines from the end (-20 reads the last 20 lines), without reading the rest of the file." schema:"minimum=-2147483647,maximum=2147483647"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to return. Default 2000." schema:"minimum=1,maximum=2147483647"`
+	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1. Negative: that many lines from the end (-20 reads the last 20 lines), without reading the rest of the file." schema:"minimum=-MaxInt32,maximum=MaxInt32"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to return. Default 2000." schema:"minimum=1,maximum=MaxInt32"`
 }
 
 // Limits of read_file.

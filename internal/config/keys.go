@@ -99,7 +99,8 @@ var (
 
 	// ProcessesMax is how many background processes a session may keep,
 	// and ProcessesMaxBufferChars how much of each one's unread output is
-	// kept (tools/process.go).
+	// kept. The defaults are the tools package's (tools/process.go):
+	// TestConfigProcessDefaultsMatchTools in cmd/cordon keeps them equal.
 	ProcessesMax            = scalar("processes.max", "16", 16, count("processes"), lower)
 	ProcessesMaxBufferChars = scalar("processes.max_buffer_chars", "1000000", 1000000, count("characters"), lower)
 
