@@ -27,7 +27,7 @@ type GrepInput struct {
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Case-insensitive match."`
 	Literal    bool   `json:"literal,omitempty" jsonschema:"The pattern is a plain string, not a regular expression: . ( [ * and the rest match themselves."`
 	Context    int    `json:"context,omitempty" jsonschema:"Also show this many lines before and after each match, as grep -C does: such lines are file-line-text, and -- separates groups that are not adjacent. Output content only. Default 0." schema:"minimum=0,maximum=MaxGrepContext"`
-	Output     string `json:"output,omitempty" jsonschema:"content (default): the matching lines, file:line:text; files: the paths of the files that match, one a line; count: file:N, the number of matching lines of each file that matches." schema:"enum=content|files|count"`
+	Output     string `json:"output,omitempty" jsonschema:"content (default): the matching lines, file:line:text; files: the paths of the files that match, one a line; count: file:N, the number of matching lines of each file that matches." schema:"enum=GrepOutputs"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"At most this many matches (output content, context lines not counted) or files (output files or count). Default 200." schema:"minimum=1,maximum=MaxGrepResults"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cordonhq/cordon/sandbox"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -21,9 +22,19 @@ import (
 //	TimeoutMs int `json:"timeout_ms,omitempty" jsonschema:"Kill it after this many milliseconds." schema:"minimum=1,maximum=MaxBashTimeout"`
 //	Mode string   `json:"mode,omitempty" jsonschema:"The target mode." schema:"enum=workspace-write|danger-full-access"`
 //
-// A bound is a number or the name of one of schemaBounds, so that a limit
+// A bound is a number or the name of one of schemaBounds, an enum a list
+// of values or the name of one of schemaEnums, so that a limit
 // the handler enforces is declared once, as a Go constant, and the schema
 // a client is told is generated from it.
+
+// schemaEnums are the Go constants a schema tag's enum may name, in
+// their order: the values the handler accepts, declared once.
+var schemaEnums = map[string][]any{
+	// EscalationModes: every mode but read-only, which is never an
+	// escalation target (sandbox.CanEscalateTo).
+	"EscalationModes": {string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)},
+	"GrepOutputs":     {grepContent, grepFiles, grepCount},
+}
 
 // schemaBounds are the Go constants a schema tag's minimum or maximum may
 // name. A duration is in milliseconds, the unit of every *_ms argument.
@@ -175,6 +186,10 @@ func applyTag(p *jsonschema.Schema, tag string) error {
 				p.Maximum = &n
 			}
 		case "enum":
+			if named, ok := schemaEnums[value]; ok {
+				p.Enum = append(p.Enum, named...)
+				continue
+			}
 			for v := range strings.SplitSeq(value, "|") {
 				p.Enum = append(p.Enum, v)
 			}
