@@ -37,6 +37,13 @@ const (
 	killEscalation = 2 * time.Second
 )
 
+// The signals process_kill sends, the input schema's enum.
+const (
+	signalTERM = "TERM"
+	signalINT  = "INT"
+	signalKILL = "KILL"
+)
+
 // Reasons a background process ended, as the session log records them.
 const (
 	reasonExited       = "exited"
@@ -432,7 +439,7 @@ func sendInput(p *bgProcess, input string) error {
 // ProcessKillInput are process_kill's arguments.
 type ProcessKillInput struct {
 	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
-	Signal    string `json:"signal,omitempty" jsonschema:"TERM (default: KILL follows 2 seconds later), INT, or KILL." schema:"enum=TERM|INT|KILL"`
+	Signal    string `json:"signal,omitempty" jsonschema:"TERM (default: KILL follows 2 seconds later), INT, or KILL." schema:"enum=KillSignals"`
 }
 
 // ProcessKillOutput is process_kill's structuredContent.
@@ -447,7 +454,7 @@ func (tb *Toolbox) ProcessKillTool(ctx context.Context, call Call, in ProcessKil
 	call = tb.pin(call)
 	sig := in.Signal
 	if sig == "" {
-		sig = "TERM"
+		sig = signalTERM
 	}
 	p, terr := tb.process(call, in.ProcessID)
 	if terr != nil {
@@ -459,12 +466,12 @@ func (tb *Toolbox) ProcessKillTool(ctx context.Context, call Call, in ProcessKil
 	}
 	p.mu.Unlock()
 	switch sig {
-	case "KILL":
+	case signalKILL:
 		p.proc.Kill()
 		<-p.proc.Done()
-	case "TERM", "INT":
+	case signalTERM, signalINT:
 		s := syscall.SIGTERM
-		if sig == "INT" {
+		if sig == signalINT {
 			s = syscall.SIGINT
 		}
 		p.proc.Signal(s)

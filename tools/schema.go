@@ -34,6 +34,8 @@ var schemaEnums = map[string][]any{
 	// escalation target (sandbox.CanEscalateTo).
 	"EscalationModes": {string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)},
 	"GrepOutputs":     {grepContent, grepFiles, grepCount},
+	"KillSignals":     {signalTERM, signalINT, signalKILL},
+	"EntryTypes":      {entryFile, entryDir, entrySymlink, entryOther},
 }
 
 // schemaBounds are the Go constants a schema tag's minimum or maximum may
