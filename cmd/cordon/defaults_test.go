@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/config"
+	"github.com/cordonhq/cordon/mcpserver"
 	"github.com/cordonhq/cordon/tools"
 	"github.com/stretchr/testify/assert"
 )
@@ -15,4 +16,10 @@ import (
 func TestConfigProcessDefaultsMatchTools(t *testing.T) {
 	assert.Equal(t, tools.DefaultProcessesMax, config.ProcessesMax.Default())
 	assert.Equal(t, tools.DefaultProcessBufferChars, config.ProcessesMaxBufferChars.Default())
+}
+
+// TestConfigApprovalTimeoutMatchesServer: approval_timeout's default is
+// the server's own, for a server built without the config (tests, embedders).
+func TestConfigApprovalTimeoutMatchesServer(t *testing.T) {
+	assert.Equal(t, mcpserver.DefaultApprovalTimeout, config.ApprovalTimeout.Default())
 }

@@ -86,7 +86,9 @@ var (
 	DangerousCommands = list("dangerous_commands", `["kubectl delete # deletes cluster resources"]`,
 		nil, adds).checkedAs(dangerousRules)
 
-	// ApprovalTimeout denies an approval request nobody answers.
+	// ApprovalTimeout denies an approval request nobody answers. Its
+	// default is mcpserver.DefaultApprovalTimeout
+	// (TestConfigApprovalTimeoutMatchesServer keeps them equal).
 	ApprovalTimeout = scalar("approval_timeout", `"5m"`, 5*time.Minute,
 		duration(0), shorter).flag("--approval-timeout").fixedAtStart("the server's approval timeout is fixed at start")
 
