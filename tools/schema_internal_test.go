@@ -2,6 +2,9 @@ package tools
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -26,4 +29,43 @@ func TestKillEscalationIsDescribed(t *testing.T) {
 		return
 	}
 	t.Fatal("no process_kill in the table")
+}
+
+// TestSchemaNamesAreUsed: every constant schemaBounds or schemaEnums
+// offers is named by some schema tag, so neither table keeps a value that
+// no schema shows.
+func TestSchemaNamesAreUsed(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "schema.go" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Write(b)
+	}
+	tags := regexp.MustCompile(`schema:"([^"]*)"`).FindAllStringSubmatch(src.String(), -1)
+	used := map[string]bool{}
+	for _, m := range tags {
+		for kv := range strings.SplitSeq(m[1], ",") {
+			_, v, _ := strings.Cut(kv, "=")
+			used[v] = true
+		}
+	}
+	for name := range schemaBounds {
+		if !used[name] {
+			t.Errorf("schemaBounds[%q] is named by no schema tag", name)
+		}
+	}
+	for name := range schemaEnums {
+		if !used[name] {
+			t.Errorf("schemaEnums[%q] is named by no schema tag", name)
+		}
+	}
 }
