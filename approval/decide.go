@@ -37,6 +37,11 @@ func (a Action) String() string {
 	return fmt.Sprintf("Action(%d)", int(a))
 }
 
+// ShellTool is the name of the tool whose calls are shell commands, the
+// calls the dangerous-command rules read. It is the one declaration of
+// that name: the tool table's (tools.NameBash) is this.
+const ShellTool = "bash"
+
 // Call is what Decide needs to know about one tool call.
 type Call struct {
 	// Tool is the MCP tool name: bash, write_file, edit_file, read_file, ...
@@ -117,7 +122,7 @@ func (g Gate) Decide(call Call) Decision {
 		reasons = append(reasons, fmt.Sprintf("approval policy %q asks before every call that can write", Always))
 	}
 	var findings []Finding
-	if (policy == AskDangerous || policy == Always) && call.Tool == "bash" {
+	if (policy == AskDangerous || policy == Always) && call.Tool == ShellTool {
 		rules := g.Rules
 		if rules == nil {
 			rules = defaultRules
@@ -143,7 +148,7 @@ func allowReason(policy Policy, call Call) string {
 	switch {
 	case policy == OnRequest:
 		return fmt.Sprintf("approval policy %q asks only for escalation requests", OnRequest)
-	case policy == AskDangerous && call.Tool == "bash":
+	case policy == AskDangerous && call.Tool == ShellTool:
 		return "command not classified dangerous"
 	case policy == AskDangerous:
 		return fmt.Sprintf("approval policy %q asks only for escalations and dangerous commands", AskDangerous)

@@ -286,5 +286,8 @@ func (s *Server) retryAnswer(sess, tool string, req mcp.CallToolRequest, args ma
 	return ans, nil
 }
 
-// defaultApprovalTimeout denies a question nobody answers.
-const defaultApprovalTimeout = 5 * time.Minute
+// DefaultApprovalTimeout denies a question nobody answers, when Config
+// gives no ApprovalTimeout. The config key approval_timeout declares the
+// same default without importing this package: a test in cmd/cordon keeps
+// them equal.
+const DefaultApprovalTimeout = 5 * time.Minute

@@ -57,7 +57,7 @@ var errShuttingDown = errors.New("the server is shutting down")
 // New builds the server and its process session.
 func New(cfg Config) (*Server, error) {
 	if cfg.ApprovalTimeout <= 0 {
-		cfg.ApprovalTimeout = defaultApprovalTimeout
+		cfg.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	s := &Server{cfg: cfg, tb: cfg.Toolbox, states: newStateSigner(), log: cfg.Logger, sessions: map[string]*tools.Session{},
 		owners: map[string]string{}, tokens: map[string]*tokenSession{}, lastSeen: map[string]time.Time{}}

@@ -56,9 +56,9 @@ type authRequest struct {
 // "Input" for process_input, "Path" for the file tools.
 func (q Question) SubjectLabel() string {
 	switch q.Tool {
-	case "bash":
+	case NameBash:
 		return "Command"
-	case "process_input":
+	case NameProcessInput:
 		return "Input"
 	}
 	return "Path"
@@ -107,7 +107,7 @@ func (q Question) Displayable() error {
 // Escalation are the arguments with which a call of a tool that writes
 // asks for wider access (SPEC §5, Escalation).
 type Escalation struct {
-	SandboxPermissions string `json:"sandbox_permissions,omitempty" jsonschema:"Ask the human for wider access for this call: the target mode. Requires justification. Only after a denial." schema:"enum=workspace-write|danger-full-access"`
+	SandboxPermissions string `json:"sandbox_permissions,omitempty" jsonschema:"Ask the human for wider access for this call: the target mode. Requires justification. Only after a denial." schema:"enum=EscalationModes"`
 	Justification      string `json:"justification,omitempty" jsonschema:"One sentence telling the human why this call needs wider access. Requires sandbox_permissions."`
 }
 

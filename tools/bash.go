@@ -20,11 +20,11 @@ import (
 type BashInput struct {
 	Command   string `json:"command" jsonschema:"The shell command, run with bash -c."`
 	Cwd       string `json:"cwd,omitempty" jsonschema:"Working directory (absolute, or relative to the workspace). Must exist. Default: the workspace."`
-	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Without it, a command still running after the session's limit (default 120000) is not killed: the call returns its output so far and a process_id, and it goes on in the background. Not for background commands." schema:"minimum=1,maximum=600000"`
+	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"Kill the command (and everything it started) after this many milliseconds. Without it, a command still running after the session's limit (default 120000) is not killed: the call returns its output so far and a process_id, and it goes on in the background. Not for background commands." schema:"minimum=1,maximum=MaxBashTimeout"`
 	// Background commands run on after the call (process.go).
 	Background bool `json:"background,omitempty" jsonschema:"Run it in the background: a dev server, a watcher, a long test run, a REPL. The call returns after yield_ms with its output so far and a process_id for process_output, process_input and process_kill. Default false."`
 	TTY        bool `json:"tty,omitempty" jsonschema:"Give a background command a terminal of its own (a REPL, a program that prompts). Default false."`
-	YieldMs    int  `json:"yield_ms,omitempty" jsonschema:"Background only: wait up to this many milliseconds for it to finish before returning. Default 1000." schema:"minimum=1,maximum=30000"`
+	YieldMs    int  `json:"yield_ms,omitempty" jsonschema:"Background only: wait up to this many milliseconds for it to finish before returning. Default 1000." schema:"minimum=1,maximum=MaxYield"`
 	Escalation
 }
 
@@ -84,7 +84,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 		return nil, invalid("yield_ms must be between 1 and %d", MaxYield.Milliseconds())
 	}
 	var approved approvedEffect
-	pol, terr := tb.authorize(ctx, call, authRequest{tool: "bash", subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background,
+	pol, terr := tb.authorize(ctx, call, authRequest{tool: NameBash, subject: in.Command, command: in.Command, Escalation: in.Escalation, background: in.Background,
 		effect: func(pol sandbox.ExecutionPolicy) (Effect, *ToolError) {
 			return bashEffect(pol, in.Cwd, in.Command, envPath(commandEnv(call.conf(), false)))
 		}, approved: &approved})
@@ -98,11 +98,11 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 	if terr != nil {
 		return nil, terr
 	}
-	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "bash", "command": in.Command, "cwd": cwd, "mode": pol.Mode, "background": in.Background})
+	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": NameBash, "command": in.Command, "cwd": cwd, "mode": pol.Mode, "background": in.Background})
 	var res *Result
 	if terr := approved.check(); terr != nil {
 		// What the human approved is not what would run: nothing runs.
-		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "bash", "error": terr.Code})
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": NameBash, "error": terr.Code})
 		return nil, terr
 	}
 	if in.Background {
@@ -114,7 +114,7 @@ func (tb *Toolbox) Bash(ctx context.Context, call Call, in BashInput) (*Result, 
 		// question did not say it would outlive it.
 		res, terr = tb.runBash(ctx, call, pol, in.Command, cwd, timeout, in.TimeoutMs == 0 && in.SandboxPermissions == "")
 	}
-	summary := map[string]any{"tool": "bash"}
+	summary := map[string]any{"tool": NameBash}
 	if terr != nil {
 		summary["error"] = terr.Code
 		if len(terr.hostKept) > 0 {
@@ -173,7 +173,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 			// was open): registered first, so a narrowing after this
 			// check finds the run; refused here, so it never starts.
 			now := sessionMode(call)
-			return nil, denial("bash", now, fmt.Sprintf(
+			return nil, denial(NameBash, now, fmt.Sprintf(
 				"the session's mode was narrowed to %s after this call began under %s: the command did not run", now, pol.Mode))
 		}
 		go watchNarrowing(call, pol.Mode, started, finished, func() { narrowed(errModeNarrowed) })
@@ -263,7 +263,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 			// refused what it was doing, as a command started now would be.
 			now := sessionMode(call)
 			fields.TimedOut, fields.Denied = false, true
-			return fail(denial("bash", now, fmt.Sprintf(
+			return fail(denial(NameBash, now, fmt.Sprintf(
 				"the session's mode was narrowed to %s while the command ran under %s: cordon killed it and every process it started (mode-narrowed); its output:\n%s", now, pol.Mode, text)))
 		case res.Ending == sandbox.Cancelled || ctx.Err() != nil:
 			why = "cancelled"
@@ -275,7 +275,7 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		if len(res.Undone) > 0 || res.GuardErr != nil {
 			what += "\n" + undoneMessage(res.Outcome, "")
 		}
-		return fail(denial("bash", pol.Mode, what+"; its output:\n"+text))
+		return fail(denial(NameBash, pol.Mode, what+"; its output:\n"+text))
 	case sandbox.Denied:
 		what := fmt.Sprintf("the command exited %d after the sandbox refused an operation; its output:\n%s", res.ExitCode, text)
 		if len(res.Undone) > 0 || res.GuardErr != nil {
@@ -284,9 +284,9 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 		if pol.RootsBeforeClient != nil {
 			// Which path was refused is not known here: say what the
 			// client's roots took away beside the usual hint.
-			return fail(denial("bash", pol.Mode, what, narrowedLine(pol)))
+			return fail(denial(NameBash, pol.Mode, what, narrowedLine(pol)))
 		}
-		return fail(denial("bash", pol.Mode, what))
+		return fail(denial(NameBash, pol.Mode, what))
 	}
 	msg := text
 	addLine := func(line string) {

@@ -20,7 +20,7 @@ type EditFileInput struct {
 	NewString  string `json:"new_string" jsonschema:"Replacement text."`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence. Default false."`
 	// A pointer: 0 is refused, not taken for "absent".
-	ExpectedReplacements *int `json:"expected_replacements,omitempty" jsonschema:"How many occurrences of old_string to replace, all of them: the edit fails, changing nothing, unless old_string occurs exactly this many times. Default: once, or with replace_all every occurrence." schema:"minimum=1,maximum=2147483647"`
+	ExpectedReplacements *int `json:"expected_replacements,omitempty" jsonschema:"How many occurrences of old_string to replace, all of them: the edit fails, changing nothing, unless old_string occurs exactly this many times. Default: once, or with replace_all every occurrence." schema:"minimum=1,maximum=MaxInt32"`
 	Escalation
 }
 
@@ -61,7 +61,7 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	if expected > 0 {
 		fields["expected_replacements"] = expected
 	}
-	path, pol, f, terr := tb.prepareWrite(ctx, call, "edit_file", in.Path, in.SandboxPermissions, in.Justification, fields)
+	path, pol, f, terr := tb.prepareWrite(ctx, call, NameEditFile, in.Path, in.SandboxPermissions, in.Justification, fields)
 	if terr != nil {
 		return nil, terr
 	}
@@ -95,12 +95,12 @@ func (tb *Toolbox) EditFile(ctx context.Context, call Call, in EditFileInput) (*
 	if err != nil {
 		var refusal *editRefusal
 		if !errors.As(err, &refusal) {
-			refusal = &editRefusal{fenceError("edit_file", pol, path, err)}
+			refusal = &editRefusal{fenceError(NameEditFile, pol, path, err)}
 		}
-		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "error": refusal.terr.Code})
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": NameEditFile, "path": path, "error": refusal.terr.Code})
 		return nil, refusal.terr
 	}
-	call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "edit_file", "path": path, "replacements": replacements})
+	call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": NameEditFile, "path": path, "replacements": replacements})
 	diff := unifiedDiff(displayPath(pol, path), before, after)
 	if limit := call.conf().MaxOutput; limit > 0 && len(diff) > limit {
 		diff = diff[:limit] + fmt.Sprintf("\n[diff cut at %d of %d bytes; the edit was applied in full: read_file shows the result]\n", limit, len(diff))

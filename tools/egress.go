@@ -52,7 +52,7 @@ func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.E
 		defer cancel()
 		defer context.AfterFunc(connCtx, cancel)()
 		target := net.JoinHostPort(host, strconv.Itoa(port))
-		q := Question{Tool: "bash", Subject: command, Current: pol.Mode, Host: target, HostNote: egress.Describe(host),
+		q := Question{Tool: NameBash, Subject: command, Current: pol.Mode, Host: target, HostNote: egress.Describe(host),
 			AllowSession: call.Session.AllowSession}
 		if q.Displayable() != nil {
 			return egress.Refuse
@@ -69,7 +69,7 @@ func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.E
 			if q.AllowSession {
 				call.Session.allowHost(target)
 				call.Session.record(conf.Logger, sessionlog.EventApprovalOutcome, map[string]any{
-					"tool": "bash", "subject": command, "host": target, "decision": d})
+					"tool": NameBash, "subject": command, "host": target, "decision": d})
 				return egress.AllowAlways
 			}
 			return egress.AllowOnce

@@ -144,7 +144,7 @@ func fenceError(tool string, pol sandbox.ExecutionPolicy, path string, err error
 		return invalid("%s: invalid path %q: %v", tool, path, err)
 	case errors.Is(err, fs.ErrNotExist):
 		hint := ""
-		if tool == "edit_file" {
+		if tool == NameEditFile {
 			hint = "; use write_file to create a file"
 		}
 		return errorf(CodeNotFound, "%s does not exist (relative paths start at the workspace %s)%s", path, pol.WorkspaceRoot, hint)

@@ -57,7 +57,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	if !path.IsAbs(pattern) {
 		fi, err := f.Stat(dir)
 		if err != nil {
-			return nil, fenceError("glob", pol, dir, err)
+			return nil, fenceError(NameGlob, pol, dir, err)
 		}
 		if !fi.IsDir() {
 			return nil, invalid("%s is a file, not a directory: give the directory to search", dir)
@@ -103,7 +103,7 @@ func (tb *Toolbox) Glob(ctx context.Context, call Call, in GlobInput) (*Result, 
 	case err != nil && root != dir && isNotExist(err):
 		// The pattern's literal prefix does not exist: no matches.
 	case err != nil:
-		return nil, walkRootError("glob", pol, root, err)
+		return nil, walkRootError(NameGlob, pol, root, err)
 	}
 	matches := newestFirst(found)
 	total := len(matches)

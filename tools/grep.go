@@ -26,9 +26,9 @@ type GrepInput struct {
 	Glob       string `json:"glob,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. *.go."`
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Case-insensitive match."`
 	Literal    bool   `json:"literal,omitempty" jsonschema:"The pattern is a plain string, not a regular expression: . ( [ * and the rest match themselves."`
-	Context    int    `json:"context,omitempty" jsonschema:"Also show this many lines before and after each match, as grep -C does: such lines are file-line-text, and -- separates groups that are not adjacent. Output content only. Default 0." schema:"minimum=0,maximum=10"`
-	Output     string `json:"output,omitempty" jsonschema:"content (default): the matching lines, file:line:text; files: the paths of the files that match, one a line; count: file:N, the number of matching lines of each file that matches." schema:"enum=content|files|count"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"At most this many matches (output content, context lines not counted) or files (output files or count). Default 200." schema:"minimum=1,maximum=10000"`
+	Context    int    `json:"context,omitempty" jsonschema:"Also show this many lines before and after each match, as grep -C does: such lines are file-line-text, and -- separates groups that are not adjacent. Output content only. Default 0." schema:"minimum=0,maximum=MaxGrepContext"`
+	Output     string `json:"output,omitempty" jsonschema:"content (default): the matching lines, file:line:text; files: the paths of the files that match, one a line; count: file:N, the number of matching lines of each file that matches." schema:"enum=GrepOutputs"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"At most this many matches (output content, context lines not counted) or files (output files or count). Default 200." schema:"minimum=1,maximum=MaxGrepResults"`
 }
 
 // GrepOutput is the grep tool's structuredContent.
@@ -116,7 +116,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 	}
 	fi, err := f.Stat(root)
 	if err != nil {
-		return nil, fenceError("grep", pol, root, err)
+		return nil, fenceError(NameGrep, pol, root, err)
 	}
 	g := &grepRun{fence: f, m: m, max: maxResults, output: output, context: in.Context}
 	if fi.IsDir() {
@@ -132,7 +132,7 @@ func (tb *Toolbox) Grep(ctx context.Context, call Call, in GrepInput) (*Result, 
 		return nil, errorf(CodeTimeout, "grep was cancelled")
 	}
 	if err != nil {
-		return nil, walkRootError("grep", pol, root, err)
+		return nil, walkRootError(NameGrep, pol, root, err)
 	}
 	lines := g.lines(pol)
 	var note string

@@ -13,7 +13,7 @@ import (
 // ListDirectoryInput are the list_directory tool's arguments.
 type ListDirectoryInput struct {
 	Path  string `json:"path,omitempty" jsonschema:"Directory to list. Default: the workspace."`
-	Depth int    `json:"depth,omitempty" jsonschema:"How deep to recurse. Default 1." schema:"minimum=1,maximum=5"`
+	Depth int    `json:"depth,omitempty" jsonschema:"How deep to recurse. Default 1." schema:"minimum=1,maximum=MaxListDepth"`
 }
 
 // ListDirectoryOutput is the list_directory tool's structuredContent.
@@ -22,6 +22,14 @@ type ListDirectoryOutput struct {
 	Entries   []ListEntry `json:"entries"`
 	Truncated bool        `json:"truncated"`
 }
+
+// The types of a list_directory entry, the output schema's enum.
+const (
+	entryFile    = "file"
+	entryDir     = "dir"
+	entrySymlink = "symlink"
+	entryOther   = "other"
+)
 
 // Limits of list_directory.
 const (
@@ -34,7 +42,7 @@ const (
 // its size in bytes (0 but for files).
 type ListEntry struct {
 	Path string `json:"path"`
-	Type string `json:"type" schema:"enum=file|dir|symlink|other"`
+	Type string `json:"type" schema:"enum=EntryTypes"`
 	Size int64  `json:"size"`
 }
 
@@ -63,7 +71,7 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 		if fi, serr := f.Stat(dir); serr == nil && !fi.IsDir() {
 			return nil, invalid("%s is a file, not a directory: use read_file to read it", dir)
 		}
-		return nil, fenceError("list_directory", pol, dir, err)
+		return nil, fenceError(NameListDirectory, pol, dir, err)
 	}
 	defer root.Close()
 	entries := []ListEntry{}
@@ -91,13 +99,13 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 				return nil
 			}
 			e := ListEntry{Path: path.Join(rel, de.Name()), Type: entryType(info.Mode())}
-			if e.Type == "file" {
+			if e.Type == entryFile {
 				e.Size = info.Size()
 			}
 			entries = append(entries, e)
 			// A .git directory is shown but not entered: its objects would
 			// fill the listing with nothing a model should read.
-			if e.Type == "dir" && level < depth && de.Name() != ".git" {
+			if e.Type == entryDir && level < depth && de.Name() != ".git" {
 				sub, err := d.OpenDir(de.Name())
 				if err != nil {
 					continue // refused or gone since it was listed
@@ -118,14 +126,14 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 		if ctx.Err() != nil {
 			return nil, errorf(CodeTimeout, "list_directory %s was cancelled", dir)
 		}
-		return nil, fenceError("list_directory", pol, dir, err)
+		return nil, fenceError(NameListDirectory, pol, dir, err)
 	}
 	var b strings.Builder
 	for _, e := range entries {
 		switch e.Type {
-		case "dir":
+		case entryDir:
 			fmt.Fprintf(&b, "%s/\n", e.Path)
-		case "file":
+		case entryFile:
 			fmt.Fprintf(&b, "%s\t%d\n", e.Path, e.Size)
 		default:
 			fmt.Fprintf(&b, "%s\t(%s)\n", e.Path, e.Type)
@@ -144,11 +152,11 @@ func (tb *Toolbox) ListDirectory(ctx context.Context, call Call, in ListDirector
 func entryType(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
-		return "file"
+		return entryFile
 	case m.IsDir():
-		return "dir"
+		return entryDir
 	case m&fs.ModeSymlink != 0:
-		return "symlink"
+		return entrySymlink
 	}
-	return "other"
+	return entryOther
 }

@@ -37,6 +37,13 @@ const (
 	killEscalation = 2 * time.Second
 )
 
+// The signals process_kill sends, the input schema's enum.
+const (
+	signalTERM = "TERM"
+	signalINT  = "INT"
+	signalKILL = "KILL"
+)
+
 // Reasons a background process ended, as the session log records them.
 const (
 	reasonExited       = "exited"
@@ -217,7 +224,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		// Narrowed since the call read the mode (while a question was
 		// open): it never starts.
 		now := sessionMode(call)
-		return nil, denial("bash", now, fmt.Sprintf(
+		return nil, denial(NameBash, now, fmt.Sprintf(
 			"the session's mode was narrowed to %s after this call began under %s: the background command did not start", now, pol.Mode))
 	}
 	out := NewStreamBuffer(conf.ProcessBufferChars)
@@ -320,7 +327,7 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 // ProcessOutputInput are process_output's arguments.
 type ProcessOutputInput struct {
 	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
-	WaitMs    int    `json:"wait_ms,omitempty" jsonschema:"Wait up to this many milliseconds for new output or the exit, returning as soon as either comes. Default 0: return at once." schema:"minimum=0,maximum=60000"`
+	WaitMs    int    `json:"wait_ms,omitempty" jsonschema:"Wait up to this many milliseconds for new output or the exit, returning as soon as either comes. Default 0: return at once." schema:"minimum=0,maximum=MaxProcessWait"`
 }
 
 // ProcessOutputTool returns what a background process wrote since the
@@ -368,7 +375,7 @@ func waitForOutput(ctx context.Context, p *bgProcess, d time.Duration) {
 type ProcessInputInput struct {
 	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
 	Input     string `json:"input" jsonschema:"Text written to its stdin or terminal; include \\n to end a line. \\u0003 is Ctrl-C (an interrupt), \\u0004 Ctrl-D (end of input)."`
-	WaitMs    *int   `json:"wait_ms,omitempty" jsonschema:"Then wait up to this many milliseconds for its answer. Default 500." schema:"minimum=0,maximum=60000"`
+	WaitMs    *int   `json:"wait_ms,omitempty" jsonschema:"Then wait up to this many milliseconds for its answer. Default 500." schema:"minimum=0,maximum=MaxProcessWait"`
 }
 
 // ProcessInputTool writes to a background process and returns what it
@@ -393,10 +400,10 @@ func (tb *Toolbox) ProcessInputTool(ctx context.Context, call Call, in ProcessIn
 	if !p.alive() {
 		return nil, invalid("process %s has exited: nothing reads its input any more", p.id)
 	}
-	if _, terr := tb.authorize(ctx, call, authRequest{tool: "process_input", subject: in.Input, command: in.Input}); terr != nil {
+	if _, terr := tb.authorize(ctx, call, authRequest{tool: NameProcessInput, subject: in.Input, command: in.Input}); terr != nil {
 		return nil, terr
 	}
-	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": "process_input", "process_id": p.id, "input": in.Input})
+	call.Session.record(call.conf().Logger, sessionlog.EventToolCall, map[string]any{"tool": NameProcessInput, "process_id": p.id, "input": in.Input})
 	if err := sendInput(p, in.Input); err != nil {
 		return nil, errorf(CodeRunnerFailed, "writing to process %s: %v", p.id, err)
 	}
@@ -432,7 +439,7 @@ func sendInput(p *bgProcess, input string) error {
 // ProcessKillInput are process_kill's arguments.
 type ProcessKillInput struct {
 	ProcessID string `json:"process_id" jsonschema:"The id bash gave the background process."`
-	Signal    string `json:"signal,omitempty" jsonschema:"TERM (default: KILL follows 2 seconds later), INT, or KILL." schema:"enum=TERM|INT|KILL"`
+	Signal    string `json:"signal,omitempty" jsonschema:"TERM (default: KILL follows 2 seconds later), INT, or KILL." schema:"enum=KillSignals"`
 }
 
 // ProcessKillOutput is process_kill's structuredContent.
@@ -447,7 +454,7 @@ func (tb *Toolbox) ProcessKillTool(ctx context.Context, call Call, in ProcessKil
 	call = tb.pin(call)
 	sig := in.Signal
 	if sig == "" {
-		sig = "TERM"
+		sig = signalTERM
 	}
 	p, terr := tb.process(call, in.ProcessID)
 	if terr != nil {
@@ -459,12 +466,12 @@ func (tb *Toolbox) ProcessKillTool(ctx context.Context, call Call, in ProcessKil
 	}
 	p.mu.Unlock()
 	switch sig {
-	case "KILL":
+	case signalKILL:
 		p.proc.Kill()
 		<-p.proc.Done()
-	case "TERM", "INT":
+	case signalTERM, signalINT:
 		s := syscall.SIGTERM
-		if sig == "INT" {
+		if sig == signalINT {
 			s = syscall.SIGINT
 		}
 		p.proc.Signal(s)

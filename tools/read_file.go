@@ -23,8 +23,8 @@ import (
 // It has no output type: its result is text only (see ReadFile).
 type ReadFileInput struct {
 	Path   string `json:"path" jsonschema:"File to read."`
-	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1. Negative: that many lines from the end (-20 reads the last 20 lines), without reading the rest of the file." schema:"minimum=-2147483647,maximum=2147483647"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to return. Default 2000." schema:"minimum=1,maximum=2147483647"`
+	Offset int    `json:"offset,omitempty" jsonschema:"First line to return, 1-based. Default 1. Negative: that many lines from the end (-20 reads the last 20 lines), without reading the rest of the file." schema:"minimum=-MaxInt32,maximum=MaxInt32"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to return. Default 2000." schema:"minimum=1,maximum=MaxInt32"`
 }
 
 // Limits of read_file.
@@ -82,7 +82,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 				return nil, invalid("%s is a directory: use list_directory to see its entries", path)
 			}
 		}
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	defer file.Close()
 	bufs := readBuffers.Get().(*readBuffer)
@@ -90,7 +90,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 	head := bufs.head[:]
 	n, err := readHead(file, head, info.Size())
 	if err != nil {
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	head = head[:n]
 	// A file that ended within head is all there: its size is n, and
@@ -126,7 +126,7 @@ func (tb *Toolbox) ReadFile(ctx context.Context, call Call, in ReadFileInput) (*
 		if ctx.Err() != nil {
 			return nil, errorf(CodeTimeout, "read_file %s was cancelled", path)
 		}
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	return res, nil
 }
@@ -506,7 +506,7 @@ func readImage(pol sandbox.ExecutionPolicy, path, mime string, size int64, r io.
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxImageSize+1))
 	if err != nil {
-		return nil, fenceError("read_file", pol, path, err)
+		return nil, fenceError(NameReadFile, pol, path, err)
 	}
 	if len(data) > MaxImageSize {
 		return nil, tooLarge(int64(len(data))) // it grew while we read it

@@ -2,10 +2,12 @@ package tools
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/cordonhq/cordon/sandbox"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -17,8 +19,39 @@ import (
 // description. What it leaves out comes from cordon's `schema:"…"` tag,
 // a comma-separated list of JSON Schema keywords:
 //
-//	TimeoutMs int `json:"timeout_ms,omitempty" jsonschema:"Kill it after this many milliseconds." schema:"minimum=1,maximum=600000"`
+//	TimeoutMs int `json:"timeout_ms,omitempty" jsonschema:"Kill it after this many milliseconds." schema:"minimum=1,maximum=MaxBashTimeout"`
 //	Mode string   `json:"mode,omitempty" jsonschema:"The target mode." schema:"enum=workspace-write|danger-full-access"`
+//
+// A bound is a number or the name of one of schemaBounds, an enum a list
+// of values or the name of one of schemaEnums, so that a limit
+// the handler enforces is declared once, as a Go constant, and the schema
+// a client is told is generated from it.
+
+// schemaEnums are the Go constants a schema tag's enum may name, in
+// their order: the values the handler accepts, declared once.
+var schemaEnums = map[string][]any{
+	// EscalationModes: every mode but read-only, which is never an
+	// escalation target (sandbox.CanEscalateTo).
+	"EscalationModes": {string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)},
+	"GrepOutputs":     {grepContent, grepFiles, grepCount},
+	"KillSignals":     {signalTERM, signalINT, signalKILL},
+	"EntryTypes":      {entryFile, entryDir, entrySymlink, entryOther},
+}
+
+// schemaBounds are the Go constants a schema tag's minimum or maximum may
+// name. A duration is in milliseconds, the unit of every *_ms argument.
+var schemaBounds = map[string]float64{
+	"MaxBashTimeout": float64(MaxBashTimeout.Milliseconds()),
+	"MaxYield":       float64(MaxYield.Milliseconds()),
+	"MaxProcessWait": float64(MaxProcessWait.Milliseconds()),
+	"MaxListDepth":   MaxListDepth,
+	"MaxGrepContext": MaxGrepContext,
+	"MaxGrepResults": MaxGrepResults,
+	// MaxInt32 is the largest count an argument takes: what every
+	// client's JSON numbers and an int on any platform hold exactly.
+	"MaxInt32":  math.MaxInt32,
+	"-MaxInt32": -math.MaxInt32,
+}
 
 // inputSchema is the schema of a tool's arguments, In a struct.
 func inputSchema(in reflect.Type) (*jsonschema.Schema, error) {
@@ -142,9 +175,12 @@ func applyTag(p *jsonschema.Schema, tag string) error {
 		key, value, _ := strings.Cut(kv, "=")
 		switch key {
 		case "minimum", "maximum":
-			n, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				return fmt.Errorf("schema tag %s: %q is not a number", key, value)
+			n, ok := schemaBounds[value]
+			if !ok {
+				var err error
+				if n, err = strconv.ParseFloat(value, 64); err != nil {
+					return fmt.Errorf("schema tag %s: %q is not a number nor one of schemaBounds", key, value)
+				}
 			}
 			if key == "minimum" {
 				p.Minimum = &n
@@ -152,6 +188,10 @@ func applyTag(p *jsonschema.Schema, tag string) error {
 				p.Maximum = &n
 			}
 		case "enum":
+			if named, ok := schemaEnums[value]; ok {
+				p.Enum = append(p.Enum, named...)
+				continue
+			}
 			for v := range strings.SplitSeq(value, "|") {
 				p.Enum = append(p.Enum, v)
 			}

@@ -45,29 +45,29 @@ func (t Tool) OutputSchema() *jsonschema.Schema { return t.schemas().out }
 
 // table is every tool, in the order clients list them.
 var table = []Tool{
-	define[BashOutput](Tool{Name: "bash", Title: "Run a shell command",
+	define[BashOutput](Tool{Name: NameBash, Title: "Run a shell command",
 		Description: "Run `bash -c COMMAND` in the workspace, confined by the sandbox. stdout and stderr are merged; long output keeps its head and tail. " +
 			"A non-zero exit is a normal result. If the sandbox refuses a write, the result starts with [sandbox: file access denied …]: " +
 			"retry with sandbox_permissions and a justification only if the write is really needed.",
 		Destructive: true, OpenWorld: true}, (*Toolbox).Bash),
-	define[ProcessOutput](Tool{Name: "process_output", Title: "Read a background process's output",
+	define[ProcessOutput](Tool{Name: NameProcessOutput, Title: "Read a background process's output",
 		Description: "Return what a background process (bash with background: true) wrote since the last read. With wait_ms, wait up to that long for new output or its exit, " +
 			"returning as soon as either comes: wait instead of calling again and again.",
 		ReadOnly: true}, (*Toolbox).ProcessOutputTool),
-	define[ProcessOutput](Tool{Name: "process_input", Title: "Write to a background process",
+	define[ProcessOutput](Tool{Name: NameProcessInput, Title: "Write to a background process",
 		Description: "Write text to a background process's stdin or terminal (end lines with \\n; \\u0003 is Ctrl-C, \\u0004 Ctrl-D) and return what it wrote back within wait_ms (default 500). " +
 			"The input passes the same approval as a bash command.",
 		Destructive: true, OpenWorld: true}, (*Toolbox).ProcessInputTool),
-	define[ProcessKillOutput](Tool{Name: "process_kill", Title: "End a background process",
+	define[ProcessKillOutput](Tool{Name: NameProcessKill, Title: "End a background process",
 		Description: "End a background process and every process it started: TERM (default; KILL follows 2 s later), INT, or KILL.",
 		Destructive: true, Idempotent: true}, (*Toolbox).ProcessKillTool),
-	define[ProcessListOutput](Tool{Name: "process_list", Title: "List background processes",
+	define[ProcessListOutput](Tool{Name: NameProcessList, Title: "List background processes",
 		Description: "List this session's background processes: id, command, cwd, mode, start time, whether it runs, its exit code.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).ProcessListTool),
 	// No output schema and no structuredContent: Claude Code and Codex
 	// show the model structuredContent instead of the text, and the file's
 	// lines must reach it verbatim (SPEC §5).
-	define[textOnly](Tool{Name: "read_file", Title: "Read a file",
+	define[textOnly](Tool{Name: NameReadFile, Title: "Read a file",
 		Description: "Read a text file (lines offset..offset+limit-1, numbered from 1) or an image (png, jpeg, gif, webp). Paths are absolute or relative to the workspace. " +
 			"A negative offset counts from the end: offset -20 gives the last 20 lines, however large the file, without reading the rest of it. " +
 			"The text starts with a header line [PATH: lines A-B of N], with \", truncated\" when more lines follow or a long line was cut; " +
@@ -76,26 +76,26 @@ var table = []Tool{
 			"Credential locations (~/.ssh, ~/.aws, …) are never readable.",
 		ReadOnly: true, Idempotent: true}, (*Toolbox).ReadFile),
 	// Not idempotent: the same append, called again, adds again.
-	define[WriteFileOutput](Tool{Name: "write_file", Title: "Write a file",
+	define[WriteFileOutput](Tool{Name: NameWriteFile, Title: "Write a file",
 		Description: "Create or replace a file atomically (parents are created, the mode of an existing file is kept); with append, add content at its end instead. Writes only inside the writable roots; " +
 			".git/hooks, .git/config, .cordon/ and shell start-up files stay read-only.",
 		Destructive: true}, (*Toolbox).WriteFile),
-	define[EditFileOutput](Tool{Name: "edit_file", Title: "Edit a file",
+	define[EditFileOutput](Tool{Name: NameEditFile, Title: "Edit a file",
 		Description: "Replace old_string with new_string in a file, atomically, and return the unified diff. old_string must occur exactly once unless replace_all is true, " +
 			"or exactly expected_replacements times when that is given (all of them are replaced; any other count fails and changes nothing).",
 		Destructive: true}, (*Toolbox).EditFile),
-	define[ListDirectoryOutput](Tool{Name: "list_directory", Title: "List a directory",
+	define[ListDirectoryOutput](Tool{Name: NameListDirectory, Title: "List a directory",
 		Description: "List a directory's entries with type and size, optionally recursively (depth 1..5). At most 1000 entries.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).ListDirectory),
-	define[GlobOutput](Tool{Name: "glob", Title: "Find files by pattern",
+	define[GlobOutput](Tool{Name: NameGlob, Title: "Find files by pattern",
 		Description: "Find files matching a glob pattern such as **/*.go, newest first. Skips .git and what .gitignore ignores.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).Glob),
-	define[GrepOutput](Tool{Name: "grep", Title: "Search file contents",
+	define[GrepOutput](Tool{Name: NameGrep, Title: "Search file contents",
 		Description: "Search files for a regular expression (RE2 syntax), or a plain string with literal. Returns file:line:text matches; with context N, also the N lines before and after each " +
 			"(file-line-text, -- between groups that are not adjacent, as grep -C). output files returns only the paths of the files that match, output count file:N for each. " +
 			"Skips .git, binary files and what .gitignore ignores.",
 		ReadOnly: true, Idempotent: true}, (*Toolbox).Grep),
-	define[StatusOutput](Tool{Name: "sandbox_status", Title: "Sandbox status",
+	define[StatusOutput](Tool{Name: NameSandboxStatus, Title: "Sandbox status",
 		Description: "Show the sandbox mode, where writes are allowed, what is protected or unreadable, the backend and its enforcement, and the approval policy.",
 		ReadOnly:    true, Idempotent: true}, (*Toolbox).Status),
 }

@@ -36,7 +36,7 @@ func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) 
 	if in.Append {
 		fields["append"] = true
 	}
-	path, pol, f, terr := tb.prepareWrite(ctx, call, "write_file", in.Path, in.SandboxPermissions, in.Justification, fields)
+	path, pol, f, terr := tb.prepareWrite(ctx, call, NameWriteFile, in.Path, in.SandboxPermissions, in.Justification, fields)
 	if terr != nil {
 		return nil, terr
 	}
@@ -48,16 +48,16 @@ func (tb *Toolbox) WriteFile(ctx context.Context, call Call, in WriteFileInput) 
 		res, err = f.WriteFile(path, []byte(in.Content))
 	}
 	if err != nil {
-		terr := fenceError("write_file", pol, path, err)
+		terr := fenceError(NameWriteFile, pol, path, err)
 		if in.Append && errors.Is(err, fsfence.ErrTooLarge) {
 			terr = errorf(CodeTooLarge, "%s is larger than %s, the most write_file appends to (an append rewrites the file atomically): append with bash instead (e.g. cat >> FILE)",
 				path, formatSize(fsfence.MaxEditSize))
 		}
-		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": "write_file", "path": path, "error": terr.Code})
+		call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{"tool": NameWriteFile, "path": path, "error": terr.Code})
 		return nil, terr
 	}
 	call.Session.record(call.conf().Logger, sessionlog.EventToolResult, map[string]any{
-		"tool": "write_file", "path": path, "bytes_written": res.Bytes, "created": res.Created})
+		"tool": NameWriteFile, "path": path, "bytes_written": res.Bytes, "created": res.Created})
 	text := fmt.Sprintf("Updated %s (%s)", path, formatSize(int64(res.Bytes)))
 	switch {
 	case res.Created:

@@ -86,7 +86,9 @@ var (
 	DangerousCommands = list("dangerous_commands", `["kubectl delete # deletes cluster resources"]`,
 		nil, adds).checkedAs(dangerousRules)
 
-	// ApprovalTimeout denies an approval request nobody answers.
+	// ApprovalTimeout denies an approval request nobody answers. Its
+	// default is mcpserver.DefaultApprovalTimeout
+	// (TestConfigApprovalTimeoutMatchesServer keeps them equal).
 	ApprovalTimeout = scalar("approval_timeout", `"5m"`, 5*time.Minute,
 		duration(0), shorter).flag("--approval-timeout").fixedAtStart("the server's approval timeout is fixed at start")
 
@@ -99,7 +101,8 @@ var (
 
 	// ProcessesMax is how many background processes a session may keep,
 	// and ProcessesMaxBufferChars how much of each one's unread output is
-	// kept (tools/process.go).
+	// kept. The defaults are the tools package's (tools/process.go):
+	// TestConfigProcessDefaultsMatchTools in cmd/cordon keeps them equal.
 	ProcessesMax            = scalar("processes.max", "16", 16, count("processes"), lower)
 	ProcessesMaxBufferChars = scalar("processes.max_buffer_chars", "1000000", 1000000, count("characters"), lower)
 

@@ -13,12 +13,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// What a POST carries, read once and checked against JSON-RPC 2.0 before
-// mcp-go sees it. mcp-go v1.2.1 answers a batch (a JSON array) with −32700
-// Parse error, though the body is valid JSON, and answers 202 Accepted to
-// an object with neither method nor result/error, as if it were a
-// response; both are −32600 Invalid Request (JSON-RPC 2.0 §5.1, and MCP
-// 2025-06-18 removed batching: a POST carries one message).
+// Every message, a POST's body or a line of stdio, is checked against
+// JSON-RPC 2.0 before mcp-go sees it (parseMessage; readMessage over HTTP,
+// stdioTransport.receive on stdio). mcp-go v1.2.1 answers a batch (a JSON
+// array) with −32700 Parse error, though the body is valid JSON, and
+// answers 202 Accepted to an object with neither method nor result/error,
+// as if it were a response; both are −32600 Invalid Request (JSON-RPC 2.0
+// §5.1, and MCP 2025-06-18 removed batching: a message is sent alone).
 
 // rpcMessage is what cordon's HTTP layer needs of a posted message.
 type rpcMessage struct {

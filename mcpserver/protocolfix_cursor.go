@@ -8,8 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// checkCursor answers tools/list with a cursor that no tools/list answer
-// could have handed out, before mcp-go does: mcp-go v1.2.1 answers a cursor
+// checkCursor (HTTP) and stdioTransport.receive (stdio) answer tools/list
+// with a cursor that no tools/list answer could have handed out, before
+// mcp-go does: mcp-go v1.2.1 answers a cursor
 // that is not base64 with the decoder's error ("illegal base64 data at
 // input byte 0"), which tells a person nothing they can act on, and takes
 // one that is base64 but names no tool as a position in the list, giving a
