@@ -68,10 +68,11 @@ func TestClusterGateway(t *testing.T) {
 	t.Logf("2026-07-28 principals: %v", served)
 }
 
-// TestClusterRoll: cordon-0 is deleted with a call in flight and a
-// background process running in the same session (CORDON_E2E_ROLL: waits
-// until the call has started, deletes the pod, waits for its drain to
-// begin — /readyz 503 — and only then lets the call finish). The drain lets
+// TestClusterRoll: the StatefulSet rolls with a call in flight on cordon-0
+// and a background process running in the same session (CORDON_E2E_ROLL:
+// waits until the call has started, restarts the StatefulSet, waits for
+// cordon-0's drain to begin — /readyz 503 — and only then lets the call
+// finish). The drain lets
 // the call complete; the session then ends and the background process's
 // process/exit closes its log (the script checks the log).
 func TestClusterRoll(t *testing.T) {
@@ -86,7 +87,7 @@ func TestClusterRoll(t *testing.T) {
 	require.Equal(t, "cordon-0", r)
 	t.Logf("session %s on %s", cs.ID(), r)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	bg, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash",
 		Arguments: map[string]any{"command": "echo roll-background; exec sleep 600", "background": true}})
@@ -103,7 +104,7 @@ func TestClusterRoll(t *testing.T) {
 		// Runs until the roll command has seen the drain begin.
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash",
 			Arguments: map[string]any{"command": "touch roll-started; until [ -e drain-began ]; do sleep 0.2; done; echo finished after the drain began",
-				"timeout_ms": 150000}})
+				"timeout_ms": 300000}})
 		done <- outcome{res, err}
 	}()
 	out, err := exec.Command("sh", "-c", roll).CombinedOutput()

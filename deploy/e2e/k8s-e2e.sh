@@ -173,7 +173,9 @@ CGO_ENABLED=0 go build -trimpath -o "$WORK/images/pause" ./deploy/e2e/pause
 "$repo/deploy/e2e/oci-image.sh" "$WORK/images/pause" "$PAUSE" "$WORK/images/pause.tar"
 image_tar=${CORDON_IMAGE_TAR:-$repo/dist/image/cordon-image.tar}
 if [ -z "$UNTIL" ]; then
-  [ -f "$image_tar" ] || make -C "$repo" image
+  # Built each time (reproducible, seconds once the base is cached): the
+  # image is this checkout's.
+  [ -n "${CORDON_IMAGE_TAR:-}" ] || make -C "$repo" image
   [ -f "$image_tar" ] || die "no image at $image_tar (make image)"
 fi
 
@@ -358,21 +360,22 @@ prove_containment deploy/kubernetes
 step "gateway: deploy/gateway/haproxy.cfg in front of the pods; sessions of two principals, both eras"
 gateway_sessions deploy/kubernetes
 
-step "roll cordon-0 with a call in flight: drain, then every log ends with its process/exit events and verifies"
-uid_before=$(kubectl -n cordon get pod cordon-0 -o jsonpath='{.metadata.uid}')
+step "roll the StatefulSet with a call in flight on cordon-0: drain, then every log ends with its process/exit events and verifies"
+uids_before=$(kubectl -n cordon get pod cordon-0 cordon-1 -o jsonpath='{.items[*].metadata.uid}')
 ws0=$WORK/pv/workspace-cordon-0
 # The old pod's own log, through its drain to its exit.
 kubectl -n cordon logs -f cordon-0 -c cordon >"$WORK/log/cordon-0-roll.log" 2>&1 &
 podlog_pid=$!
-# The roll: once the call is running (it touched roll-started), delete the
-# pod; once its drain has begun (/readyz 503, after the preStop pause and
-# SIGTERM), let the call finish (drain-began).
+# The roll: once the call is running (it touched roll-started), restart
+# the StatefulSet (cordon-1 goes first, then cordon-0, one at a time as the
+# PodDisruptionBudget allows); once cordon-0's drain has begun (/readyz 503,
+# after the preStop pause and SIGTERM), let the call finish (drain-began).
 cat >"$WORK/roll.sh" <<ROLL
 set -eu
 for _ in \$(seq 1 300); do [ -e "$ws0/roll-started" ] && break; sleep 0.2; done
 [ -e "$ws0/roll-started" ] || { echo "the call never started"; exit 1; }
-"$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" -n cordon delete pod cordon-0 --wait=false
-for _ in \$(seq 1 300); do
+"$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" -n cordon rollout restart statefulset/cordon
+for _ in \$(seq 1 900); do
   code=\$(curl -s -o /dev/null -w '%{http_code}' "http://$ip0:8765/readyz" || true)
   [ "\$code" = 503 ] && break; sleep 0.2
 done
@@ -380,26 +383,32 @@ done
 echo "cordon-0 is draining (/readyz 503) with the call in flight"
 touch "$ws0/drain-began"
 ROLL
-CORDON_E2E_ROLL="sh $WORK/roll.sh" go test -count=1 -v -run '^TestClusterRoll$' ./deploy/
-kubectl -n cordon wait --for=condition=Ready pod/cordon-0 --timeout=10m
-uid_after=$(kubectl -n cordon get pod cordon-0 -o jsonpath='{.metadata.uid}')
-[ "$uid_before" != "$uid_after" ] || die "cordon-0 was not replaced (uid $uid_before)"
-echo "cordon-0 replaced: pod $uid_before -> $uid_after"
+CORDON_E2E_ROLL="sh $WORK/roll.sh" go test -count=1 -v -run '^TestClusterRoll$' ./deploy/ ||
+  die "the roll: the call in flight did not complete through the drain"
+kubectl -n cordon rollout status statefulset/cordon --timeout=10m
+pods_ready "the roll"
+uids_after=$(kubectl -n cordon get pod cordon-0 cordon-1 -o jsonpath='{.items[*].metadata.uid}')
+for u in $uids_before; do
+  case " $uids_after " in *" $u "*) die "the roll left a pod unreplaced (uid $u)" ;; esac
+done
+echo "both pods replaced: $uids_before -> $uids_after"
 for _ in $(seq 1 150); do kill -0 "$podlog_pid" 2>/dev/null || break; sleep 0.2; done
 kill "$podlog_pid" 2>/dev/null || true
-echo "the old cordon-0's own log, its end:"; tail -n 8 "$WORK/log/cordon-0-roll.log"
-# Every session log on cordon-0's state volume (the old pod's, kept by its
-# claim): each background process's process/start has its process/exit and
+echo "the old cordon-0's own log, its end:"; tail -n 3 "$WORK/log/cordon-0-roll.log"
+grep -q '"message":"draining' "$WORK/log/cordon-0-roll.log" || die "the old cordon-0 never logged its drain"
+# Every session log on the pods' state volumes (the old pods', kept by
+# their claims): each background process's process/start has its process/exit and
 # the log ends with them; the roll's background process ended with its
 # session; cordon log --verify checks every hash chain.
-python3 - "$WORK/pv/state-cordon-0/sessions" <<'PY' || die "the session logs of cordon-0 are incomplete"
+python3 - "$WORK/pv/state-cordon-0/sessions" "$WORK/pv/state-cordon-1/sessions" <<'PY' || die "the session logs are incomplete"
 import json, os, sys
-d = sys.argv[1]
-logs = sorted(f for f in os.listdir(d) if f.endswith(".jsonl"))
-assert logs, "no session logs in " + d
+logs = sorted(os.path.join(d, f) for d in sys.argv[1:] for f in os.listdir(d) if f.endswith(".jsonl"))
 bad, roll = [], None
+for d in sys.argv[1:]:
+    if not any(f.endswith(".jsonl") for f in os.listdir(d)):
+        bad.append("no session logs in " + d)
 for f in logs:
-    ev = [json.loads(l) for l in open(os.path.join(d, f)) if l.strip()]
+    ev = [json.loads(l) for l in open(f) if l.strip()]
     started = {e["data"]["process_id"]: e for e in ev if e["type"] == "process/start"}
     exits = {e["data"]["process_id"]: e for e in ev if e["type"] == "process/exit"}
     for pid in started:
@@ -412,7 +421,7 @@ for f in logs:
             bad.append(f"{f}: events after the last process/exit: {after}")
     if any("roll-background" in json.dumps(e["data"]) for e in started.values()):
         roll = (f, [e["data"] for e in exits.values()])
-    print(f"{f}: {len(ev)} events, {len(started)} process/start, {len(exits)} process/exit")
+    print(f"{os.path.basename(os.path.dirname(os.path.dirname(f)))}/{os.path.basename(f)}: {len(ev)} events, {len(started)} process/start, {len(exits)} process/exit")
 if roll is None:
     bad.append("no session log holds the roll's background process")
 else:
@@ -424,13 +433,15 @@ for b in bad:
     print("MISSING:", b)
 sys.exit(1 if bad else 0)
 PY
-n=0
-for f in "$WORK/pv/state-cordon-0/sessions"/*.jsonl; do
-  s=$(basename "$f" .jsonl)
-  kubectl -n cordon exec cordon-0 -c cordon -- cordon log "$s" --verify || die "cordon log $s --verify failed"
-  n=$((n + 1))
+for pod in cordon-0 cordon-1; do
+  n=0
+  for f in "$WORK/pv/state-$pod/sessions"/*.jsonl; do
+    s=$(basename "$f" .jsonl)
+    kubectl -n cordon exec "$pod" -c cordon -- cordon log "$s" --verify || die "$pod: cordon log $s --verify failed"
+    n=$((n + 1))
+  done
+  echo "$pod: $n session logs verify"
 done
-echo "$n session logs of cordon-0 verify"
 
 step "the Helm chart: deploy/kubernetes removed, deploy/helm/cordon installed in its place"
 HELM=${HELM:-$CACHE/helm-${HELM_VERSION:-v3.22.1}/helm}
