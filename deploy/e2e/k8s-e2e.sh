@@ -8,17 +8,23 @@
 #      scheduler and a kubelet, on loopback and a bridge of the test's own;
 #   3. apply deploy/kubernetes (namespace enforcing PodSecurity
 #      "restricted"): two cordon pods become Ready through the `cordon test`
-#      startup probe; a privileged pod is refused by the namespace;
-#   4. `kubectl exec cordon-0 -- cordon test`;
+#      startup probe; a pod that is not "restricted" is refused by the
+#      namespace;
+#   4. `kubectl exec cordon-0 -- cordon test`: contained, by Landlock;
 #   5. the gateway (deploy/gateway/haproxy.cfg, Debian's HAProxy on the
 #      host, in front of the pods' addresses): sessions of two principals in
 #      both protocol eras with a real MCP client (go test
 #      -run TestClusterGateway ./deploy/), each sticking to its pod;
-#   6. roll cordon-0 with a call in flight: the call finishes, every session
-#      log of the old pod verifies and ends with its process/exit events;
-#   7. tear everything down: no process of the test left, no iptables rule
-#      it added, no bridge, no mount.
-#
+#   6. roll the StatefulSet with a call in flight on cordon-0 and a
+#      background process in its session (TestClusterRoll): the call
+#      completes after cordon-0's drain began, both pods are replaced, and
+#      every session log of the old pods verifies and ends with its
+#      process/exit events (the background process: session-ended);
+#   7. the Helm chart in place of deploy/kubernetes: steps 3-5 again;
+#   8. tear everything down: no process of the test left, no iptables rule
+#      it added, no bridge, network namespace or mount, nothing it made
+#      outside its work directory.
+# Every check fails the run (set -e, die) when it misses.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
