@@ -81,7 +81,7 @@ remove_iptables() { # undo what ours() shows now and did not show before
 # told: removed at the end when the test made them (they did not exist
 # before), and a failure if they remain. cgroup v1 or v2.
 host_paths() {
-  for p in /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd; do
+  for p in /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd /run/netns; do
     [ -e "$p" ] && echo "$p"
   done
   ls -d /sys/fs/cgroup/kubepods /sys/fs/cgroup/*/kubepods 2>/dev/null || true
@@ -92,9 +92,9 @@ remove_host_paths() {
     case " $host_paths_before " in *" $p "*) continue ;; esac
     case $p in
       /sys/fs/cgroup/*) find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null ;;
-      # Another containerd's shims may use /run/containerd/s: only empty
-      # directories go.
-      /run/containerd) find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null ;;
+      # Another containerd's shims may use /run/containerd/s, another
+      # network namespace /run/netns: only empty directories go.
+      /run/containerd | /run/netns) find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null ;;
       *) rm -rf "$p" ;;
     esac
   done
