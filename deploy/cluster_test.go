@@ -68,9 +68,13 @@ func TestClusterGateway(t *testing.T) {
 	t.Logf("2026-07-28 principals: %v", served)
 }
 
-// TestClusterRoll: a call in flight on cordon-0 finishes while the pod is
-// deleted (CORDON_E2E_ROLL: waits until the call has started, then
-// deletes the pod): the drain lets it.
+// TestClusterRoll: the StatefulSet rolls with a call in flight on cordon-0
+// and a background process running in the same session (CORDON_E2E_ROLL:
+// waits until the call has started, restarts the StatefulSet, waits for
+// cordon-0's drain to begin — /readyz 503 — and only then lets the call
+// finish). The drain lets
+// the call complete; the session then ends and the background process's
+// process/exit closes its log (the script checks the log).
 func TestClusterRoll(t *testing.T) {
 	url, f := clusterFleet(t)
 	roll := os.Getenv("CORDON_E2E_ROLL")
@@ -81,34 +85,44 @@ func TestClusterRoll(t *testing.T) {
 	r, err := whichReplica(cs)
 	require.NoError(t, err)
 	require.Equal(t, "cordon-0", r)
-	done := make(chan *mcp.CallToolResult, 1)
-	errc := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash",
-			Arguments: map[string]any{"command": "touch roll-started; sleep 10; echo finished after the drain began"}})
-		if err != nil {
-			errc <- err
-			return
-		}
-		done <- res
-	}()
-	// The roll command waits for roll-started in the pod's workspace: the
-	// call is running when the pod is deleted.
-	out, err := exec.Command("sh", "-c", roll).CombinedOutput()
-	require.NoError(t, err, string(out))
-	select {
-	case res := <-done:
-		var text []string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				text = append(text, tc.Text)
-			}
-		}
-		assert.False(t, res.IsError)
-		assert.Contains(t, strings.Join(text, "\n"), "finished after the drain began")
-	case err := <-errc:
-		t.Fatalf("the call in flight was cut by the roll: %v", err)
+	t.Logf("session %s on %s", cs.ID(), r)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	bg, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash",
+		Arguments: map[string]any{"command": "echo roll-background; exec sleep 600", "background": true}})
+	require.NoError(t, err)
+	require.False(t, bg.IsError, "background process: %s", toolText(bg))
+	t.Logf("background process started: %s", toolText(bg))
+
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
 	}
+	done := make(chan outcome, 1)
+	go func() {
+		// Runs until the roll command has seen the drain begin.
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash",
+			Arguments: map[string]any{"command": "touch roll-started; until [ -e drain-began ]; do sleep 0.2; done; echo finished after the drain began",
+				"timeout_ms": 300000}})
+		done <- outcome{res, err}
+	}()
+	out, err := exec.Command("sh", "-c", roll).CombinedOutput()
+	t.Logf("roll: %s", out)
+	require.NoError(t, err, "the roll command")
+	o := <-done
+	require.NoError(t, o.err, "the call in flight was cut by the roll")
+	assert.False(t, o.res.IsError, "the call in flight: %s", toolText(o.res))
+	assert.Contains(t, toolText(o.res), "finished after the drain began")
+	t.Logf("the call in flight completed during the drain: %q", toolText(o.res))
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	return strings.Join(text, "\n")
 }

@@ -8,18 +8,23 @@
 #      scheduler and a kubelet, on loopback and a bridge of the test's own;
 #   3. apply deploy/kubernetes (namespace enforcing PodSecurity
 #      "restricted"): two cordon pods become Ready through the `cordon test`
-#      startup probe; a privileged pod is refused by the namespace;
-#   4. `kubectl exec cordon-0 -- cordon test`;
+#      startup probe; a pod that is not "restricted" is refused by the
+#      namespace;
+#   4. `kubectl exec cordon-0 -- cordon test`: contained, by Landlock;
 #   5. the gateway (deploy/gateway/haproxy.cfg, Debian's HAProxy on the
 #      host, in front of the pods' addresses): sessions of two principals in
 #      both protocol eras with a real MCP client (go test
 #      -run TestClusterGateway ./deploy/), each sticking to its pod;
-#   6. roll cordon-0 with a call in flight: the call finishes, every session
-#      log of the old pod verifies and ends with its process/exit events;
-#   7. tear everything down: no process of the test left, no iptables rule
-#      it added, no bridge, no mount.
-#
-# STATUS: steps 1-2 and 7 have run (K8S_E2E_UNTIL=node); 3-6 not yet.
+#   6. roll the StatefulSet with a call in flight on cordon-0 and a
+#      background process in its session (TestClusterRoll): the call
+#      completes after cordon-0's drain began, both pods are replaced, and
+#      every session log of the old pods verifies and ends with its
+#      process/exit events (the background process: session-ended);
+#   7. the Helm chart in place of deploy/kubernetes: steps 3-5 again;
+#   8. tear everything down: no process of the test left, no iptables rule
+#      it added, no bridge, network namespace or mount, nothing it made
+#      outside its work directory.
+# Every check fails the run (set -e, die) when it misses.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -72,6 +77,33 @@ remove_iptables() { # undo what ours() shows now and did not show before
   done
 }
 
+# What the kubelet, containerd and CNI make outside $WORK whatever they are
+# told: removed at the end when the test made them (they did not exist
+# before), and a failure if they remain. cgroup v1 or v2.
+host_paths() {
+  for p in /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd /run/netns; do
+    [ -e "$p" ] && echo "$p"
+  done
+  ls -d /sys/fs/cgroup/kubepods /sys/fs/cgroup/*/kubepods 2>/dev/null || true
+}
+host_paths_before=
+remove_host_paths() {
+  for p in $(host_paths); do
+    case " $host_paths_before " in *" $p "*) continue ;; esac
+    case $p in
+      /sys/fs/cgroup/*) find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null ;;
+      # Another containerd's shims may use /run/containerd/s, another
+      # network namespace /run/netns: only empty directories go.
+      /run/containerd | /run/netns) find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null ;;
+      *) rm -rf "$p" ;;
+    esac
+  done
+  for p in $(host_paths); do
+    case " $host_paths_before " in *" $p "*) continue ;; esac
+    echo "left behind: $p"; failed=1
+  done
+}
+
 iptables_before=
 teardown() {
   set +e
@@ -80,6 +112,7 @@ teardown() {
     "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete namespace cordon --wait=true --timeout=90s >/dev/null 2>&1
   fi
   [ -n "${gateway_pid:-}" ] && kill "$gateway_pid" 2>/dev/null
+  [ -n "${podlog_pid:-}" ] && kill "$podlog_pid" 2>/dev/null
   # What the kubelet did not stop: every task of the test's containerd.
   if [ -S "$WORK/containerd.sock" ]; then
     for task in $(command ctr --address "$WORK/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null); do
@@ -96,6 +129,7 @@ teardown() {
   ip link del "$BRIDGE" 2>/dev/null
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/{print $1}'); do ip netns del "$ns" 2>/dev/null; done
   grep " $WORK" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+  [ "${host_paths_saved:-}" = 1 ] && remove_host_paths
   if [ -n "$iptables_before" ] || [ "${iptables_saved:-}" = 1 ]; then
     remove_iptables
     leftover=$(comm -13 <(echo "$iptables_before") <(ours))
@@ -109,6 +143,8 @@ teardown() {
   left=$(echo $left)
   if [ -n "$left" ]; then echo "processes left behind:"; ps -o pid,args -p ${left// /,}; failed=1; fi
   if ip link show "$BRIDGE" >/dev/null 2>&1; then echo "bridge $BRIDGE left behind"; failed=1; fi
+  if grep -q " $WORK" /proc/mounts; then echo "mounts left behind:"; grep " $WORK" /proc/mounts; failed=1; fi
+  if ip netns list 2>/dev/null | grep -q '^cni-'; then echo "network namespaces left behind:"; ip netns list; failed=1; fi
   rm -rf "$WORK"
   echo "k8s-e2e took $(( $(date +%s) - t0 )) s"
   [ -z "${failed:-}" ] || exit 1
@@ -127,6 +163,8 @@ if [ ${#need[@]} -gt 0 ]; then apt-get update -qq && apt-get install -y -qq "${n
 # Debian starts the packaged services where systemd runs: this test runs
 # its own, on its own sockets and directories.
 iptables_before=$(ours); iptables_saved=1
+host_paths_before=$(echo $(host_paths)); host_paths_saved=1
+[ -z "$host_paths_before" ] || echo "present before the test (left alone): $host_paths_before"
 
 rm -rf "$WORK"; mkdir -p "$WORK"/{log,pki,etcd,containerd,containerd-state,cni,kubelet,pv,images}
 
@@ -141,7 +179,9 @@ CGO_ENABLED=0 go build -trimpath -o "$WORK/images/pause" ./deploy/e2e/pause
 "$repo/deploy/e2e/oci-image.sh" "$WORK/images/pause" "$PAUSE" "$WORK/images/pause.tar"
 image_tar=${CORDON_IMAGE_TAR:-$repo/dist/image/cordon-image.tar}
 if [ -z "$UNTIL" ]; then
-  [ -f "$image_tar" ] || make -C "$repo" image
+  # Built each time (reproducible, seconds once the base is cached): the
+  # image is this checkout's.
+  [ -n "${CORDON_IMAGE_TAR:-}" ] || make -C "$repo" image
   [ -f "$image_tar" ] || die "no image at $image_tar (make image)"
 fi
 
@@ -166,6 +206,8 @@ state = "$WORK/containerd-state"
     conf_dir = "$WORK/cni"
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      Root = "$WORK/runc"
 TOML
 start_bg containerd containerd --config "$WORK/containerd.toml"
 for _ in $(seq 1 100); do [ -S "$WORK/containerd.sock" ] && break; sleep 0.2; done
@@ -239,6 +281,7 @@ failSwapOn: false
 makeIPTablesUtilChains: false
 resolvConf: /etc/resolv.conf
 podCIDR: $POD_CIDR
+podLogsDir: $WORK/pod-logs
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%"}
 KL
 start_bg kubelet "$BIN/kubelet" --config "$WORK/kubelet.yaml" --kubeconfig "$WORK/admin.kubeconfig" \
@@ -249,68 +292,179 @@ kubectl get nodes -o wide
 until_here node
 
 step "deploy: namespace (PodSecurity restricted), Secret, volumes, deploy/kubernetes"
-kubectl apply -f deploy/kubernetes/namespace.yaml
 alice=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 bob=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 server_token=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 sha() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
-printf 'alice sha256:%s\nbob sha256:%s\n' "$(sha "$alice")" "$(sha "$bob")" >"$WORK/http-tokens"
-kubectl -n cordon create secret generic cordon-tokens --from-literal=token="$server_token" \
-  --from-file=http-tokens="$WORK/http-tokens"
-# No dynamic provisioner here: a hostPath volume per claim, owned by the
-# image's user (the kubelet applies fsGroup to neither).
-for pod in cordon-0 cordon-1; do
-  for claim in workspace state; do
-    dir=$WORK/pv/$claim-$pod; mkdir -p "$dir"; chown 10001:10001 "$dir"; chmod 0750 "$dir"
-    size=1Gi; [ "$claim" = workspace ] && size=10Gi
-    kubectl apply -f - <<PV
+# No dynamic provisioner here: a fresh hostPath volume per claim, owned by
+# the image's user (the kubelet applies fsGroup to neither).
+make_volumes() {
+  for pod in cordon-0 cordon-1; do
+    for claim in workspace state; do
+      dir=$WORK/pv/$claim-$pod; rm -rf "$dir"; mkdir -p "$dir"; chown 10001:10001 "$dir"; chmod 0750 "$dir"
+      size=1Gi; [ "$claim" = workspace ] && size=10Gi
+      kubectl apply -f - <<PV
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: e2e-$claim-$pod}
 spec:
   capacity: {storage: $size}
   accessModes: [ReadWriteOnce]
-  persistentVolumeReclaimPolicy: Delete
+  persistentVolumeReclaimPolicy: Retain
   storageClassName: ""
   claimRef: {namespace: cordon, name: $claim-$pod}
   hostPath: {path: $dir, type: Directory}
 PV
+    done
   done
-done
+}
+pods_ready() { # what: both pods Ready (the startup probe is `cordon test`)
+  if ! kubectl -n cordon wait --for=condition=Ready pod/cordon-0 pod/cordon-1 --timeout=10m; then
+    kubectl -n cordon describe pods; die "$1: the cordon pods did not become Ready"
+  fi
+  kubectl -n cordon get pods -o wide
+}
+prove_containment() { # what
+  local out
+  out=$(kubectl -n cordon exec cordon-0 -c cordon -- cordon test) || { echo "$out"; die "$1: cordon test failed in cordon-0"; }
+  echo "$out"
+  echo "$out" | grep -q '^contained: backend landlock' || die "$1: cordon test in cordon-0 did not confine with Landlock"
+  echo "$1: cordon-0 is contained, by Landlock"
+  for pod in cordon-0 cordon-1; do
+    kubectl -n cordon exec "$pod" -c cordon -- sh -c "echo replica=$pod > /workspace/replica.txt"
+  done
+}
+gateway_sessions() { # what: the host's HAProxy on deploy/gateway/haproxy.cfg, then a real MCP client
+  if [ -n "${gateway_pid:-}" ]; then kill "$gateway_pid"; wait "$gateway_pid" 2>/dev/null || true; fi
+  ip0=$(kubectl -n cordon get pod cordon-0 -o jsonpath='{.status.podIP}')
+  ip1=$(kubectl -n cordon get pod cordon-1 -o jsonpath='{.status.podIP}')
+  printf '%s cordon-0\n' "$(sha "$alice")" >"$WORK/principals.map"
+  GATEWAY_BIND=127.0.0.1:18080 CORDON_0=$ip0:8765 CORDON_1=$ip1:8765 CORDON_PRINCIPALS_MAP=$WORK/principals.map \
+    haproxy -db -f deploy/gateway/haproxy.cfg >>"$WORK/log/haproxy.log" 2>&1 &
+  gateway_pid=$!
+  for _ in $(seq 1 100); do curl -s -o /dev/null http://127.0.0.1:18080/ && break; sleep 0.2; done
+  export CORDON_E2E_GATEWAY=http://127.0.0.1:18080/mcp CORDON_E2E_TOKENS="alice=$alice,bob=$bob"
+  go test -count=1 -v -run '^TestClusterGateway$' ./deploy/ || die "$1: sessions through the gateway failed"
+}
+
+kubectl apply -f deploy/kubernetes/namespace.yaml
+printf 'alice sha256:%s\nbob sha256:%s\n' "$(sha "$alice")" "$(sha "$bob")" >"$WORK/http-tokens"
+kubectl -n cordon create secret generic cordon-tokens --from-literal=token="$server_token" \
+  --from-file=http-tokens="$WORK/http-tokens"
+make_volumes
 kubectl kustomize deploy/kubernetes | sed "s|image: ghcr.io/cordonhq/cordon:latest|image: $IMAGE|" | kubectl apply -f -
-if ! kubectl -n cordon wait --for=condition=Ready pod/cordon-0 pod/cordon-1 --timeout=10m; then
-  kubectl -n cordon describe pods; die "the cordon pods did not become Ready"
-fi
-kubectl -n cordon get pods -o wide
-echo "a privileged pod in the namespace must be refused:"
-if kubectl -n cordon run privileged --image="$IMAGE" --restart=Never \
-  --overrides='{"spec":{"containers":[{"name":"privileged","image":"'"$IMAGE"'","securityContext":{"privileged":true}}]}}' 2>&1; then
-  die "the namespace admitted a privileged pod"
-fi
+pods_ready deploy/kubernetes
+echo "a pod that is not \"restricted\" must be refused by the namespace:"
+refused=$(kubectl -n cordon run loose --image="$IMAGE" --restart=Never -- sleep 1 2>&1) &&
+  die "the namespace admitted a pod that is not restricted"
+echo "$refused"
+echo "$refused" | grep -q 'violates PodSecurity "restricted' || die "the pod was refused, but not by PodSecurity: $refused"
 
 step "containment in a pod: kubectl exec cordon-0 -- cordon test"
-kubectl -n cordon exec cordon-0 -- cordon test
-for pod in cordon-0 cordon-1; do
-  kubectl -n cordon exec "$pod" -- sh -c "echo replica=$pod > /workspace/replica.txt"
-done
+prove_containment deploy/kubernetes
 
 step "gateway: deploy/gateway/haproxy.cfg in front of the pods; sessions of two principals, both eras"
-ip0=$(kubectl -n cordon get pod cordon-0 -o jsonpath='{.status.podIP}')
-ip1=$(kubectl -n cordon get pod cordon-1 -o jsonpath='{.status.podIP}')
-printf '%s cordon-0\n' "$(sha "$alice")" >"$WORK/principals.map"
-GATEWAY_BIND=127.0.0.1:18080 CORDON_0=$ip0:8765 CORDON_1=$ip1:8765 CORDON_PRINCIPALS_MAP=$WORK/principals.map \
-  haproxy -db -f deploy/gateway/haproxy.cfg >"$WORK/log/haproxy.log" 2>&1 &
-gateway_pid=$!
-export CORDON_E2E_GATEWAY=http://127.0.0.1:18080/mcp CORDON_E2E_TOKENS="alice=$alice,bob=$bob"
-go test -count=1 -v -run '^TestClusterGateway$' ./deploy/
+gateway_sessions deploy/kubernetes
 
-step "roll cordon-0 with a call in flight: drain, then every log verifies"
-k="$BIN/kubectl --kubeconfig $WORK/admin.kubeconfig -n cordon"
-CORDON_E2E_ROLL="until $k exec cordon-0 -- test -e /workspace/roll-started; do sleep 0.2; done; $k delete pod cordon-0 --wait=false" \
-  go test -count=1 -v -run '^TestClusterRoll$' ./deploy/
-kubectl -n cordon wait --for=condition=Ready pod/cordon-0 --timeout=10m
-for s in $(kubectl -n cordon exec cordon-0 -- cordon sessions --json | python3 -c 'import json,sys; [print(s["id"]) for s in json.load(sys.stdin)]'); do
-  kubectl -n cordon exec cordon-0 -- cordon log "$s" --verify
+step "roll the StatefulSet with a call in flight on cordon-0: drain, then every log ends with its process/exit events and verifies"
+uids_before=$(kubectl -n cordon get pod cordon-0 cordon-1 -o jsonpath='{.items[*].metadata.uid}')
+ws0=$WORK/pv/workspace-cordon-0
+# The old pod's own log, through its drain to its exit.
+kubectl -n cordon logs -f cordon-0 -c cordon >"$WORK/log/cordon-0-roll.log" 2>&1 &
+podlog_pid=$!
+# The roll: once the call is running (it touched roll-started), restart
+# the StatefulSet (cordon-1 goes first, then cordon-0, one at a time as the
+# PodDisruptionBudget allows); once cordon-0's drain has begun (/readyz 503,
+# after the preStop pause and SIGTERM), let the call finish (drain-began).
+cat >"$WORK/roll.sh" <<ROLL
+set -eu
+for _ in \$(seq 1 300); do [ -e "$ws0/roll-started" ] && break; sleep 0.2; done
+[ -e "$ws0/roll-started" ] || { echo "the call never started"; exit 1; }
+"$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" -n cordon rollout restart statefulset/cordon
+for _ in \$(seq 1 900); do
+  code=\$(curl -s -o /dev/null -w '%{http_code}' "http://$ip0:8765/readyz" || true)
+  [ "\$code" = 503 ] && break; sleep 0.2
 done
+[ "\$code" = 503 ] || { echo "cordon-0 never began to drain (/readyz \$code)"; exit 1; }
+echo "cordon-0 is draining (/readyz 503) with the call in flight"
+touch "$ws0/drain-began"
+ROLL
+CORDON_E2E_ROLL="sh $WORK/roll.sh" go test -count=1 -v -run '^TestClusterRoll$' ./deploy/ ||
+  die "the roll: the call in flight did not complete through the drain"
+kubectl -n cordon rollout status statefulset/cordon --timeout=10m
+pods_ready "the roll"
+uids_after=$(kubectl -n cordon get pod cordon-0 cordon-1 -o jsonpath='{.items[*].metadata.uid}')
+for u in $uids_before; do
+  case " $uids_after " in *" $u "*) die "the roll left a pod unreplaced (uid $u)" ;; esac
+done
+echo "both pods replaced: $uids_before -> $uids_after"
+for _ in $(seq 1 150); do kill -0 "$podlog_pid" 2>/dev/null || break; sleep 0.2; done
+kill "$podlog_pid" 2>/dev/null || true
+echo "the old cordon-0's own log, its end:"; tail -n 3 "$WORK/log/cordon-0-roll.log"
+grep -q '"message":"draining' "$WORK/log/cordon-0-roll.log" || die "the old cordon-0 never logged its drain"
+# Every session log on the pods' state volumes (the old pods', kept by
+# their claims): each background process's process/start has its process/exit and
+# the log ends with them; the roll's background process ended with its
+# session; cordon log --verify checks every hash chain.
+python3 - "$WORK/pv/state-cordon-0/sessions" "$WORK/pv/state-cordon-1/sessions" <<'PY' || die "the session logs are incomplete"
+import json, os, sys
+logs = sorted(os.path.join(d, f) for d in sys.argv[1:] for f in os.listdir(d) if f.endswith(".jsonl"))
+bad, roll = [], None
+for d in sys.argv[1:]:
+    if not any(f.endswith(".jsonl") for f in os.listdir(d)):
+        bad.append("no session logs in " + d)
+for f in logs:
+    ev = [json.loads(l) for l in open(f) if l.strip()]
+    started = {e["data"]["process_id"]: e for e in ev if e["type"] == "process/start"}
+    exits = {e["data"]["process_id"]: e for e in ev if e["type"] == "process/exit"}
+    for pid in started:
+        if pid not in exits:
+            bad.append(f"{f}: process {pid} has no process/exit")
+    if started:
+        last_exit = max(e["seq"] for e in exits.values()) if exits else -1
+        after = [e["type"] for e in ev if e["seq"] > last_exit and e["type"] != "process/exit"]
+        if after:
+            bad.append(f"{f}: events after the last process/exit: {after}")
+    if any("roll-background" in json.dumps(e["data"]) for e in started.values()):
+        roll = (f, [e["data"] for e in exits.values()])
+    print(f"{os.path.basename(os.path.dirname(os.path.dirname(f)))}/{os.path.basename(f)}: {len(ev)} events, {len(started)} process/start, {len(exits)} process/exit")
+if roll is None:
+    bad.append("no session log holds the roll's background process")
+else:
+    f, ex = roll
+    print(f"roll session {f}: " + "; ".join(json.dumps(x, sort_keys=True) for x in ex))
+    if not any(x.get("reason") == "session-ended" for x in ex):
+        bad.append(f"{f}: the background process did not end with its session: {ex}")
+for b in bad:
+    print("MISSING:", b)
+sys.exit(1 if bad else 0)
+PY
+for pod in cordon-0 cordon-1; do
+  n=0
+  for f in "$WORK/pv/state-$pod/sessions"/*.jsonl; do
+    s=$(basename "$f" .jsonl)
+    kubectl -n cordon exec "$pod" -c cordon -- cordon log "$s" --verify || die "$pod: cordon log $s --verify failed"
+    n=$((n + 1))
+  done
+  echo "$pod: $n session logs verify"
+done
+
+step "the Helm chart: deploy/kubernetes removed, deploy/helm/cordon installed in its place"
+HELM=${HELM:-$CACHE/helm-${HELM_VERSION:-v3.22.1}/helm}
+[ -x "$HELM" ] || make -C "$repo" helm HELM_CACHE="$CACHE"
+kubectl delete namespace cordon --wait=true --timeout=3m
+kubectl delete pv e2e-workspace-cordon-0 e2e-state-cordon-0 e2e-workspace-cordon-1 e2e-state-cordon-1 --wait=true
+make_volumes
+kubectl apply -f deploy/kubernetes/namespace.yaml
+# The gateway's Deployment needs a haproxy image, which is not here
+# offline: the host's HAProxy stands in for it, as above.
+"$HELM" --kubeconfig "$WORK/admin.kubeconfig" install cordon deploy/helm/cordon --namespace cordon \
+  --set image.tag=e2e --set gateway.enabled=false \
+  --set "auth.principals[0].name=alice" --set "auth.principals[0].sha256=$(sha "$alice")" --set "auth.principals[0].replica=0" \
+  --set "auth.principals[1].name=bob" --set "auth.principals[1].sha256=$(sha "$bob")"
+"$HELM" --kubeconfig "$WORK/admin.kubeconfig" status cordon --namespace cordon | head -n 6
+pods_ready deploy/helm
+prove_containment deploy/helm
+gateway_sessions deploy/helm
 
 step "done: every step passed"
