@@ -503,6 +503,8 @@ func (a auditor) namedTarget(n namedPath) (target, what string) {
 			return cur, "a protected name"
 		case fi.Mode()&fs.ModeSymlink != 0:
 			return cur, "a symlink on the way to a protected name"
+		case !fi.IsDir() && i == 0:
+			return "", "" // a kernel tree's .config file is not ~/.config
 		case !fi.IsDir():
 			return cur, "a file on the way to a protected name"
 		}

@@ -270,7 +270,8 @@ func sameState(then, now pathState) bool {
 }
 
 // restorePath puts rel back as then was, with nothing of the command's
-// left on the way: a symlink that now stands on the path is removed, what
+// left on the way: a symlink that now stands on the path is removed, a
+// file where a directory stood is set aside, what
 // now stands where nothing stood is removed, a tree that changed is
 // replaced by the one recorded. A directory on the way that is gone stays
 // gone (nothing is reachable through it; nothing is brought back to life).
@@ -299,6 +300,13 @@ func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, e
 		switch {
 		case now.Kind == nodeSymlink && was != nodeSymlink:
 			return []Change{{Path: abs(comp), What: "redirected"}}, unlocked(r, path.Dir(comp), false, func() error { return r.Remove(comp) })
+		case (now.Kind == nodeFile || now.Kind == nodeOther) && was == nodeDir && !host:
+			// A command put a file where a directory on the way stood: a
+			// tool may read it as a pointer elsewhere (Jujutsu's .jj/repo
+			// names the repository, and its config.toml, when it is a
+			// file). It goes; the directory, moved away, stays gone.
+			return []Change{{Path: abs(comp), What: "disarmed", Detail: "a file in place of a directory on the way to a protected path"}},
+				setAside(r.Name(), abs(comp))
 		case now.Kind != nodeDir:
 			return nil, nil // unreachable now: nothing to undo through it
 		case was != nodeDir && was != nodeMissing:

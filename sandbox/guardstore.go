@@ -150,7 +150,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 		}
 	}
 	for _, p := range named {
-		if rel, ok := relUnder(set.Root, p); ok && (existsNoFollow(p) || fileOnTheWay(set.Root, p) != p) && !slices.Contains(base.Named, rel) {
+		if rel, ok := relUnder(set.Root, p); ok && (existsNoFollow(p) || !slices.Contains([]string{"", p}, fileOnTheWay(set.Root, p))) && !slices.Contains(base.Named, rel) {
 			base.Named = append(base.Named, rel)
 		}
 	}

@@ -36,7 +36,9 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		roots := userRoots(p)
 		for _, root := range roots {
 			for _, name := range p.ProtectedNames {
-				add(fileOnTheWay(root, filepath.Join(root, filepath.FromSlash(name))))
+				if kept := fileOnTheWay(root, filepath.Join(root, filepath.FromSlash(name))); kept != "" {
+					add(kept)
+				}
 			}
 		}
 		// The protected names found deeper: a monorepo's pkg/.vscode is
@@ -47,7 +49,9 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		// writable on purpose (a wrapped agent's own config directory).
 		for _, n := range p.named {
 			if !slices.ContainsFunc(roots, func(r string) bool { return within(r, n.Path) }) {
-				addFrom(n.Dir, fileOnTheWay(n.Dir, n.Path))
+				if kept := fileOnTheWay(n.Dir, n.Path); kept != "" {
+					addFrom(n.Dir, kept)
+				}
 			}
 		}
 		// (No root holds the home, homerule.go: its start-up files need
@@ -111,7 +115,11 @@ func userRoots(p ExecutionPolicy) []string {
 // tool that reads p reads instead: Jujutsu's .jj/repo is a file naming
 // the repository elsewhere when the workspace is not the repository's
 // first, and its config.toml is found there. It is protected in p's
-// place, so that a command cannot point it elsewhere.
+// place, so that a command cannot point it elsewhere. A file as the
+// name's first component stands for nothing (a kernel tree's .config is
+// not ~/.config): then it returns "", and the name is left to the audit,
+// which sets it aside if a command makes it (as the file tools' rule,
+// fsfence).
 func fileOnTheWay(base, p string) string {
 	rel, ok := relUnder(base, p)
 	if !ok {
@@ -119,12 +127,14 @@ func fileOnTheWay(base, p string) string {
 	}
 	cur := base
 	parts := strings.Split(filepath.ToSlash(rel), "/")
-	for _, part := range parts[:len(parts)-1] {
+	for i, part := range parts[:len(parts)-1] {
 		cur = filepath.Join(cur, part)
 		fi, err := os.Lstat(cur)
 		switch {
 		case err != nil || fi.Mode()&fs.ModeSymlink != 0:
 			return p // missing, or a symlink (protect.go refuses those)
+		case !fi.IsDir() && i == 0:
+			return "" // a kernel tree's .config file is not ~/.config
 		case !fi.IsDir():
 			return cur
 		}

@@ -348,3 +348,47 @@ func TestFileOnTheWayToAProtectedName(t *testing.T) {
 		})
 	}
 }
+
+// TestFileInPlaceOfADirectoryOnTheWay: in the human's first jj workspace
+// .jj/repo is the repository, a directory holding config.toml; a command
+// that moves it away (with a planted config.toml) and leaves a .jj/repo
+// file naming the new place must not have it stay, on either backend.
+func TestFileInPlaceOfADirectoryOnTheWay(t *testing.T) {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		t.Run(prov.Name(), func(t *testing.T) {
+			f := newFixture(t, prov)
+			config := filepath.Join(f.ws, ".jj", "repo", "config.toml")
+			require.NoError(t, os.MkdirAll(filepath.Dir(config), 0o755))
+			require.NoError(t, os.WriteFile(config, []byte("[user]\nname = \"h\"\n"), 0o644))
+			p := f.policy(WorkspaceWrite, NetworkDeny)
+			out, _ := f.run(p, "bash", "-c", `mv .jj/repo .jj/repo.x && printf '[ui]\npager = ["sh", "-c", "touch /tmp/ran"]\n' > .jj/repo.x/config.toml && printf "$PWD/.jj/repo.x" > .jj/repo; echo ran`)
+			assert.Contains(t, out, "ran")
+			fi, err := os.Lstat(filepath.Join(f.ws, ".jj", "repo"))
+			if err == nil {
+				assert.True(t, fi.IsDir(), ".jj/repo on the host is no file naming elsewhere")
+			}
+		})
+	}
+}
+
+// TestAKernelConfigStaysWritable: a file named as the first component of
+// a protected name (a kernel tree's .config, not ~/.config) is neither
+// kept read-only nor set aside, at the top or deeper, made or edited.
+func TestAKernelConfigStaysWritable(t *testing.T) {
+	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+		t.Run(prov.Name(), func(t *testing.T) {
+			f := newFixture(t, prov)
+			linux := filepath.Join(f.ws, "src", "linux")
+			require.NoError(t, os.MkdirAll(linux, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(f.ws, ".config"), []byte("CONFIG_A=y\n"), 0o644))
+			p := f.policy(WorkspaceWrite, NetworkDeny)
+			out, code := f.run(p, "bash", "-c", `set -e; echo CONFIG_B=y >> .config; cd src/linux; echo CONFIG_C=y > .config.tmp; mv .config.tmp .config; echo done`)
+			require.Equal(t, 0, code, out)
+			for path, want := range map[string]string{filepath.Join(f.ws, ".config"): "CONFIG_A=y\nCONFIG_B=y\n", filepath.Join(linux, ".config"): "CONFIG_C=y\n"} {
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.Equal(t, want, string(got), path)
+			}
+		})
+	}
+}
