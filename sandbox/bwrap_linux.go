@@ -279,7 +279,12 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 		a = append(a, "--remount-ro", d)
 	}
 	for _, f := range plan.HideFiles {
-		a = append(a, "--ro-bind", "/dev/null", f)
+		// A secret's file shows its masked copy, never the real bytes.
+		hide := "/dev/null"
+		if cp := p.egress.maskedCopy(f); cp != "" {
+			hide = cp
+		}
+		a = append(a, "--ro-bind", hide, f)
 	}
 	if p.OwnDir != "" && !ownBound {
 		a = append(a, "--bind", p.OwnDir, p.OwnDir)

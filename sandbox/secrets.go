@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cordonhq/cordon/internal/secrets"
@@ -32,8 +33,60 @@ func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool) error {
 	ep.secrets, ep.bundleInside = v, path
 	if bound {
 		ep.bundleInside = egressSocketDir + "/" + bundleName
+		ep.maskFiles(v)
 	}
 	return nil
+}
+
+// SecretFilesSeen says, for status, what a command under network
+// restricted sees at a secret's files with the named backend ("" for any).
+func SecretFilesSeen(backend string) string {
+	const masked = "a read-only copy in which each secret's value is its sentinel, made at each command's start"
+	const denied = "unreadable, denied like every read-deny entry (the masked copy is bwrap-only)"
+	switch backend {
+	case "bwrap":
+		return masked + "; never the real file"
+	case "":
+		return "never the real file: under bwrap with network restricted " + masked + "; elsewhere (Landlock, Seatbelt, network allow or deny) " + denied
+	}
+	return denied
+}
+
+// maskFiles writes, for each secret file that exists, a copy with the
+// sentinels in place of the values into ep.dir, which the command cannot
+// write (bound read-only, 0700 on the host), for bwrap to bind over the
+// file. It is made at each sandbox start, so a file the host changed
+// between calls is masked as it is now. A file that cannot be masked
+// (not a regular file, too large) gets no copy: it stays hidden, as every
+// read-deny entry is.
+func (ep *egressEndpoint) maskFiles(v *secrets.Vault) {
+	for i, f := range v.Files() {
+		place, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			continue // missing: nothing to show, and the read-deny entry holds
+		}
+		data, err := v.MaskedFile(place)
+		if err != nil {
+			continue
+		}
+		cp := filepath.Join(ep.dir, "masked-"+strconv.Itoa(i))
+		if err := os.WriteFile(cp, data, 0o644); err != nil {
+			continue
+		}
+		if ep.masked == nil {
+			ep.masked = map[string]string{}
+		}
+		ep.masked[place] = cp
+	}
+}
+
+// maskedCopy is the masked copy to bind over the read-deny file path, ""
+// for none.
+func (ep *egressEndpoint) maskedCopy(path string) string {
+	if ep == nil {
+		return ""
+	}
+	return ep.masked[path]
 }
 
 // secretEnv is the sentinels and the trust variables.
