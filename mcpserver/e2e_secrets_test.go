@@ -3,6 +3,7 @@
 package mcpserver_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cordonhq/cordon/internal/secrets/secretstest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +62,13 @@ from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
 `, port)), 0o644))
-			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", backend)
+			var logMu sync.Mutex
+			var warnings []string
+			cs := w.stdio(t, clientOpts{version: "2025-11-25", logs: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				logMu.Lock()
+				defer logMu.Unlock()
+				warnings = append(warnings, fmt.Sprintf("%s %v", r.Params.Level, r.Params.Data))
+			}}, "--backend", backend)
 			script := fmt.Sprintf(`
 curl -sS -m 20 -H "Authorization: Bearer $GITHUB_TOKEN" https://localhost:%[1]s/own; echo " [own $?]"
 curl -sS -m 20 -w ' %%{http_code}' -H "Authorization: Bearer $GITHUB_TOKEN" https://127.0.0.1:%[1]s/other; echo " [other $?]"
@@ -87,6 +96,18 @@ env > env.txt
 			} else {
 				assert.Contains(t, st["proxy_ignored"], "no network at all")
 			}
+			// The human hears of the refusal: a log message to the client,
+			// naming the secret and the host, never the value.
+			require.Eventually(t, func() bool {
+				logMu.Lock()
+				defer logMu.Unlock()
+				return len(warnings) > 0
+			}, 30*time.Second, 50*time.Millisecond, "no notifications/message for the refusal")
+			logMu.Lock()
+			assert.Len(t, warnings, 1, "%v", warnings)
+			assert.Contains(t, warnings[0], "warning cordon: the sentinel of secret github was sent to 127.0.0.1", warnings)
+			assert.NotContains(t, strings.Join(warnings, "\n"), value)
+			logMu.Unlock()
 			sessions := listSessions(t, w)
 			require.Len(t, sessions, 1)
 			logText := cordonCLI(t, w, "log", "--json", sessions[0])
