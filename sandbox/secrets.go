@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,8 +24,9 @@ const bundleName = "ca.pem"
 
 // withSecrets writes the trust bundle into ep.dir and remembers where the
 // command finds it: under bwrap in the directory bound at
-// egressSocketDir, elsewhere at its own path.
-func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool) error {
+// egressSocketDir, elsewhere at its own path. Under bwrap it also masks
+// the secrets' files outside the writable roots.
+func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool, writable []string) error {
 	path := filepath.Join(ep.dir, bundleName)
 	if err := os.WriteFile(path, v.TrustBundle(), 0o644); err != nil {
 		return err
@@ -33,7 +36,7 @@ func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool) error {
 	ep.secrets, ep.bundleInside = v, path
 	if bound {
 		ep.bundleInside = egressSocketDir + "/" + bundleName
-		ep.maskFiles(v)
+		ep.maskFiles(v, writable)
 	}
 	return nil
 }
@@ -59,11 +62,20 @@ func SecretFilesSeen(backend string) string {
 // between calls is masked as it is now. A file that cannot be masked
 // (not a regular file, too large) gets no copy: it stays hidden, as every
 // read-deny entry is.
-func (ep *egressEndpoint) maskFiles(v *secrets.Vault) {
+//
+// A file in a writable root, or reached through one (a symlink or a
+// directory on the way), is hidden, not masked: a command could have made
+// it a link to another credential (.npmrc -> ~/.ssh/id_ed25519), whose
+// copy, holding no secret's value, would be shown whole. Outside every
+// writable root nothing confined can change where the path leads.
+func (ep *egressEndpoint) maskFiles(v *secrets.Vault, writable []string) {
 	for i, f := range v.Files() {
 		place, err := filepath.EvalSymlinks(f)
 		if err != nil {
 			continue // missing: nothing to show, and the read-deny entry holds
+		}
+		if len(secretFilesIn([]string{f}, writable)) > 0 {
+			continue
 		}
 		data, err := v.MaskedFile(place)
 		if err != nil {
@@ -112,4 +124,33 @@ func (ep *egressEndpoint) scrubEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// secretFilesIn are the files of list that lie in one of the roots, or
+// whose path passes through one (a symlink or a directory on the way): a
+// command there could change what the path shows.
+func secretFilesIn(list, roots []string) []string {
+	var in []string
+	for _, f := range list {
+		on := []string{f}
+		if place, err := filepath.EvalSymlinks(f); err == nil {
+			on = append(on, place)
+		}
+		links, dirs := linksOnTheWay(f)
+		if slices.ContainsFunc(slices.Concat(on, links, dirs), func(x string) bool { return withinAny(x, roots) }) {
+			in = append(in, f)
+		}
+	}
+	return in
+}
+
+// checkSecretFiles refuses a sandbox that cannot keep a secret's file
+// unreadable: Landlock grants reads with writes beneath a writable root,
+// so a secret's file there (or reached through one) would be readable.
+func checkSecretFiles(p ExecutionPolicy) error {
+	if len(p.secretFilesInRoots) == 0 {
+		return nil
+	}
+	return &UnavailableError{Reason: fmt.Sprintf("the secret file %s lies in a writable root (or is reached through one), where Landlock cannot refuse its read; move it out of the workspace and the other writable roots, or use the bwrap backend, which hides it",
+		p.secretFilesInRoots[0])}
 }

@@ -55,7 +55,12 @@ func TestSecretFilesNeverRead(t *testing.T) {
 
 	home := shellQuote(w.home)
 	res, terr = tb.Bash(bg, w.call, tools.BashInput{Command: `cat ` + home + `/.npmrc; cat .npmrc; echo "[cat]"; grep -r authToken . ` + home + `; echo "[grep $?]"`})
-	require.Nil(t, terr)
+	if terr != nil {
+		// Landlock cannot refuse a read in the workspace: no sandbox at all.
+		require.Equal(t, tools.CodeUnavailable, terr.Code, terr.Message)
+		require.Contains(t, terr.Message, "lies in a writable root")
+		return
+	}
 	out := res.Text
 	assert.NotContains(t, out, value, out)
 	assert.Contains(t, out, "[cat]", out)

@@ -29,17 +29,17 @@ func (s *Session) secretVault(conf Config) *secrets.Vault {
 	return s.vault
 }
 
-// withSecretFiles adds the secrets' files to the read-deny list: no
-// command and no file tool reads them, whatever the network mode. A bwrap
-// sandbox with the session's secrets shows a masked copy in their place
+// withSecretFiles adds the secrets' files to the settings: read-deny for
+// every command and file tool, whatever the network mode. A bwrap sandbox
+// with the session's secrets shows a masked copy in their place
 // (sandbox/secrets.go); the FS fence refuses them, as it refuses every
 // read-deny entry, rather than serve a masked copy: the fence would need
 // the session's vault, and a denial cannot leak what a copy could.
 func withSecretFiles(set sandbox.Settings, list []secrets.Secret) sandbox.Settings {
 	for _, s := range list {
 		for _, f := range s.Files {
-			if !slices.Contains(set.ExtraReadDeny, f) {
-				set.ExtraReadDeny = append(slices.Clip(set.ExtraReadDeny), f)
+			if !slices.Contains(set.SecretFiles, f) {
+				set.SecretFiles = append(slices.Clip(set.SecretFiles), f)
 			}
 		}
 	}
