@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// secretFilesWorld is a home with a tool's credential file holding the
-// value (one named through a dotfiles symlink), and a secret made of it.
+// secretFilesWorld is a home with tools' credential files holding the
+// value — gh's, in a directory the read-deny list hides, and npm's, named
+// through a dotfiles symlink — and a secret made of them.
 type secretFilesWorld struct {
 	f           *fixture
 	file, npmrc string
@@ -25,11 +26,12 @@ type secretFilesWorld struct {
 
 func newSecretFilesWorld(t *testing.T, prov Provider, more ...string) *secretFilesWorld {
 	f := newFixture(t, prov)
-	w := &secretFilesWorld{f: f, file: filepath.Join(f.home, ".config", "tool", "hosts.yml"), npmrc: filepath.Join(f.home, ".npmrc")}
+	w := &secretFilesWorld{f: f, file: filepath.Join(f.home, ".config", "gh", "hosts.yml"), npmrc: filepath.Join(f.home, ".npmrc")}
 	require.NoError(t, os.MkdirAll(filepath.Dir(w.file), 0o755))
 	require.NoError(t, os.WriteFile(w.file, []byte("github.com:\n  oauth_token: "+realToken+"\n  user: octo\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(w.file), "config.yml"), []byte("editor: vim\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(w.file), "config.yml"), []byte("GH-CONFIG-CANARY\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(f.home, "dotfiles"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.home, "dotfiles", "vimrc"), []byte("editor: vim\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(f.home, "dotfiles", "npmrc"), []byte("//registry.npmjs.org/:_authToken="+realToken+"\n"), 0o600))
 	require.NoError(t, os.Symlink("dotfiles/npmrc", w.npmrc))
 	var err error
@@ -65,7 +67,8 @@ func (w *secretFilesWorld) run(t *testing.T, script string) (string, error) {
 
 // TestSecretFilesMaskedOrDenied: a secret's file is, inside the real
 // sandbox under network restricted, a copy with the sentinel in place of
-// the value under bwrap — cat shows the sentinel, through a symlink too;
+// the value under bwrap — cat shows the sentinel, in a hidden directory
+// (alone there) and through a symlink too;
 // grep -r of its whole directory, the link's target directory and the
 // egress directory bound inside finds no real value; a change the host
 // makes shows at the next start — and unreadable under Landlock; the real
@@ -77,10 +80,11 @@ func TestSecretFilesMaskedOrDenied(t *testing.T) {
 		script := `cat "$1"; echo "[cat $?]"
 cat ~/.npmrc; echo "[npmrc $?]"
 grep -r -F -e "$2" "$(dirname "$1")" ~/dotfiles /tmp/.cordon-egress "$PWD" 2>&1; echo "[grep $?]"
-cat "$(dirname "$1")/config.yml"`
+cat "$(dirname "$1")/config.yml" ~/dotfiles/vimrc`
 		o, err := w.run(t, script)
 		require.NoError(t, err, o)
-		assert.Contains(t, o, "editor: vim", "the file's siblings stay readable")
+		assert.Contains(t, o, "editor: vim", "the link target's siblings stay readable")
+		assert.NotContains(t, o, "GH-CONFIG-CANARY", "the hidden directory shows the masked file alone")
 		switch prov.Name() {
 		case "bwrap":
 			assert.Contains(t, o, "  oauth_token: "+sentinel+"\n  user: octo\n[cat 0]", o)

@@ -92,6 +92,22 @@ func (ep *egressEndpoint) maskFiles(v *secrets.Vault, writable []string) {
 	}
 }
 
+// maskedWithin are the masked files beneath dir (a hidden read-deny
+// directory such as ~/.config/gh, whose empty tmpfs shows them alone).
+func (ep *egressEndpoint) maskedWithin(dir string) []string {
+	if ep == nil {
+		return nil
+	}
+	var in []string
+	for f := range ep.masked {
+		if within(f, dir) && f != dir {
+			in = append(in, f)
+		}
+	}
+	slices.Sort(in)
+	return in
+}
+
 // maskedCopy is the masked copy to bind over the read-deny file path, ""
 // for none.
 func (ep *egressEndpoint) maskedCopy(path string) string {
