@@ -45,10 +45,10 @@ func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool, writable []s
 // restricted sees at a secret's files with the named backend ("" for any).
 func SecretFilesSeen(backend string) string {
 	const masked = "a read-only copy in which each secret's value is its sentinel, made at each command's start"
-	const denied = "unreadable, denied like every read-deny entry (the masked copy is bwrap-only)"
+	const denied = "unreadable, denied like every read-deny entry (the masked copy is bwrap-only); one in a writable root refuses the sandbox"
 	switch backend {
 	case "bwrap":
-		return masked + "; never the real file"
+		return masked + "; never the real file (one in a writable root is hidden, not masked)"
 	case "":
 		return "never the real file: under bwrap with network restricted " + masked + "; elsewhere (Landlock, Seatbelt, network allow or deny) " + denied
 	}
