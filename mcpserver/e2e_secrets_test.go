@@ -27,7 +27,9 @@ import (
 // the sentinel, cannot find the value in any process's environment it can
 // read (cordon's included), and a request carrying the sentinel to
 // another allowed host is refused and recorded in the session log by
-// name.
+// name, and reaches the human as a log message; the secret's file reads
+// as its masked copy under bwrap and is denied under Landlock and to
+// read_file.
 func TestSecretsThroughTheServer(t *testing.T) {
 	const value = "gh-token-canary" // the harness puts it in cordon's environment
 	var mu sync.Mutex
@@ -61,7 +63,11 @@ allowed_domains = ["localhost:%[1]s", "127.0.0.1:%[1]s"]
 from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
+files = ["~/.config/gh/hosts.yml"]
 `, port)), 0o644))
+			ghFile := filepath.Join(w.home, ".config", "gh", "hosts.yml")
+			require.NoError(t, os.MkdirAll(filepath.Dir(ghFile), 0o755))
+			require.NoError(t, os.WriteFile(ghFile, []byte("github.com:\n    oauth_token: "+value+"\n"), 0o600))
 			var logMu sync.Mutex
 			var warnings []string
 			cs := w.stdio(t, clientOpts{version: "2025-11-25", logs: func(_ context.Context, r *mcp.LoggingMessageRequest) {
@@ -75,6 +81,7 @@ curl -sS -m 20 -w ' %%{http_code}' -H "Authorization: Bearer $GITHUB_TOKEN" http
 echo "sees: $GITHUB_TOKEN"
 for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null; done | grep -c '%[2]s'
 env > env.txt
+cat ~/.config/gh/hosts.yml; echo "[gh $?]"
 `, port, "gh-token-cana[r]y")
 			res := call(t, cs, "bash", map[string]any{"command": script})
 			out := text(res)
@@ -83,6 +90,17 @@ env > env.txt
 			assert.Contains(t, out, "sees: cordon-sentinel-", out)
 			assert.Contains(t, out, "\n0\n", "no readable process environment holds the value: %s", out)
 			assert.NotContains(t, out, value)
+			// The secret's file: its masked copy under bwrap, denied under
+			// Landlock; to read_file, denied on both.
+			if backend == "bwrap" {
+				assert.Contains(t, out, "oauth_token: cordon-sentinel-", out)
+				assert.Contains(t, out, "\n[gh 0]", out)
+			} else {
+				assert.Contains(t, out, "\n[gh 1]", out)
+			}
+			rf := call(t, cs, "read_file", map[string]any{"path": ghFile})
+			assert.True(t, rf.IsError, "read_file of the secret's file is refused")
+			assert.NotContains(t, text(rf), value)
 			env, err := os.ReadFile(filepath.Join(w.ws, "env.txt"))
 			require.NoError(t, err)
 			assert.NotContains(t, string(env), value)
