@@ -83,7 +83,7 @@ func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egress
 		sock = filepath.Join(ep.dir, "s")
 	}
 	if withSecrets {
-		if err := ep.withSecrets(hooks.Secrets, withSocket, p.WritableRoots); err != nil {
+		if err := ep.withSecrets(hooks.Secrets, withSocket, everWritable(p)); err != nil {
 			ep.close()
 			return nil, fmt.Errorf("egress proxy: %w", err)
 		}

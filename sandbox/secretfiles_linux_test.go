@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -22,6 +23,7 @@ type secretFilesWorld struct {
 	file, npmrc string
 	v           *secrets.Vault
 	extraDeny   []string // the human's extra_read_deny
+	mode        Mode     // workspace-write unless set
 }
 
 func newSecretFilesWorld(t *testing.T, prov Provider, more ...string) *secretFilesWorld {
@@ -47,7 +49,8 @@ func newSecretFilesWorld(t *testing.T, prov Provider, more ...string) *secretFil
 func (w *secretFilesWorld) run(t *testing.T, script string) (string, error) {
 	t.Helper()
 	f := w.f
-	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Network: NetworkRestricted, Workspace: f.ws, Home: f.home,
+	mode := cmp.Or(w.mode, WorkspaceWrite)
+	svc := PolicyService{Settings: Settings{Mode: mode, Network: NetworkRestricted, Workspace: f.ws, Home: f.home,
 		StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"), SecretFiles: w.v.Files(), ExtraReadDeny: w.extraDeny}}
 	p, err := svc.Resolve(Request{TmpDir: f.tmp, SessionID: "test"})
 	require.NoError(t, err)
@@ -128,16 +131,21 @@ func TestSecretFilesInWorkspaceHiddenOrRefused(t *testing.T) {
 		w.v, err = secrets.New([]secrets.Secret{{Name: "npm", Value: []byte(realToken), Hosts: []string{"registry.npmjs.org"},
 			Env: "NPM_TOKEN", Files: []string{wsNpmrc, planted}}})
 		require.NoError(t, err)
-		o, err := w.run(t, `cat .npmrc sub/.npmrc; echo "[cat]"; grep -r -e "$2" -e COMPANY . 2>&1; echo "[grep $?]"`)
-		assert.NotContains(t, o, "COMPANY-KEY-CANARY", "a planted link shows no other credential")
-		assert.NotContains(t, o, "_authToken=", "the project's file is hidden, not masked")
-		if prov.Name() == "landlock" {
-			var ue *UnavailableError
-			require.True(t, errors.As(err, &ue), "Landlock refuses the sandbox: %v %s", err, o)
-			assert.Contains(t, ue.Reason, "lies in a writable root")
-			return
+		// In read-only mode too: the link was planted by a command of
+		// another mode, and the workspace is not writable now.
+		for _, mode := range []Mode{WorkspaceWrite, ReadOnly} {
+			w.mode = mode
+			o, err := w.run(t, `cat .npmrc sub/.npmrc; echo "[cat]"; grep -r -e "$2" -e COMPANY . 2>&1; echo "[grep $?]"`)
+			assert.NotContains(t, o, "COMPANY-KEY-CANARY", "%s: a planted link shows no other credential", mode)
+			assert.NotContains(t, o, "_authToken=", "%s: the project's file is hidden, not masked", mode)
+			if prov.Name() == "landlock" && mode == WorkspaceWrite {
+				var ue *UnavailableError
+				require.True(t, errors.As(err, &ue), "Landlock refuses the sandbox: %v %s", err, o)
+				assert.Contains(t, ue.Reason, "lies in a writable root")
+				continue
+			}
+			require.NoError(t, err, o)
+			assert.Contains(t, o, "[cat]", o)
 		}
-		require.NoError(t, err, o)
-		assert.Contains(t, o, "[cat]", o)
 	})
 }

@@ -63,11 +63,12 @@ func SecretFilesSeen(backend string) string {
 // (not a regular file, too large) gets no copy: it stays hidden, as every
 // read-deny entry is.
 //
-// A file in a writable root, or reached through one (a symlink or a
-// directory on the way), is hidden, not masked: a command could have made
-// it a link to another credential (.npmrc -> ~/.ssh/id_ed25519), whose
-// copy, holding no secret's value, would be shown whole. Outside every
-// writable root nothing confined can change where the path leads.
+// A file in a root that is writable now or in another mode (the workspace
+// in read-only mode too), or reached through one (a symlink or a directory
+// on the way), is hidden, not masked: a command could have made it a link
+// to another credential (.npmrc -> ~/.ssh/id_ed25519), whose copy, holding
+// no secret's value, would be shown whole. Outside them nothing confined
+// can change where the path leads.
 func (ep *egressEndpoint) maskFiles(v *secrets.Vault, writable []string) {
 	for i, f := range v.Files() {
 		place, err := filepath.EvalSymlinks(f)
@@ -169,4 +170,11 @@ func checkSecretFiles(p ExecutionPolicy) error {
 	}
 	return &UnavailableError{Reason: fmt.Sprintf("the secret file %s lies in a writable root (or is reached through one), where Landlock cannot refuse its read; move it out of the workspace and the other writable roots, or use the bwrap backend, which hides it",
 		p.secretFilesInRoots[0])}
+}
+
+// everWritable are the roots a command of the session may write in some
+// mode: this call's, the workspace, extra_write_allow, the session tmp.
+func everWritable(p ExecutionPolicy) []string {
+	roots := slices.Concat(p.WritableRoots, p.RootsBeforeClient, p.ExtraWriteAllow, []string{p.WorkspaceRoot, p.TmpDir, p.OwnDir})
+	return slices.DeleteFunc(roots, func(r string) bool { return r == "" })
 }
