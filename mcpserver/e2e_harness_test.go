@@ -90,6 +90,7 @@ type clientOpts struct {
 	elicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	noMRTR   bool
 	name     string // clientInfo.name; cordon-e2e by default
+	logs     func(context.Context, *mcp.LoggingMessageRequest)
 }
 
 func newClient(o clientOpts) *mcp.Client {
@@ -100,6 +101,9 @@ func newClient(o clientOpts) *mcp.Client {
 	}
 	if o.progress != nil {
 		opts.ProgressNotificationHandler = o.progress
+	}
+	if o.logs != nil {
+		opts.LoggingMessageHandler = o.logs
 	}
 	if o.noMRTR {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}

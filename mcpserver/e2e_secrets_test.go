@@ -3,6 +3,7 @@
 package mcpserver_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cordonhq/cordon/internal/secrets/secretstest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +27,9 @@ import (
 // the sentinel, cannot find the value in any process's environment it can
 // read (cordon's included), and a request carrying the sentinel to
 // another allowed host is refused and recorded in the session log by
-// name.
+// name, and reaches the human as a log message; the secret's file reads
+// as its masked copy under bwrap and is denied under Landlock and to
+// read_file.
 func TestSecretsThroughTheServer(t *testing.T) {
 	const value = "gh-token-canary" // the harness puts it in cordon's environment
 	var mu sync.Mutex
@@ -58,14 +63,25 @@ allowed_domains = ["localhost:%[1]s", "127.0.0.1:%[1]s"]
 from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
+files = ["~/.config/gh/hosts.yml"]
 `, port)), 0o644))
-			cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", backend)
+			ghFile := filepath.Join(w.home, ".config", "gh", "hosts.yml")
+			require.NoError(t, os.MkdirAll(filepath.Dir(ghFile), 0o755))
+			require.NoError(t, os.WriteFile(ghFile, []byte("github.com:\n    oauth_token: "+value+"\n"), 0o600))
+			var logMu sync.Mutex
+			var warnings []string
+			cs := w.stdio(t, clientOpts{version: "2025-11-25", logs: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				logMu.Lock()
+				defer logMu.Unlock()
+				warnings = append(warnings, fmt.Sprintf("%s %v", r.Params.Level, r.Params.Data))
+			}}, "--backend", backend)
 			script := fmt.Sprintf(`
 curl -sS -m 20 -H "Authorization: Bearer $GITHUB_TOKEN" https://localhost:%[1]s/own; echo " [own $?]"
 curl -sS -m 20 -w ' %%{http_code}' -H "Authorization: Bearer $GITHUB_TOKEN" https://127.0.0.1:%[1]s/other; echo " [other $?]"
 echo "sees: $GITHUB_TOKEN"
 for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null; done | grep -c '%[2]s'
 env > env.txt
+cat ~/.config/gh/hosts.yml; echo "[gh $?]"
 `, port, "gh-token-cana[r]y")
 			res := call(t, cs, "bash", map[string]any{"command": script})
 			out := text(res)
@@ -74,6 +90,17 @@ env > env.txt
 			assert.Contains(t, out, "sees: cordon-sentinel-", out)
 			assert.Contains(t, out, "\n0\n", "no readable process environment holds the value: %s", out)
 			assert.NotContains(t, out, value)
+			// The secret's file: its masked copy under bwrap, denied under
+			// Landlock; to read_file, denied on both.
+			if backend == "bwrap" {
+				assert.Contains(t, out, "oauth_token: cordon-sentinel-", out)
+				assert.Contains(t, out, "\n[gh 0]", out)
+			} else {
+				assert.Contains(t, out, "\n[gh 1]", out)
+			}
+			rf := call(t, cs, "read_file", map[string]any{"path": ghFile})
+			assert.True(t, rf.IsError, "read_file of the secret's file is refused")
+			assert.NotContains(t, text(rf), value)
 			env, err := os.ReadFile(filepath.Join(w.ws, "env.txt"))
 			require.NoError(t, err)
 			assert.NotContains(t, string(env), value)
@@ -87,6 +114,18 @@ env > env.txt
 			} else {
 				assert.Contains(t, st["proxy_ignored"], "no network at all")
 			}
+			// The human hears of the refusal: a log message to the client,
+			// naming the secret and the host, never the value.
+			require.Eventually(t, func() bool {
+				logMu.Lock()
+				defer logMu.Unlock()
+				return len(warnings) > 0
+			}, 30*time.Second, 50*time.Millisecond, "no notifications/message for the refusal")
+			logMu.Lock()
+			assert.Len(t, warnings, 1, "%v", warnings)
+			assert.Contains(t, warnings[0], "warning cordon: the sentinel of secret github was sent to 127.0.0.1", warnings)
+			assert.NotContains(t, strings.Join(warnings, "\n"), value)
+			logMu.Unlock()
 			sessions := listSessions(t, w)
 			require.Len(t, sessions, 1)
 			logText := cordonCLI(t, w, "log", "--json", sessions[0])

@@ -67,6 +67,7 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = server.NewMCPServer("cordon", cfg.Version,
 		server.WithInstructions(instructions(cfg.Toolbox.Config().Settings)),
 		server.WithToolCapabilities(false),
+		server.WithLogging(), // notifications/message: warnings for the human (Call.Warn)
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	)
@@ -117,7 +118,7 @@ func (s *Server) handler(name string, run runner) server.ToolHandlerFunc {
 		}
 		s.ensureClient(ctx, sess)
 		s.ensureRoots(ctx, sess)
-		call := tools.Call{Session: sess, Progress: s.progress(ctx, req)}
+		call := tools.Call{Session: sess, Progress: s.progress(ctx, req), Warn: s.warn(ctx)}
 		if clientCanElicit(ctx) {
 			call.Asker = a
 		}
@@ -162,6 +163,16 @@ func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) func(flo
 	return func(progress float64, message string) {
 		s.notify(ctx, string(mcp.MethodNotificationProgress), map[string]any{
 			"progressToken": token, "progress": progress, "message": message})
+	}
+}
+
+// warn returns a reporter of warnings for the human: MCP log messages
+// (notifications/message, level warning) to the client of ctx's request,
+// which shows or logs them as it does a server's log.
+func (s *Server) warn(ctx context.Context) func(string) {
+	return func(message string) {
+		s.notify(ctx, string(mcp.MethodNotificationMessage), map[string]any{
+			"level": mcp.LoggingLevelWarning, "logger": "cordon", "data": message})
 	}
 }
 

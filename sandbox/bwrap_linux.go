@@ -269,6 +269,11 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 	ownBound := false
 	for _, d := range plan.HideDirs {
 		a = append(a, "--tmpfs", d)
+		// A secret's file in a hidden directory (~/.config/gh/hosts.yml)
+		// shows its masked copy, alone, while the tmpfs takes mount points.
+		for _, f := range p.egress.maskedWithin(d) {
+			a = append(a, "--ro-bind", p.egress.maskedCopy(f), f)
+		}
 		if p.OwnDir != "" && within(p.OwnDir, d) {
 			// The command's own directory beneath a hidden one (a wrap
 			// class's, under cordon's state): bound while the tmpfs can
@@ -279,7 +284,15 @@ func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
 		a = append(a, "--remount-ro", d)
 	}
 	for _, f := range plan.HideFiles {
-		a = append(a, "--ro-bind", "/dev/null", f)
+		if slices.ContainsFunc(plan.HideDirs, func(d string) bool { return within(f, d) && f != d }) {
+			continue // hidden with its directory, which is read-only now
+		}
+		// A secret's file shows its masked copy, never the real bytes.
+		hide := "/dev/null"
+		if cp := p.egress.maskedCopy(f); cp != "" {
+			hide = cp
+		}
+		a = append(a, "--ro-bind", hide, f)
 	}
 	if p.OwnDir != "" && !ownBound {
 		a = append(a, "--bind", p.OwnDir, p.OwnDir)

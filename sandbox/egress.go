@@ -60,6 +60,9 @@ type egressEndpoint struct {
 	secrets *secrets.Vault
 	// bundleInside is the trust bundle's path as the command sees it.
 	bundleInside string
+	// masked maps each secret file (its canonical path) to the copy with
+	// sentinels in dir that bwrap binds over it (secrets.go).
+	masked map[string]string
 }
 
 // startEgress starts the proxy for one call of p, with a unix socket
@@ -80,7 +83,7 @@ func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egress
 		sock = filepath.Join(ep.dir, "s")
 	}
 	if withSecrets {
-		if err := ep.withSecrets(hooks.Secrets, withSocket); err != nil {
+		if err := ep.withSecrets(hooks.Secrets, withSocket, everWritable(p)); err != nil {
 			ep.close()
 			return nil, fmt.Errorf("egress proxy: %w", err)
 		}

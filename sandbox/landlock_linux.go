@@ -111,6 +111,9 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 	if err := checkProtected(p); err != nil {
 		return nil, err
 	}
+	if err := checkSecretFiles(p); err != nil {
+		return nil, err
+	}
 	const statusFD, reapFD = 3, 4
 	hc := helper.Config{
 		LandlockABI: l.abi,

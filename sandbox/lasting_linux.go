@@ -272,7 +272,11 @@ func lastingPaths(p ExecutionPolicy, plan mountPlan, landlock bool) []string {
 func landlockDenyReadInBwrap(p ExecutionPolicy) []string {
 	var deny []string
 	for _, d := range p.ReadDeny {
-		if !withinAny(d, p.WritableRoots) {
+		// A secret's file bound to its masked copy, or the hidden
+		// directory that holds one, is read there: the grant goes to the
+		// copy's (the tmpfs's) inode, so a real file the host renames over
+		// the path later is still refused.
+		if !withinAny(d, p.WritableRoots) && p.egress.maskedCopy(d) == "" && len(p.egress.maskedWithin(d)) == 0 {
 			deny = append(deny, d)
 		}
 	}

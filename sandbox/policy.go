@@ -40,6 +40,10 @@ type Settings struct {
 	// human-typed command runs from (see ProgramTrees): visible read-only
 	// over the private /tmp.
 	ProgramTrees []string
+	// SecretFiles are the files that hold a secret's value ([secrets.NAME]
+	// files, absolute): read-deny entries that Landlock must be able to
+	// refuse, and that bwrap shows masked (secrets.go).
+	SecretFiles []string
 }
 
 // ExecutionPolicy is the single resolved answer to "what may this call
@@ -119,6 +123,9 @@ type ExecutionPolicy struct {
 	// readDenyDirs are the directories in the writable roots on the way to
 	// those entries: pinned, for the same reason.
 	readDenyDirs []string
+	// secretFilesInRoots are the secret files in a writable root, or
+	// reached through one: Landlock cannot refuse their read (secrets.go).
+	secretFilesInRoots []string
 	// Inputs are the paths Resolve derived this policy from: a caller may
 	// keep the policy while none of them changes (see PolicyInputs).
 	Inputs PolicyInputs
@@ -268,6 +275,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 			p.readDenyDirs = append(p.readDenyDirs, d)
 		}
 	}
+	p.secretFilesInRoots = secretFilesIn(set.SecretFiles, p.WritableRoots)
 	if p.Mode == WorkspaceWrite {
 		found, err := findReposAndNames(userRoots(p), p.ProtectedNames, &in)
 		p.Repos, p.named, p.RepoScanIncomplete, p.repoScanWhole, p.unconfinable = found.repos, found.named, found.incomplete, found.whole, err
@@ -333,7 +341,7 @@ func readDenyList(set Settings, roots []string, in *PolicyInputs) (list, links, 
 		}
 	}
 	add(set.StateDir)
-	for _, p := range set.ExtraReadDeny {
+	for _, p := range slices.Concat(set.ExtraReadDeny, set.SecretFiles) {
 		add(p)
 	}
 	return list, links, dirs

@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cordonhq/cordon/internal/secrets"
@@ -21,8 +24,9 @@ const bundleName = "ca.pem"
 
 // withSecrets writes the trust bundle into ep.dir and remembers where the
 // command finds it: under bwrap in the directory bound at
-// egressSocketDir, elsewhere at its own path.
-func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool) error {
+// egressSocketDir, elsewhere at its own path. Under bwrap it also masks
+// the secrets' files outside the writable roots.
+func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool, writable []string) error {
 	path := filepath.Join(ep.dir, bundleName)
 	if err := os.WriteFile(path, v.TrustBundle(), 0o644); err != nil {
 		return err
@@ -32,8 +36,86 @@ func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool) error {
 	ep.secrets, ep.bundleInside = v, path
 	if bound {
 		ep.bundleInside = egressSocketDir + "/" + bundleName
+		ep.maskFiles(v, writable)
 	}
 	return nil
+}
+
+// SecretFilesSeen says, for status, what a command under network
+// restricted sees at a secret's files with the named backend ("" for any).
+func SecretFilesSeen(backend string) string {
+	const masked = "a read-only copy in which each secret's value is its sentinel, made at each command's start"
+	const denied = "unreadable, denied like every read-deny entry (the masked copy is bwrap-only); one in a writable root refuses the sandbox"
+	switch backend {
+	case "bwrap":
+		return masked + "; never the real file (one in a writable root is hidden, not masked)"
+	case "":
+		return "never the real file: under bwrap with network restricted " + masked + "; elsewhere (Landlock, Seatbelt, network allow or deny) " + denied
+	}
+	return denied
+}
+
+// maskFiles writes, for each secret file that exists, a copy with the
+// sentinels in place of the values into ep.dir, which the command cannot
+// write (bound read-only, 0700 on the host), for bwrap to bind over the
+// file. It is made at each sandbox start, so a file the host changed
+// between calls is masked as it is now. A file that cannot be masked
+// (not a regular file, too large) gets no copy: it stays hidden, as every
+// read-deny entry is.
+//
+// A file in a root that is writable now or in another mode (the workspace
+// in read-only mode too), or reached through one (a symlink or a directory
+// on the way), is hidden, not masked: a command could have made it a link
+// to another credential (.npmrc -> ~/.ssh/id_ed25519), whose copy, holding
+// no secret's value, would be shown whole. Outside them nothing confined
+// can change where the path leads.
+func (ep *egressEndpoint) maskFiles(v *secrets.Vault, writable []string) {
+	for i, f := range v.Files() {
+		place, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			continue // missing: nothing to show, and the read-deny entry holds
+		}
+		if len(secretFilesIn([]string{f}, writable)) > 0 {
+			continue
+		}
+		data, err := v.MaskedFile(place)
+		if err != nil {
+			continue
+		}
+		cp := filepath.Join(ep.dir, "masked-"+strconv.Itoa(i))
+		if err := os.WriteFile(cp, data, 0o644); err != nil {
+			continue
+		}
+		if ep.masked == nil {
+			ep.masked = map[string]string{}
+		}
+		ep.masked[place] = cp
+	}
+}
+
+// maskedWithin are the masked files beneath dir (a hidden read-deny
+// directory such as ~/.config/gh, whose empty tmpfs shows them alone).
+func (ep *egressEndpoint) maskedWithin(dir string) []string {
+	if ep == nil {
+		return nil
+	}
+	var in []string
+	for f := range ep.masked {
+		if within(f, dir) && f != dir {
+			in = append(in, f)
+		}
+	}
+	slices.Sort(in)
+	return in
+}
+
+// maskedCopy is the masked copy to bind over the read-deny file path, ""
+// for none.
+func (ep *egressEndpoint) maskedCopy(path string) string {
+	if ep == nil {
+		return ""
+	}
+	return ep.masked[path]
 }
 
 // secretEnv is the sentinels and the trust variables.
@@ -59,4 +141,40 @@ func (ep *egressEndpoint) scrubEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// secretFilesIn are the files of list that lie in one of the roots, or
+// whose path passes through one (a symlink or a directory on the way): a
+// command there could change what the path shows.
+func secretFilesIn(list, roots []string) []string {
+	var in []string
+	for _, f := range list {
+		on := []string{f}
+		if place, err := filepath.EvalSymlinks(f); err == nil {
+			on = append(on, place)
+		}
+		links, dirs := linksOnTheWay(f)
+		if slices.ContainsFunc(slices.Concat(on, links, dirs), func(x string) bool { return withinAny(x, roots) }) {
+			in = append(in, f)
+		}
+	}
+	return in
+}
+
+// checkSecretFiles refuses a sandbox that cannot keep a secret's file
+// unreadable: Landlock grants reads with writes beneath a writable root,
+// so a secret's file there (or reached through one) would be readable.
+func checkSecretFiles(p ExecutionPolicy) error {
+	if len(p.secretFilesInRoots) == 0 {
+		return nil
+	}
+	return &UnavailableError{Reason: fmt.Sprintf("the secret file %s lies in a writable root (or is reached through one), where Landlock cannot refuse its read; move it out of the workspace and the other writable roots, or use the bwrap backend, which hides it",
+		p.secretFilesInRoots[0])}
+}
+
+// everWritable are the roots a command of the session may write in some
+// mode: this call's, the workspace, extra_write_allow, the session tmp.
+func everWritable(p ExecutionPolicy) []string {
+	roots := slices.Concat(p.WritableRoots, p.RootsBeforeClient, p.ExtraWriteAllow, []string{p.WorkspaceRoot, p.TmpDir, p.OwnDir})
+	return slices.DeleteFunc(roots, func(r string) bool { return r == "" })
 }

@@ -12,6 +12,9 @@ type Call struct {
 	Asker Asker
 	// Progress reports progress when the client asked for it; may be nil.
 	Progress func(progress float64, message string)
+	// Warn tells the human something outside the tool's result, at once
+	// (an MCP log message at level warning); may be nil.
+	Warn func(message string)
 	// st is the toolbox configuration the call runs under from start to
 	// end: a SIGHUP reload in the middle of a call cannot mix the old
 	// policy with the new executor. Set by pin at the tool's entry.

@@ -38,6 +38,11 @@ func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.E
 				data["decision"], data["reason"] = "secret-refused", r.Error()
 				conf.Logger.Warn().Str("host", host).Int("port", port).Str("secret", name).
 					Msg("egress proxy refused a request carrying a secret's sentinel to a host that is not the secret's")
+				if call.Warn != nil {
+					// The human, not only the model's 403, hears of it: a
+					// command tried to send a credential where it may not go.
+					call.Warn(r.Error() + " (a command of this session sent it; `cordon log` shows the session's network decisions)")
+				}
 			}
 			call.Session.record(conf.Logger, sessionlog.EventNetworkDecision, data)
 		}

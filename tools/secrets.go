@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"slices"
+
 	"github.com/cordonhq/cordon/internal/secrets"
+	"github.com/cordonhq/cordon/sandbox"
 )
 
 // A session's secrets: its commands see each one's sentinel, made for
@@ -24,4 +27,21 @@ func (s *Session) secretVault(conf Config) *secrets.Vault {
 		s.vault = v
 	}
 	return s.vault
+}
+
+// withSecretFiles adds the secrets' files to the settings: read-deny for
+// every command and file tool, whatever the network mode. A bwrap sandbox
+// with the session's secrets shows a masked copy in their place
+// (sandbox/secrets.go); the FS fence refuses them, as it refuses every
+// read-deny entry, rather than serve a masked copy: the fence would need
+// the session's vault, and a denial cannot leak what a copy could.
+func withSecretFiles(set sandbox.Settings, list []secrets.Secret) sandbox.Settings {
+	for _, s := range list {
+		for _, f := range s.Files {
+			if !slices.Contains(set.SecretFiles, f) {
+				set.SecretFiles = append(slices.Clip(set.SecretFiles), f)
+			}
+		}
+	}
+	return set
 }

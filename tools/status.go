@@ -122,6 +122,11 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 			fmt.Fprintf(&b, "  secret %s: $%s holds a sentinel, not the value; the egress proxy puts the real value in place of the sentinel in HTTPS requests to %s only (headers and URL%s) and refuses a request that carries it anywhere else\n",
 				sec.Name, sec.Env, strings.Join(sec.Hosts, ", "), map[bool]string{true: ", bodies too", false: ""}[sec.InjectBody])
 		}
+		for _, sec := range call.conf().Secrets {
+			if len(sec.Files) > 0 {
+				fmt.Fprintf(&b, "  secret %s files %s: %s\n", sec.Name, strings.Join(sec.Files, ", "), sandbox.SecretFilesSeen(st.Backend))
+			}
+		}
 	}
 	fmt.Fprintf(&b, "protected (read-only even in workspace-write): %s\n", strings.Join(pol.Protected, ", "))
 	fmt.Fprintf(&b, "read-deny (never readable): %s\n", strings.Join(pol.ReadDeny, ", "))

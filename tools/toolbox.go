@@ -84,6 +84,7 @@ func (tb *Toolbox) Reload(cfg Config) {
 	if cfg.ProcessBufferChars <= 0 {
 		cfg.ProcessBufferChars = DefaultProcessBufferChars
 	}
+	cfg.Settings = withSecretFiles(cfg.Settings, cfg.Secrets)
 	tb.state.Store(&toolboxState{cfg: cfg, policy: &sandbox.PolicyService{Settings: cfg.Settings}})
 }
 

@@ -81,6 +81,7 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 			FallbackRoot:    expandPath(config.FallbackRoot.Get(cfg), home),
 			ExtraWriteAllow: expandPaths(config.ExtraWriteAllow.Get(cfg), home),
 			ExtraReadDeny:   expandPaths(config.ExtraReadDeny.Get(cfg), home),
+			SecretFiles:     config.SecretFiles(cfg.Secrets, home),
 			ProtectedNames:  config.ProtectedPaths.Get(cfg),
 			Home:            home,
 			StateDir:        src.StateDir.V,

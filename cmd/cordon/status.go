@@ -462,6 +462,9 @@ func secretLine(s config.SecretSpec, n sandbox.Network) string {
 	if s.InjectBody {
 		line += "; bodies too"
 	}
+	if len(s.Files) > 0 {
+		line += "; files " + strings.Join(s.Files, ", ") + ": " + sandbox.SecretFilesSeen("")
+	}
 	line += ")"
 	if n != sandbox.NetworkRestricted {
 		line += " — in effect under network restricted only: commands now see neither it nor its sentinel"

@@ -29,6 +29,7 @@ import (
 //	env = "GITHUB_TOKEN"            # what the sandbox sees, as a sentinel
 //	hosts = ["api.github.com", "github.com"]
 //	inject_body = false             # also replace the sentinel in request bodies
+//	files = ["~/.config/gh/hosts.yml"]  # files that hold the value: never readable inside, masked under bwrap
 
 // SecretSpec is one [secrets.NAME] table.
 type SecretSpec struct {
@@ -39,11 +40,12 @@ type SecretSpec struct {
 	Env         string   `json:"env,omitempty"`
 	Hosts       []string `json:"hosts"`
 	InjectBody  bool     `json:"inject_body,omitempty"`
+	Files       []string `json:"files,omitempty"`
 	Origin      Origin   `json:"origin"`
 }
 
 // secretKeys are the keys of a [secrets.NAME] table.
-var secretKeys = []string{"env", "from_command", "from_env", "from_file", "hosts", "inject_body"}
+var secretKeys = []string{"env", "files", "from_command", "from_env", "from_file", "hosts", "inject_body"}
 
 var secretNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
@@ -112,6 +114,13 @@ func (d *tomlDoc) parseSecrets(l *layer, report func(toml.Key, string, ...any)) 
 				spec.Env = str()
 			case "hosts":
 				spec.Hosts = strs()
+			case "files":
+				spec.Files = strs()
+				for _, f := range spec.Files {
+					if _, err := hostPath(f); err != nil {
+						fail(k, "%v", err)
+					}
+				}
 			case "inject_body":
 				b, ok := v.(bool)
 				if !ok {
@@ -182,7 +191,8 @@ func ResolveSecrets(specs []SecretSpec, home string) ([]secrets.Secret, error) {
 			errs = append(errs, fmt.Errorf("%s: secrets.%s: %w", fileLine(s.Origin.File, s.Origin.Line), s.Name, err))
 			continue
 		}
-		sec := secrets.Secret{Name: s.Name, Value: v, Hosts: s.Hosts, Env: s.Env, InjectBody: s.InjectBody}
+		sec := secrets.Secret{Name: s.Name, Value: v, Hosts: s.Hosts, Env: s.Env, InjectBody: s.InjectBody,
+			Files: s.files(home)}
 		if err := sec.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", fileLine(s.Origin.File, s.Origin.Line), err))
 			continue
@@ -190,6 +200,32 @@ func ResolveSecrets(specs []SecretSpec, home string) ([]secrets.Secret, error) {
 		out = append(out, sec)
 	}
 	return out, errors.Join(errs...)
+}
+
+// SecretFiles are the files of every secret, "~/" expanded with home:
+// no confined command may read them (a sandbox with the session's secrets
+// sees them masked where the backend can, see internal/secrets).
+func SecretFiles(specs []SecretSpec, home string) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.files(home)...)
+	}
+	return out
+}
+
+func (s SecretSpec) files(home string) []string {
+	var out []string
+	for _, f := range s.Files {
+		out = append(out, expandHome(f, home))
+	}
+	return out
+}
+
+func expandHome(p, home string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return home + "/" + rest
+	}
+	return p
 }
 
 func (s SecretSpec) value(home string) ([]byte, error) {
@@ -202,11 +238,7 @@ func (s SecretSpec) value(home string) ([]byte, error) {
 		}
 		v = []byte(val)
 	case s.FromFile != "":
-		p := s.FromFile
-		if rest, ok := strings.CutPrefix(p, "~/"); ok {
-			p = home + "/" + rest
-		}
-		data, err := os.ReadFile(p)
+		data, err := os.ReadFile(expandHome(s.FromFile, home))
 		if err != nil {
 			return nil, fmt.Errorf("from_file: %w", err)
 		}

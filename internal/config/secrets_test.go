@@ -28,6 +28,7 @@ from_file = "~/token"
 env = "NPM_TOKEN"
 hosts = ["registry.npmjs.org"]
 inject_body = true
+files = ["~/.npmrc", "/etc/npmrc"]
 
 [secrets.cmd]
 from_command = ["printf", "cmd-token-%s", "xyz12345"]
@@ -49,14 +50,22 @@ hosts = ["evil.example"]
 		values[s.Name] = string(s.Value)
 	}
 	assert.Equal(t, map[string]string{"gh": "env-token-abcdefgh", "npm": "file-token-123456", "cmd": "cmd-token-xyz12345"}, values)
+	for _, s := range got {
+		if s.Name == "npm" {
+			assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc"}, s.Files, "files, ~/ expanded")
+		}
+	}
+	assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc"}, SecretFiles(c.Secrets, l.home))
 
 	for doc, want := range map[string]string{
-		"[secrets.a]\nenv = \"A\"\nhosts = [\"x.io\"]\n":                          "exactly one source",
-		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = []\n":                "hosts is empty",
-		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"x.io\"]\nsend_to = 1\n":        "unknown key",
-		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"http://x.io\"]\n": "not a host name",
-		"[secrets.a]\nfrom_env = \"T\"\nfrom_file = \"/f\"\nhosts = [\"x.io\"]\n": "exactly one source",
-		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"x.io\"]\nenv = \"1BAD\"\n":     "not a variable name",
+		"[secrets.a]\nenv = \"A\"\nhosts = [\"x.io\"]\n":                                         "exactly one source",
+		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = []\n":                               "hosts is empty",
+		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"x.io\"]\nsend_to = 1\n":                       "unknown key",
+		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"http://x.io\"]\n":                "not a host name",
+		"[secrets.a]\nfrom_env = \"T\"\nfrom_file = \"/f\"\nhosts = [\"x.io\"]\n":                "exactly one source",
+		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"x.io\"]\nenv = \"1BAD\"\n":                    "not a variable name",
+		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"x.io\"]\nfiles = [\".npmrc\"]\n": "must start with / or ~/",
+		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"x.io\"]\nfiles = \"~/.npmrc\"\n": "must be an array of strings",
 	} {
 		_, err := newLayers(t).user(doc).sources(Flags{}).Load()
 		require.Error(t, err, doc)

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -30,6 +31,10 @@ type Secret struct {
 	// (headers and the request line are always replaced). Off by default:
 	// a body is data the host may store and serve back.
 	InjectBody bool
+	// Files are absolute paths of files that hold the value (a tool's
+	// credential file): the sandbox never reads them, and under bwrap sees
+	// a copy with each value replaced by its sentinel (files.go).
+	Files []string
 }
 
 var (
@@ -60,6 +65,11 @@ func (s Secret) Check() error {
 	}
 	if s.Env != "" && !envRe.MatchString(s.Env) {
 		return fmt.Errorf("secret %s: env %q is not a variable name", s.Name, s.Env)
+	}
+	for _, f := range s.Files {
+		if !filepath.IsAbs(f) {
+			return fmt.Errorf("secret %s: file %q is not an absolute path", s.Name, f)
+		}
 	}
 	return nil
 }

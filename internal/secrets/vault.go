@@ -42,7 +42,7 @@ func New(list []Secret) (*Vault, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Value, s.Hosts = slices.Clone(s.Value), slices.Clone(s.Hosts)
+		s.Value, s.Hosts, s.Files = slices.Clone(s.Value), slices.Clone(s.Hosts), slices.Clone(s.Files)
 		v.entries = append(v.entries, entry{Secret: s, sentinel: sent})
 	}
 	ca, err := newAuthority()

@@ -1,0 +1,84 @@
+package secrets
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"syscall"
+)
+
+// A secret's files (a tool's credential file: ~/.npmrc, gh's hosts.yml)
+// are never read by the sandbox. Where the backend can lay a file over a
+// path (bwrap), the command sees a copy in which every real value of the
+// vault is replaced by its sentinel, so that the tool reading it sends the
+// sentinel and the egress proxy puts the value back for the secret's hosts.
+
+// maxFileSize bounds a file the vault masks: credential files are small,
+// and a larger one is left hidden rather than read whole.
+const maxFileSize = 1 << 20
+
+// Files are the paths of every secret's files.
+func (v *Vault) Files() []string {
+	if v == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range v.entries {
+		for _, f := range e.Files {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// Sentinelize replaces each real value in b by its sentinel. Longer values
+// go first, so that a value holding another is replaced whole.
+func (v *Vault) Sentinelize(b []byte) []byte {
+	if v.Empty() {
+		return b
+	}
+	order := slices.Clone(v.entries)
+	slices.SortStableFunc(order, func(x, y entry) int { return cmp.Compare(len(y.Value), len(x.Value)) })
+	for _, e := range order {
+		b = bytes.ReplaceAll(b, e.Value, []byte(e.sentinel))
+	}
+	return b
+}
+
+// MaskedFile reads the regular file at path, which the caller resolved,
+// and returns its content with every real value replaced by its sentinel.
+// It fails, so that the path stays hidden, for anything it cannot show
+// without a real value: not a regular file, larger than 1 MiB, or a
+// content where a value survives the replacement.
+func (v *Vault) MaskedFile(path string) ([]byte, error) {
+	// O_NONBLOCK: a FIFO put in the file's place must not hang the call.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxFileSize)
+	}
+	masked := v.Sentinelize(data)
+	if v.Holds(string(masked)) {
+		return nil, fmt.Errorf("%s: a secret's value survives the masking", path)
+	}
+	return masked, nil
+}

@@ -1,0 +1,49 @@
+//go:build unix
+
+package secrets
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSecretMaskedFile: every occurrence of every value becomes its
+// sentinel (a value that holds another whole), the rest of the file stays
+// as it is, a file without a value is the file as is, and what cannot be
+// masked safely (a FIFO, a file over 1 MiB) is an error, never content.
+func TestSecretMaskedFile(t *testing.T) {
+	v, err := New([]Secret{
+		{Name: "short", Value: []byte("tok-12345678"), Hosts: []string{"a.example"}, Env: "A"},
+		{Name: "long", Value: []byte("tok-12345678-and-more"), Hosts: []string{"b.example"}, Env: "B"},
+	})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	got, err := v.MaskedFile(write("hosts.yml", "a: tok-12345678\nb: tok-12345678-and-more\nc: tok-12345678\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "a: "+v.Sentinel("short")+"\nb: "+v.Sentinel("long")+"\nc: "+v.Sentinel("short")+"\n", string(got))
+
+	got, err = v.MaskedFile(write("plain", "nothing secret\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "nothing secret\n", string(got))
+
+	_, err = v.MaskedFile(write("big", strings.Repeat("x", maxFileSize+1)))
+	assert.ErrorContains(t, err, "larger than")
+
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	_, err = v.MaskedFile(fifo)
+	assert.ErrorContains(t, err, "not a regular file")
+
+	assert.Equal(t, []string(nil), v.Files())
+}
