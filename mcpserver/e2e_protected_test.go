@@ -223,6 +223,20 @@ mkdir -p p/q/r/s && ln -s "$host/evil" p/q/r/s/pkg2 && echo made`, canary)})
 	})
 }
 
+// TestRepositoryStagedOverTwoCallsBeyondTheDepth: one call makes a deep
+// tree, the next a repository at its bottom, five levels down, where the
+// search does not go: the audit of the second call still looks into the
+// directories the first one made.
+func TestRepositoryStagedOverTwoCallsBeyondTheDepth(t *testing.T) {
+	armedRepos(t, nil, func(t *testing.T, w *world, cs *mcp.ClientSession, canary string) []string {
+		res := call(t, cs, "bash", map[string]any{"command": "mkdir -p a/b/c/d/e && sleep 3 && echo made"})
+		require.Contains(t, text(res), "made")
+		res = call(t, cs, "bash", map[string]any{"command": fmt.Sprintf(`git init -q a/b/c/d/e/x && git -C a/b/c/d/e/x config core.fsmonitor 'touch %[1]s; false' && printf '#!/bin/sh\ntouch %[1]s\n' > a/b/c/d/e/x/.git/hooks/pre-commit && chmod +x a/b/c/d/e/x/.git/hooks/pre-commit && echo armed`, canary)})
+		assert.Contains(t, text(res), "armed")
+		return []string{filepath.Join(w.ws, "a", "b", "c", "d", "e", "x")}
+	})
+}
+
 // TestSymlinkedGitDoesNotStopTheAudit: a .git symlink anywhere in the
 // workspace makes cordon refuse to build the next sandbox, but must not
 // stop the audit of the repositories the command made beside it.

@@ -46,6 +46,9 @@ type auditor struct {
 	// scratch the writable directories outside the user's roots (the
 	// session tmp), which no link beneath root may lead into.
 	names, knownNamed, innerRoots, scratch []string
+	// lookSince: beyond the search depth, directories changed since then
+	// are looked into, not only those changed since the baseline.
+	lookSince time.Time
 }
 
 // errKeptInPlace: a step of the audit would have moved a read-deny entry.
@@ -81,7 +84,7 @@ func (a auditor) setAside(p string) error {
 // the audit searches it whole too.
 func (a auditor) auditNewRepos(known []string, since time.Time, whole bool) ([]Change, error) {
 	root := a.root
-	found := searchRepos([]string{root}, a.names, nil, searchBounds{since: since, whole: whole, scratch: a.scratch})
+	found := searchRepos([]string{root}, a.names, nil, searchBounds{since: since, lookSince: a.lookSince, whole: whole, scratch: a.scratch})
 	var changes []Change
 	var errs []error
 	// A .git symlink: no sandbox is built while one exists, so this one

@@ -130,6 +130,10 @@ type searchBounds struct {
 	// does not count against repoScanMaxDirs, and one that did not change
 	// is skipped past it.
 	since time.Time
+	// lookSince, when before since, widens which directories beyond
+	// the depth are listed to those changed since then (what is taken
+	// from them is still only what changed since since).
+	lookSince time.Time
 	// whole: unchanged directories count against auditMaxDirs, not
 	// repoScanMaxDirs (a root whose bounded search stopped).
 	whole bool
@@ -162,6 +166,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 	// or moved there since: a command's fresh deep tree is searched, a
 	// human's deep configuration is left as the bound says.
 	auditing := changedSince.After(everything)
+	lookFurther := bounds.lookSince.After(everything) && bounds.lookSince.Before(changedSince)
 	for _, root := range roots {
 		type item struct {
 			dir   string
@@ -195,7 +200,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 			var entries []fs.DirEntry
 			listed := false
 			beyond := cur.depth >= repoScanDepth
-			if !beyond || auditing && changedAfter(cur.dir, changedSince) {
+			if !beyond || auditing && (changedAfter(cur.dir, changedSince) || lookFurther && changedAfter(cur.dir, bounds.lookSince)) {
 				var lerr error
 				entries, lerr = os.ReadDir(cur.dir)
 				if errors.Is(lerr, fs.ErrPermission) && !changedSince.IsZero() {

@@ -49,6 +49,13 @@ type guardBaseline struct {
 	InnerRoots []string `json:"inner_roots,omitempty"`
 	// Scratch are the guardSet.Scratch of every call that joined.
 	Scratch []string `json:"scratch,omitempty"`
+	// GuardedSince is when the store first guarded this root (Unix
+	// nanoseconds; 0 in an older cordon's baseline). Beyond the search
+	// depth the audit looks into every directory changed since then, not
+	// only since this baseline: a deep directory an earlier call made is
+	// looked in again, so that a repository staged in it over two calls
+	// is the command's too.
+	GuardedSince int64 `json:"guarded_since,omitempty"`
 	// HostChanged are the paths (relative to Root) that the host replaced
 	// while a joined call's sandbox lived, as its watch saw; HostChangedAll
 	// that a watch lost events and cannot tell which. The restore keeps
@@ -236,6 +243,10 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	if b.NamesKnown {
 		a.names, a.knownNamed, a.innerRoots = b.Names, b.Named, b.InnerRoots
 	}
+	a.lookSince = time.Unix(0, b.GuardedSince)
+	if b.GuardedSince == 0 {
+		a.lookSince = time.Time{}
+	}
 	c, err := a.auditNewRepos(b.Repos, since, b.Whole)
 	changes = append(changes, c...)
 	errs = append(errs, err)
@@ -254,6 +265,8 @@ var memStore = &memGuardStore{roots: map[string]*memRoot{}}
 type memGuardStore struct {
 	mu    sync.Mutex
 	roots map[string]*memRoot
+	// since is when each root was first guarded in this process.
+	since map[string]int64
 }
 
 type memRoot struct {
@@ -270,6 +283,13 @@ func (s *memGuardStore) begin(set guardSet) (guardHold, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.since[set.Root] == 0 {
+			if s.since == nil {
+				s.since = map[string]int64{}
+			}
+			s.since[set.Root] = time.Now().UnixNano()
+		}
+		base.GuardedSince = s.since[set.Root]
 		mr = &memRoot{base: base}
 		s.roots[set.Root] = mr
 	} else if err := mr.base.add(set); err != nil {
