@@ -2,10 +2,12 @@
 # k8s-e2e.sh: the Kubernetes kit on a real, one-node cluster on this
 # machine, then nothing left behind. Runs as root, offline once the control
 # plane is cached:
-#   1. build the control plane from the Go module proxy (cached),
-#      the pause image (Go) and import cordon's image (make image);
+#   1. build the control plane and CoreDNS from the Go module proxy
+#      (cached), the pause image (Go), the gateway's image (Debian's
+#      HAProxy, haproxy-image.sh) and import cordon's image (make image);
 #   2. start etcd, containerd (CRI), kube-apiserver, controller-manager,
-#      scheduler and a kubelet, on loopback and a bridge of the test's own;
+#      scheduler, CoreDNS (the cluster DNS, on the node's address) and a
+#      kubelet, on loopback and a bridge of the test's own;
 #   3. apply deploy/kubernetes (namespace enforcing PodSecurity
 #      "restricted"): two cordon pods become Ready through the `cordon test`
 #      startup probe; a pod that is not "restricted" is refused by the
@@ -20,7 +22,10 @@
 #      completes after cordon-0's drain began, both pods are replaced, and
 #      every session log of the old pods verifies and ends with its
 #      process/exit events (the background process: session-ended);
-#   7. the Helm chart in place of deploy/kubernetes: steps 3-5 again;
+#   7. the Helm chart in place of deploy/kubernetes, with its gateway
+#      Deployment (gateway.enabled): steps 3-4 again, then step 5's
+#      sessions through the in-cluster gateway, which finds the pods by
+#      their cluster DNS names;
 #   8. tear everything down: no process of the test left, no iptables rule
 #      it added, no bridge, network namespace or mount, nothing it made
 #      outside its work directory.
@@ -38,6 +43,9 @@ POD_CIDR=10.244.77.0/24
 NODE=cordon-e2e
 IMAGE=ghcr.io/cordonhq/cordon:e2e
 PAUSE=localhost/cordon-e2e/pause:1
+GATEWAY_IMAGE=localhost/cordon-e2e/haproxy:e2e
+COREDNS_VERSION=${COREDNS_VERSION:-v1.12.1}
+COREDNS=$CACHE/coredns-$COREDNS_VERSION/coredns
 # K8S_E2E_UNTIL=containerd|etcd|control-plane|node stops after that step
 # (then tears down): to check the cluster's bring-up alone, without an image.
 UNTIL=${K8S_E2E_UNTIL:-}
@@ -171,12 +179,18 @@ rm -rf "$WORK"; mkdir -p "$WORK"/{log,pki,etcd,containerd,containerd-state,cni,k
 if [ -z "$UNTIL" ] || [ "$UNTIL" = control-plane ] || [ "$UNTIL" = node ]; then
   step "control plane $K8S_VERSION (Go module proxy, cached in $BIN)"
   "$repo/deploy/e2e/build-control-plane.sh" "$BIN"
+  step "CoreDNS $COREDNS_VERSION (Go module proxy, cached in $COREDNS)"
+  if [ ! -x "$COREDNS" ]; then
+    CGO_ENABLED=0 GOBIN=$(dirname "$COREDNS") go install -trimpath github.com/coredns/coredns@"$COREDNS_VERSION"
+  fi
+  "$COREDNS" -version
 fi
 kubectl() { "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" "$@"; }
 
-step "images: pause (built in Go) and cordon (make image)"
+step "images: pause (built in Go), the gateway (Debian's HAProxy) and cordon (make image)"
 CGO_ENABLED=0 go build -trimpath -o "$WORK/images/pause" ./deploy/e2e/pause
 "$repo/deploy/e2e/oci-image.sh" "$WORK/images/pause" "$PAUSE" "$WORK/images/pause.tar"
+[ -n "$UNTIL" ] || "$repo/deploy/e2e/haproxy-image.sh" "$GATEWAY_IMAGE" "$WORK/images/haproxy.tar"
 image_tar=${CORDON_IMAGE_TAR:-$repo/dist/image/cordon-image.tar}
 if [ -z "$UNTIL" ]; then
   # Built each time (reproducible, seconds once the base is cached): the
@@ -213,6 +227,7 @@ start_bg containerd containerd --config "$WORK/containerd.toml"
 for _ in $(seq 1 100); do [ -S "$WORK/containerd.sock" ] && break; sleep 0.2; done
 ctr() { command ctr --address "$WORK/containerd.sock" -n k8s.io "$@"; }
 ctr images import "$WORK/images/pause.tar"
+[ ! -f "$WORK/images/haproxy.tar" ] || ctr images import "$WORK/images/haproxy.tar"
 if [ -f "$image_tar" ]; then
   imported=$(ctr images import "$image_tar" | awk '/^unpacking /{print $2}' | head -n1)
   [ -n "$imported" ] || imported=$(ctr images ls -q | grep -v -e pause -e sha256 | head -n1)
@@ -266,6 +281,21 @@ NODE_IP=${POD_CIDR%.0/24}.1
 ip link add "$BRIDGE" type bridge 2>/dev/null || true
 ip addr replace "$NODE_IP/24" dev "$BRIDGE"
 ip link set "$BRIDGE" up
+# The cluster DNS: CoreDNS's kubernetes plugin on the node's address (no
+# kube-proxy here, so no Service address for it), the kubelet's
+# clusterDNS. The in-cluster gateway finds the pods by these names.
+cat >"$WORK/Corefile" <<DNS
+cluster.local:53 in-addr.arpa:53 ip6.arpa:53 {
+    bind $NODE_IP
+    errors
+    log
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $WORK/admin.kubeconfig e2e
+        pods insecure
+    }
+}
+DNS
+start_bg coredns "$COREDNS" -conf "$WORK/Corefile"
 cat >"$WORK/kubelet.yaml" <<KL
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -281,6 +311,8 @@ failSwapOn: false
 makeIPTablesUtilChains: false
 resolvConf: /etc/resolv.conf
 podCIDR: $POD_CIDR
+clusterDNS: [$NODE_IP]
+clusterDomain: cluster.local
 podLogsDir: $WORK/pod-logs
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%"}
 KL
@@ -456,15 +488,47 @@ kubectl delete namespace cordon --wait=true --timeout=3m
 kubectl delete pv e2e-workspace-cordon-0 e2e-state-cordon-0 e2e-workspace-cordon-1 e2e-state-cordon-1 --wait=true
 make_volumes
 kubectl apply -f deploy/kubernetes/namespace.yaml
-# The gateway's Deployment needs a haproxy image, which is not here
-# offline: the host's HAProxy stands in for it, as above.
+# The host's HAProxy of the steps above is not needed any more: the
+# chart's own gateway Deployment serves this time.
+if [ -n "${gateway_pid:-}" ]; then kill "$gateway_pid"; wait "$gateway_pid" 2>/dev/null || true; gateway_pid=; fi
 "$HELM" --kubeconfig "$WORK/admin.kubeconfig" install cordon deploy/helm/cordon --namespace cordon \
-  --set image.tag=e2e --set gateway.enabled=false \
+  --set image.tag=e2e --set gateway.enabled=true \
+  --set gateway.image.repository="${GATEWAY_IMAGE%:*}" --set gateway.image.tag="${GATEWAY_IMAGE##*:}" \
   --set "auth.principals[0].name=alice" --set "auth.principals[0].sha256=$(sha "$alice")" --set "auth.principals[0].replica=0" \
   --set "auth.principals[1].name=bob" --set "auth.principals[1].sha256=$(sha "$bob")"
 "$HELM" --kubeconfig "$WORK/admin.kubeconfig" status cordon --namespace cordon | head -n 6
 pods_ready deploy/helm
 prove_containment deploy/helm
-gateway_sessions deploy/helm
+
+step "the chart's gateway Deployment (in the cluster, pods found by cluster DNS): sessions of two principals, both eras"
+if ! kubectl -n cordon rollout status deployment/cordon-gateway --timeout=5m; then
+  kubectl -n cordon describe pods -l app.kubernetes.io/component=gateway; die "deploy/helm: the gateway did not become ready"
+fi
+kubectl -n cordon get pods -l app.kubernetes.io/component=gateway -o wide
+gw=$(kubectl -n cordon get pods -l app.kubernetes.io/component=gateway -o jsonpath='{.items[0].metadata.name}')
+gw_ip=$(kubectl -n cordon get pod "$gw" -o jsonpath='{.status.podIP}')
+# The names the chart gives the gateway, resolved in its pod through the
+# cluster DNS (CoreDNS), as HAProxy resolves them.
+for pod in cordon-0 cordon-1; do
+  name=$pod.cordon-headless.cordon.svc.cluster.local
+  kubectl -n cordon exec "$gw" -- getent hosts "$name" ||
+    die "deploy/helm: $name does not resolve in the gateway's pod (log: $WORK/log/coredns.log)"
+done
+# HAProxy resolves a server's name at start and then every second: each
+# replica's backend is up once a request for its sessions gets the pod's
+# own answer (cordon's 404 for an unknown session) and not HAProxy's 503.
+for pod in cordon-0 cordon-1; do
+  for _ in $(seq 1 150); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Mcp-Session-Id: $pod.none" -H "Authorization: Bearer $alice" \
+      -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+      -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' "http://$gw_ip:8080/mcp" || true)
+    [ "$code" != 503 ] && [ "$code" != 000 ] && break; sleep 0.2
+  done
+  echo "gateway -> $pod: HTTP $code"
+  [ "$code" != 503 ] && [ "$code" != 000 ] || { kubectl -n cordon logs "$gw"; die "deploy/helm: the gateway cannot reach $pod"; }
+done
+export CORDON_E2E_GATEWAY=http://$gw_ip:8080/mcp CORDON_E2E_TOKENS="alice=$alice,bob=$bob"
+go test -count=1 -v -run '^TestClusterGateway$' ./deploy/ || { kubectl -n cordon logs "$gw" | tail -n 40; die "deploy/helm: sessions through the in-cluster gateway failed"; }
+echo "the in-cluster gateway's log, its end:"; kubectl -n cordon logs "$gw" | tail -n 4
 
 step "done: every step passed"
