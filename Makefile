@@ -210,9 +210,13 @@ test-deploy: $(HELM)
 	HELM=$(HELM) $(GO) test -count=1 -timeout 20m ./deploy/
 
 # k8s-e2e runs the kit on a real one-node cluster on this machine (root):
-# the control plane built from the Go module proxy (cached; ~20 minutes the
-# first time), Debian's etcd, containerd and CNI plugins, cordon's image
-# (make image), then deploy, containment, the gateway, a roll, and a
-# teardown that leaves nothing behind. Not part of make test.
+# the control plane and CoreDNS built from the Go module proxy, and a
+# gateway image of Debian's HAProxy (cached; ~20 minutes the first time),
+# Debian's etcd, containerd and CNI plugins, cordon's image (make image),
+# then deploy, containment, the gateway on the host and in the cluster
+# (the Helm chart's), a roll with a call in flight, and a teardown that
+# leaves nothing behind. About 4 minutes once cached. Not part of make
+# test, nor of CI (a fresh machine would spend its first 20 minutes
+# building).
 k8s-e2e:
 	./deploy/e2e/k8s-e2e.sh
