@@ -188,8 +188,10 @@ fi
 kubectl() { "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" "$@"; }
 
 step "images: pause (built in Go), the gateway (Debian's HAProxy) and cordon (make image)"
-CGO_ENABLED=0 go build -trimpath -o "$WORK/images/pause" ./deploy/e2e/pause
-"$repo/deploy/e2e/oci-image.sh" "$WORK/images/pause" "$PAUSE" "$WORK/images/pause.tar"
+mkdir -p "$WORK/images/pause-root"
+CGO_ENABLED=0 go build -trimpath -o "$WORK/images/pause-root/pause" ./deploy/e2e/pause
+tar --sort=name --numeric-owner --owner=0 --group=0 --mtime=@0 -C "$WORK/images/pause-root" -cf "$WORK/images/pause-layer.tar" .
+ENTRYPOINT='["/pause"]' "$repo/deploy/e2e/oci-image.sh" "$WORK/images/pause-layer.tar" "$PAUSE" "$WORK/images/pause.tar"
 [ -n "$UNTIL" ] || "$repo/deploy/e2e/haproxy-image.sh" "$GATEWAY_IMAGE" "$WORK/images/haproxy.tar"
 image_tar=${CORDON_IMAGE_TAR:-$repo/dist/image/cordon-image.tar}
 if [ -z "$UNTIL" ]; then
