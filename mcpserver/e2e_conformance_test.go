@@ -36,15 +36,14 @@ import (
 // each with the reason. They test features of the suite's reference server
 // (the "everything server") that cordon does not have and will not grow:
 // its test tools (test_simple_text, test_image_content, …), resources,
-// prompts, completions and logging. cordon offers its own tools and
+// prompts and completions. cordon offers its own tools and
 // nothing else, and answers a method of a capability it does not declare
 // with -32601, as it should. The CLI gets this list as its
 // expected-failures baseline, so an excluded scenario that starts to pass
 // fails the test too: the list stays honest.
 var conformanceExcluded = map[string]string{
-	"logging-set-level":       "cordon declares no logging capability, so logging/setLevel is -32601",
 	"completion-complete":     "completes an argument of the reference prompt test_prompt_with_arguments; cordon has no prompts and declares no completions: -32601",
-	"tools-call-with-logging": "needs the reference tool test_tool_with_logging, and the logging capability",
+	"tools-call-with-logging": "needs the reference tool test_tool_with_logging",
 
 	"tools-call-simple-text":       "needs the reference server's tool test_simple_text",
 	"tools-call-image":             "needs the reference server's tool test_image_content",

@@ -49,12 +49,12 @@ type guardBaseline struct {
 	InnerRoots []string `json:"inner_roots,omitempty"`
 	// Scratch are the guardSet.Scratch of every call that joined.
 	Scratch []string `json:"scratch,omitempty"`
-	// GuardedSince is when the store first guarded this root (Unix
-	// nanoseconds; 0 in an older cordon's baseline). Beyond the search
-	// depth the audit looks into every directory changed since then, not
-	// only since this baseline: a deep directory an earlier call made is
-	// looked in again, so that a repository staged in it over two calls
-	// is the command's too.
+	// GuardedSince is when the earliest cordon process that joined
+	// started (Unix nanoseconds; 0 in an older cordon's baseline). Beyond
+	// the search depth the audit looks into every directory changed since
+	// then, not only since this baseline: a deep directory an earlier call
+	// made is looked in again, so that a repository staged in it over two
+	// calls is the command's too.
 	GuardedSince int64 `json:"guarded_since,omitempty"`
 	// HostChanged are the paths (relative to Root) that the host replaced
 	// while a joined call's sandbox lived, as its watch saw; HostChangedAll
@@ -165,6 +165,17 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 	return base, base.add(set)
 }
 
+// processStart is when this cordon process started: its calls' deep
+// directories were all made since.
+var processStart = time.Now()
+
+// noteGuardedSince makes GuardedSince no later than this process's start.
+func (b *guardBaseline) noteGuardedSince() {
+	if t := processStart.UnixNano(); b.GuardedSince == 0 || t < b.GuardedSince {
+		b.GuardedSince = t
+	}
+}
+
 // add records the paths of set that the baseline does not hold yet (a
 // later call's policy may protect more). Their state is what the joining
 // call found, which an overlapping command may have changed already; what
@@ -265,8 +276,6 @@ var memStore = &memGuardStore{roots: map[string]*memRoot{}}
 type memGuardStore struct {
 	mu    sync.Mutex
 	roots map[string]*memRoot
-	// since is when each root was first guarded in this process.
-	since map[string]int64
 }
 
 type memRoot struct {
@@ -283,13 +292,7 @@ func (s *memGuardStore) begin(set guardSet) (guardHold, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.since[set.Root] == 0 {
-			if s.since == nil {
-				s.since = map[string]int64{}
-			}
-			s.since[set.Root] = time.Now().UnixNano()
-		}
-		base.GuardedSince = s.since[set.Root]
+		base.noteGuardedSince()
 		mr = &memRoot{base: base}
 		s.roots[set.Root] = mr
 	} else if err := mr.base.add(set); err != nil {

@@ -10,9 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -72,29 +70,6 @@ func (s *fileGuardStore) lock() (*os.File, error) {
 func (s *fileGuardStore) files(root string) (live, base string) {
 	k := filepath.Join(s.dir, guardKey(root))
 	return k + ".live", k + ".json"
-}
-
-// guardedSince is when this state directory first guarded root, kept in
-// a file beside the store's (<state>/guarded-since/KEY) that outlives
-// every baseline (Unix nanoseconds). The caller holds the mutex.
-func (s *fileGuardStore) guardedSince(root string) (int64, error) {
-	dir := filepath.Join(s.state, "guarded-since")
-	if err := unix.Mkdir(dir, 0o700); err != nil && err != unix.EEXIST {
-		return 0, &fs.PathError{Op: "mkdir", Path: dir, Err: err}
-	}
-	path := filepath.Join(dir, guardKey(root))
-	if b, err := readStored(path); err == nil {
-		if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && t > 0 {
-			return t, nil
-		}
-	}
-	now := time.Now().UnixNano()
-	f, err := openStoreFile(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	_, err = f.WriteString(strconv.FormatInt(now, 10))
-	return now, errors.Join(err, f.Close())
 }
 
 // forget removes a root's files (the caller holds the mutex, and nobody
@@ -212,8 +187,8 @@ func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
 	} else if err == nil {
 		err = base.add(set)
 	}
-	if err == nil && base.GuardedSince == 0 {
-		base.GuardedSince, err = s.guardedSince(set.Root)
+	if err == nil {
+		base.noteGuardedSince()
 	}
 	var wrote []byte
 	if err == nil {
