@@ -136,3 +136,33 @@ cat ~/.config/gh/hosts.yml; echo "[gh $?]"
 		})
 	}
 }
+
+// TestSecretsNeverInUnderAllowOrDeny: under network allow or deny there is
+// no proxy and no sentinel, and a wide env_passthrough naming the
+// secret's own variable must still not carry the real value in (a red
+// team's repro: a workspace file may narrow restricted to deny).
+func TestSecretsNeverInUnderAllowOrDeny(t *testing.T) {
+	const value = "gh-token-canary" // the harness puts it in cordon's environment
+	for _, network := range []string{"allow", "deny"} {
+		t.Run(network, func(t *testing.T) {
+			w := newWorld(t)
+			cfgDir := filepath.Join(w.home, ".config", "cordon")
+			require.NoError(t, os.MkdirAll(cfgDir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(fmt.Sprintf(`
+network = %q
+env_passthrough = ["GITHUB_TOKEN", "OTHER_NAME"]
+
+[secrets.github]
+from_env = "GITHUB_TOKEN"
+env = "GITHUB_TOKEN"
+hosts = ["localhost"]
+`, network)), 0o644))
+			t.Setenv("OTHER_NAME", "prefix-"+value) // the value under another name
+			cs := w.stdio(t, clientOpts{version: "2025-11-25"})
+			res := call(t, cs, "bash", map[string]any{"command": `echo "sees: [$GITHUB_TOKEN] [$OTHER_NAME]"; env | grep -c canary || true`})
+			out := text(res)
+			assert.Contains(t, out, "sees: [] []", "neither variable comes in")
+			assert.NotContains(t, out, value)
+		})
+	}
+}

@@ -417,7 +417,7 @@ func unavailable(mode sandbox.Mode, err error) *ToolError {
 // configured passthrough; a terminal of its own is a plain one (its escape
 // sequences are stripped from the output anyway).
 func commandEnv(conf Config, tty bool) []string {
-	env := sandbox.Environ(os.Environ(), conf.EnvPassthrough)
+	env := withoutSecretValues(sandbox.Environ(os.Environ(), conf.EnvPassthrough), conf.Secrets)
 	if !tty {
 		return env
 	}

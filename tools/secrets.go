@@ -2,6 +2,7 @@ package tools
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
@@ -27,6 +28,23 @@ func (s *Session) secretVault(conf Config) *secrets.Vault {
 		s.vault = v
 	}
 	return s.vault
+}
+
+// withoutSecretValues drops every variable that holds a secret's real
+// value, in every network mode: a wide env_passthrough (or the secret's
+// own from_env variable passed through) must not carry it in under allow
+// or deny, where no proxy scrubs the environment, nor under a workspace
+// file that narrows restricted to deny.
+func withoutSecretValues(env []string, list []secrets.Secret) []string {
+	if len(list) == 0 {
+		return env
+	}
+	return slices.DeleteFunc(env, func(kv string) bool {
+		_, val, _ := strings.Cut(kv, "=")
+		return slices.ContainsFunc(list, func(s secrets.Secret) bool {
+			return len(s.Value) > 0 && strings.Contains(val, string(s.Value))
+		})
+	})
 }
 
 // withSecretFiles adds the secrets' files to the settings: read-deny for

@@ -73,6 +73,33 @@ func (p *Proxy) intercept(client, target net.Conn, host string, port int) {
 	p.relayHTTP(down, up, host, port)
 }
 
+// namesHost reports whether req names host, the connection's, in its Host
+// header and in an absolute-form target, if it has one.
+func namesHost(req *http.Request, host string) bool {
+	same := func(hostport string) bool {
+		h := hostport
+		if hh, _, err := net.SplitHostPort(hostport); err == nil {
+			h = hh
+		}
+		return strings.EqualFold(strings.TrimSuffix(h, "."), strings.TrimSuffix(host, "."))
+	}
+	return same(req.Host) && (req.URL.Host == "" || same(req.URL.Host))
+}
+
+// encodedAs is the first encoding other than identity among every
+// Content-Encoding header of an answer ("" for none): a second header
+// must not hide a gzip behind a first that says identity.
+func encodedAs(h http.Header) string {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, ce := range strings.Split(v, ",") {
+			if ce = strings.TrimSpace(ce); ce != "" && !strings.EqualFold(ce, "identity") {
+				return ce
+			}
+		}
+	}
+	return ""
+}
+
 // relayHTTP passes requests from the sandbox to host and answers back,
 // one at a time, rewriting each.
 func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
@@ -90,6 +117,14 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			// Answered here: the body is read whole before anything goes on.
 			req.Header.Del("Expect")
 			io.WriteString(down, "HTTP/1.1 100 Continue\r\n\r\n")
+		}
+		if v.SendsTo(host) && !namesHost(req, host) {
+			// A front end that routes by Host (a CDN, a shared ingress)
+			// would hand the injected value to the site the request
+			// names, not to the host the connection and its secrets are
+			// for.
+			writeStatus(down, http.StatusMisdirectedRequest, fmt.Sprintf("cordon's proxy refused a request that names another host than %s, which this connection is for: a secret's value goes to its own hosts only\n", host))
+			return
 		}
 		used, err := p.rewriteRequest(req, host)
 		if err != nil {
@@ -118,7 +153,7 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			return
 		}
 		if v.SendsTo(host) {
-			if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+			if ce := encodedAs(resp.Header); ce != "" {
 				resp.Body.Close()
 				writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy refused an answer from %s encoded as %q: it masks secrets in answers from their hosts and cannot look inside an encoded one\n", host, ce))
 				return

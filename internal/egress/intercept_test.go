@@ -189,3 +189,43 @@ func TestSecretThroughSOCKS(t *testing.T) {
 	assert.Contains(t, string(out), "not one of the secret's hosts")
 	assert.Len(t, w.received(), 1, "the other host got nothing")
 }
+
+// TestSecretGoesToTheConnectionsHostOnly: a request on a connection to the
+// secret's host that names another site (a Host header, or an
+// absolute-form target) is refused before anything reaches the server:
+// a front end routing by Host would hand the value to that site. Found by
+// a red-team review.
+func TestSecretGoesToTheConnectionsHostOnly(t *testing.T) {
+	w := newSecretWorld(t, false)
+	sent := w.v.Sentinel("github")
+	sp := port(w.srv.URL)
+	for name, args := range map[string][]string{
+		"Host header":     {"-i", "-H", "Host: attacker.example", "-H", "Authorization: Bearer " + sent, fmt.Sprintf("https://localhost:%d/", sp)},
+		"absolute target": {"-i", "--request-target", "https://attacker2.example/x", "-H", "Authorization: Bearer " + sent, fmt.Sprintf("https://localhost:%d/", sp)},
+	} {
+		out := w.curl(t, args...)
+		assert.Contains(t, out, "421", name)
+		assert.NotContains(t, out, testSecret, name)
+	}
+	assert.Empty(t, w.received(), "nothing reached the server")
+	out := w.curl(t, "-H", "Host: LOCALHOST.", "-H", "Authorization: Bearer "+sent, fmt.Sprintf("https://localhost:%d/", sp))
+	assert.Contains(t, out, "echo: Bearer ***", "the connection's own host, in any case, still works")
+}
+
+// TestEncodedAsReadsEveryHeader: an answer from a secret's host with
+// Content-Encoding "identity" and then "gzip" is encoded, and refused as
+// such, not passed on unmasked (a red-team review's find).
+func TestEncodedAsReadsEveryHeader(t *testing.T) {
+	for want, values := range map[string][]string{
+		"":     {"identity"},
+		"gzip": {"identity", "gzip"},
+		"br":   {"identity, br"},
+	} {
+		h := http.Header{}
+		for _, v := range values {
+			h.Add("Content-Encoding", v)
+		}
+		assert.Equal(t, want, encodedAs(h), "%q", values)
+	}
+	assert.Equal(t, "", encodedAs(http.Header{}))
+}

@@ -80,5 +80,11 @@ func (v *Vault) MaskedFile(path string) ([]byte, error) {
 	if v.Holds(string(masked)) {
 		return nil, fmt.Errorf("%s: a secret's value survives the masking", path)
 	}
+	if bytes.Equal(masked, data) {
+		// No value in it: the file was rotated (gh auth refresh, npm
+		// login) or leads elsewhere; what it holds now is a credential
+		// cordon does not know, and stays hidden.
+		return nil, fmt.Errorf("%s holds none of the secrets' values", path)
+	}
 	return masked, nil
 }

@@ -33,9 +33,10 @@ func TestSecretMaskedFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "a: "+v.Sentinel("short")+"\nb: "+v.Sentinel("long")+"\nc: "+v.Sentinel("short")+"\n", string(got))
 
-	got, err = v.MaskedFile(write("plain", "nothing secret\n"))
-	require.NoError(t, err)
-	assert.Equal(t, "nothing secret\n", string(got))
+	// A file holding none of the values (rotated since, or led elsewhere)
+	// holds a credential cordon does not know: hidden, never shown.
+	_, err = v.MaskedFile(write("plain", "oauth_token: gho_ROTATED\n"))
+	assert.ErrorContains(t, err, "holds none of the secrets' values")
 
 	_, err = v.MaskedFile(write("big", strings.Repeat("x", maxFileSize+1)))
 	assert.ErrorContains(t, err, "larger than")
