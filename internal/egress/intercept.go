@@ -126,7 +126,7 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			writeStatus(down, http.StatusMisdirectedRequest, fmt.Sprintf("cordon's proxy refused a request that names another host than %s, which this connection is for: a secret's value goes to its own hosts only\n", host))
 			return
 		}
-		used, err := p.rewriteRequest(req, host)
+		used, encoded, err := p.rewriteRequest(req, host)
 		if err != nil {
 			p.refuseSecret(down, host, port, err)
 			return
@@ -158,15 +158,16 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 				writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy refused an answer from %s encoded as %q: it masks secrets in answers from their hosts and cannot look inside an encoded one\n", host, ce))
 				return
 			}
+			m := v.Masker(encoded...)
 			for k, vals := range resp.Header {
 				for i := range vals {
-					resp.Header[k][i] = string(v.Mask([]byte(vals[i])))
+					resp.Header[k][i] = string(m.Mask([]byte(vals[i])))
 				}
 			}
 			resp.Body = struct {
 				io.Reader
 				io.Closer
-			}{v.MaskReader(resp.Body), resp.Body}
+			}{m.Reader(resp.Body), resp.Body}
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			if resp.Write(down) == nil {
@@ -182,31 +183,31 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 	}
 }
 
-// rewriteRequest puts the real values in req for host, or refuses it. It
+// rewriteRequest puts the real values in req for host, or refuses it, and
+// says which secrets it used and the encoded forms of them it made. It
 // reads a body of up to maxRewrittenBody whole; a longer one is left to
 // stream through a guard that refuses it at its first sentinel.
-func (p *Proxy) rewriteRequest(req *http.Request, host string) ([]string, error) {
+func (p *Proxy) rewriteRequest(req *http.Request, host string) (used []string, encoded [][]byte, err error) {
 	v := p.cfg.Secrets
-	var used []string
 	out, u, err := v.Rewrite(host, secrets.Place{Where: "URL"}, []byte(req.RequestURI))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(u) > 0 {
 		if req.URL, err = url.ParseRequestURI(string(out)); err != nil {
-			return nil, fmt.Errorf("cordon: the request's URL is not valid once the secret is in: %w", err)
+			return nil, nil, fmt.Errorf("cordon: the request's URL is not valid once the secret is in: %w", err)
 		}
 		used = append(used, u...)
 	}
 	if _, ok := v.HasSentinel([]byte(req.Host)); ok {
-		return nil, &secrets.Refusal{Secret: "?", Host: host, Where: "Host header"}
+		return nil, nil, &secrets.Refusal{Secret: "?", Host: host, Where: "Host header"}
 	}
 	for name, vals := range req.Header {
 		for i, val := range vals {
 			at := secrets.Place{Where: "header " + name}
 			out, u, err := v.Rewrite(host, at, []byte(val))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			used = append(used, u...)
 			val = string(out)
@@ -216,11 +217,13 @@ func (p *Proxy) rewriteRequest(req *http.Request, host string) ([]string, error)
 				if raw, derr := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); derr == nil {
 					out, u, err := v.Rewrite(host, at, raw)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					if len(u) > 0 {
-						val = scheme + " " + base64.StdEncoding.EncodeToString(out)
+						cred := base64.StdEncoding.EncodeToString(out)
+						val = scheme + " " + cred
 						used = append(used, u...)
+						encoded = append(encoded, []byte(cred))
 					}
 				}
 			}
@@ -229,23 +232,23 @@ func (p *Proxy) rewriteRequest(req *http.Request, host string) ([]string, error)
 	}
 	req.Trailer = nil // arriving after the body, they could not be checked before it went
 	if req.Body == nil || req.Body == http.NoBody {
-		return used, nil
+		return used, encoded, nil
 	}
 	head, err := io.ReadAll(io.LimitReader(req.Body, maxRewrittenBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("cordon: reading the request's body: %w", err)
+		return nil, nil, fmt.Errorf("cordon: reading the request's body: %w", err)
 	}
 	if len(head) > maxRewrittenBody {
 		req.Body = &guardedBody{r: v.GuardReader(io.MultiReader(bytes.NewReader(head), req.Body), host, "body")}
-		return used, nil
+		return used, encoded, nil
 	}
 	out, u, err = v.Rewrite(host, secrets.Place{Where: "body", Body: true}, head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	used = append(used, u...)
 	req.Body, req.ContentLength, req.TransferEncoding = io.NopCloser(bytes.NewReader(out)), int64(len(out)), nil
-	return used, nil
+	return used, encoded, nil
 }
 
 // guardedBody is a streamed body; it remembers the refusal that ended it,

@@ -229,3 +229,18 @@ func TestEncodedAsReadsEveryHeader(t *testing.T) {
 	}
 	assert.Equal(t, "", encodedAs(http.Header{}))
 }
+
+// TestSecretsBasicCredentialEchoIsMasked: a Basic credential the proxy
+// re-encoded with the real value, echoed back by the secret's host, comes
+// back masked like the value itself (a red-team review's find).
+func TestSecretsBasicCredentialEchoIsMasked(t *testing.T) {
+	w := newSecretWorld(t, false)
+	sent := w.v.Sentinel("github")
+	sp := port(w.srv.URL)
+	real := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + testSecret))
+	out := w.curl(t, "-u", "x-access-token:"+sent, fmt.Sprintf("https://localhost:%d/", sp))
+	require.Len(t, w.received(), 1, out)
+	assert.Contains(t, w.received()[0], "Basic "+real, "the server got the real credential")
+	assert.NotContains(t, out, real, "the echo hands the credential back")
+	assert.Equal(t, "echo: Basic "+strings.Repeat("*", len(real)), out)
+}

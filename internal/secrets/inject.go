@@ -96,25 +96,49 @@ func (e entry) sendsTo(host string) bool {
 // Mask hides each real value in b behind a row of '*' as long as the value
 // (an answer that echoes a request must not hand the secret back to the
 // sandbox; the length is kept so that Content-Length stays true).
-func (v *Vault) Mask(b []byte) []byte {
-	if v.Empty() {
-		return b
+func (v *Vault) Mask(b []byte) []byte { return v.Masker().Mask(b) }
+
+// MaskReader masks r's bytes as they stream (see Mask).
+func (v *Vault) MaskReader(r io.Reader) io.Reader { return v.Masker().Reader(r) }
+
+// A Masker hides the vault's values, and the encoded forms of them that
+// the proxy made for one request (a Basic credential it re-encoded), so
+// that an answer echoing the request hands none of them back.
+type Masker struct{ hidden [][]byte }
+
+// Masker is the vault's values and extra.
+func (v *Vault) Masker(extra ...[]byte) Masker {
+	var m Masker
+	if v != nil {
+		for _, e := range v.entries {
+			m.hidden = append(m.hidden, e.Value)
+		}
 	}
-	for _, e := range v.entries {
-		if bytes.Contains(b, e.Value) {
-			b = bytes.ReplaceAll(b, e.Value, bytes.Repeat([]byte("*"), len(e.Value)))
+	for _, x := range extra {
+		if len(x) > 0 {
+			m.hidden = append(m.hidden, x)
+		}
+	}
+	return m
+}
+
+// Mask hides each of m's strings in b behind a row of '*' as long.
+func (m Masker) Mask(b []byte) []byte {
+	for _, h := range m.hidden {
+		if bytes.Contains(b, h) {
+			b = bytes.ReplaceAll(b, h, bytes.Repeat([]byte("*"), len(h)))
 		}
 	}
 	return b
 }
 
-// MaskReader masks r's bytes as they stream (see Mask).
-func (v *Vault) MaskReader(r io.Reader) io.Reader {
+// Reader masks r's bytes as they stream.
+func (m Masker) Reader(r io.Reader) io.Reader {
 	hold := 0
-	for _, e := range v.entries {
-		hold = max(hold, len(e.Value)-1)
+	for _, h := range m.hidden {
+		hold = max(hold, len(h)-1)
 	}
-	return &scanReader{r: r, hold: hold, fn: func(b []byte) ([]byte, error) { return v.Mask(b), nil }}
+	return &scanReader{r: r, hold: hold, fn: func(b []byte) ([]byte, error) { return m.Mask(b), nil }}
 }
 
 // GuardReader passes r's bytes on until a sentinel appears in them, and
