@@ -149,7 +149,8 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 		}
 		resp, err := http.ReadResponse(ur, req)
 		if err != nil {
-			writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy got no answer from %s: %v\n", host, err))
+			// The error may quote what the host sent, the value in it.
+			writeStatus(down, http.StatusBadGateway, string(v.Masker(encoded...).Mask([]byte(fmt.Sprintf("cordon's proxy got no answer from %s: %v\n", host, err)))))
 			return
 		}
 		if v.SendsTo(host) {
@@ -159,11 +160,18 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 				return
 			}
 			m := v.Masker(encoded...)
+			// Every part of the answer the sandbox reads: header names
+			// and values, the status line's reason, and no trailers
+			// (they arrive after the body, past any masking of it).
+			masked := make(http.Header, len(resp.Header))
 			for k, vals := range resp.Header {
-				for i := range vals {
-					resp.Header[k][i] = string(m.Mask([]byte(vals[i])))
+				for _, val := range vals {
+					masked[m.MaskFold(k)] = append(masked[m.MaskFold(k)], string(m.Mask([]byte(val))))
 				}
 			}
+			resp.Header = masked
+			resp.Status = string(m.Mask([]byte(resp.Status)))
+			resp.Trailer = nil
 			resp.Body = struct {
 				io.Reader
 				io.Closer

@@ -244,3 +244,41 @@ func TestSecretsBasicCredentialEchoIsMasked(t *testing.T) {
 	assert.NotContains(t, out, real, "the echo hands the credential back")
 	assert.Equal(t, "echo: Basic "+strings.Repeat("*", len(real)), out)
 }
+
+// TestSecretMaskedInEveryPartOfTheAnswer: a secret's host that echoes the
+// value in the status line's reason, a header's name or a trailer, or
+// sends a line so malformed that the proxy's own 502 quotes it, hands
+// none of it back (a red-team review's finds).
+func TestSecretMaskedInEveryPartOfTheAnswer(t *testing.T) {
+	var roots *x509.CertPool
+	var srv *httptest.Server
+	srv, roots, _ = secretstest.NewUpstream(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		auth := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		conn, buf, err := rw.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		switch r.URL.Path {
+		case "/reason":
+			fmt.Fprintf(buf, "HTTP/1.1 200 Bearer %s\r\nX-%s: x\r\nTransfer-Encoding: chunked\r\nTrailer: X-Echo\r\n\r\n2\r\nok\r\n0\r\nX-Echo: %s\r\n\r\n", auth, auth, auth)
+		default:
+			fmt.Fprintf(buf, "HTTP/1.1 2%s\r\n\r\n", auth)
+		}
+		buf.Flush()
+	}))
+	v, err := secrets.New([]secrets.Secret{{Name: "github", Value: []byte(testSecret), Hosts: []string{"localhost"}, Env: "GITHUB_TOKEN"}})
+	require.NoError(t, err)
+	sp := port(srv.URL)
+	p, err := Start(Config{Rules: Rules{Allowed: []string{fmt.Sprintf("localhost:%d", sp)}}, Secrets: v, UpstreamRoots: roots}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(bundle, v.TrustBundle(), 0o644))
+	for _, path := range []string{"/reason", "/malformed"} {
+		out, _ := exec.Command("curl", "-sS", "-i", "--raw", "--max-time", "20", "--cacert", bundle, "--proxy", fmt.Sprintf("http://127.0.0.1:%d", p.Port()),
+			"-H", "Authorization: Bearer "+v.Sentinel("github"), fmt.Sprintf("https://localhost:%d%s", sp, path)).CombinedOutput()
+		assert.NotContains(t, strings.ToLower(string(out)), strings.ToLower(testSecret), "%s: %s", path, out)
+		assert.Contains(t, string(out), "***", "%s: %s", path, out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Refusal is a sentinel found on its way where its secret may not go. It
@@ -130,6 +131,19 @@ func (m Masker) Mask(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// MaskFold is Mask ignoring case: a header's name comes back in the case
+// Go gives it (X-Ghp_abc for x-ghp_ABC).
+func (m Masker) MaskFold(s string) string {
+	for _, h := range m.hidden {
+		lower, hl := strings.ToLower(s), strings.ToLower(string(h))
+		for i := strings.Index(lower, hl); i >= 0 && len(hl) > 0; i = strings.Index(lower, hl) {
+			s = s[:i] + strings.Repeat("*", len(hl)) + s[i+len(hl):]
+			lower = strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 // Reader masks r's bytes as they stream.
