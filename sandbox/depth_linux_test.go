@@ -67,8 +67,12 @@ func TestMadeBeyondTheBoundDuringACall(t *testing.T) {
 			"old1/old2/old3/old4/old5/placeholder": "",
 		})
 		// The human's tree is older than the call by more than the audit's
-		// slack for change times, as one made before it is.
+		// slack for change times, as one made before it is, and older
+		// than the cordon that serves the call (which looks beyond the
+		// bound into what changed since it started).
 		time.Sleep(changeTimeSlack + 500*time.Millisecond)
+		defer func(old time.Time) { processStart = old }(processStart)
+		processStart = time.Now()
 		out, o := f.launch(f.policy(WorkspaceWrite, NetworkAllow), "/bin/sh", "-c", `set -e
 mkdir -p x1/x2/x3/x4/x5/x6 && cd x1/x2/x3/x4/x5/x6 && git init -q . && printf '#!/bin/sh\necho pwned\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout
 git config core.fsmonitor 'echo pwned'
