@@ -147,31 +147,36 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			}
 			return
 		}
+		m, masks := v.Masker(encoded...), v.SendsTo(host)
 		resp, err := http.ReadResponse(ur, req)
+		for err == nil && isInterim(resp.StatusCode) {
+			// An interim answer (100 Continue, 103 Early Hints) comes
+			// before the final one to the same request: passed on, it
+			// must not be taken for the final one, which would then
+			// answer the sandbox's next request.
+			if masks {
+				maskAnswer(resp, m)
+			}
+			if _, werr := io.WriteString(down, "HTTP/1.1 "+resp.Status+"\r\n"); werr != nil || resp.Header.Write(down) != nil {
+				return
+			}
+			if _, werr := io.WriteString(down, "\r\n"); werr != nil {
+				return
+			}
+			resp, err = http.ReadResponse(ur, req)
+		}
 		if err != nil {
 			// The error may quote what the host sent, the value in it.
-			writeStatus(down, http.StatusBadGateway, string(v.Masker(encoded...).Mask([]byte(fmt.Sprintf("cordon's proxy got no answer from %s: %v\n", host, err)))))
+			writeStatus(down, http.StatusBadGateway, string(m.Mask([]byte(fmt.Sprintf("cordon's proxy got no answer from %s: %v\n", host, err)))))
 			return
 		}
-		if v.SendsTo(host) {
+		if masks {
 			if ce := encodedAs(resp.Header); ce != "" {
 				resp.Body.Close()
 				writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy refused an answer from %s encoded as %q: it masks secrets in answers from their hosts and cannot look inside an encoded one\n", host, ce))
 				return
 			}
-			m := v.Masker(encoded...)
-			// Every part of the answer the sandbox reads: header names
-			// and values, the status line's reason, and no trailers
-			// (they arrive after the body, past any masking of it).
-			masked := make(http.Header, len(resp.Header))
-			for k, vals := range resp.Header {
-				for _, val := range vals {
-					masked[m.MaskFold(k)] = append(masked[m.MaskFold(k)], string(m.Mask([]byte(val))))
-				}
-			}
-			resp.Header = masked
-			resp.Status = string(m.Mask([]byte(resp.Status)))
-			resp.Trailer = nil
+			maskAnswer(resp, m)
 			resp.Body = struct {
 				io.Reader
 				io.Closer
@@ -191,13 +196,34 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 	}
 }
 
+// isInterim reports whether an answer's status is an interim one, which
+// a final answer to the same request follows (101 ends HTTP instead).
+func isInterim(code int) bool {
+	return code >= 100 && code < 200 && code != http.StatusSwitchingProtocols
+}
+
+// maskAnswer hides m's strings in every part of resp's head the sandbox
+// reads: header names and values, the status line's reason, and drops the
+// trailers (they arrive after the body, past any masking of it).
+func maskAnswer(resp *http.Response, m secrets.Masker) {
+	masked := make(http.Header, len(resp.Header))
+	for k, vals := range resp.Header {
+		for _, val := range vals {
+			masked[m.MaskFold(k)] = append(masked[m.MaskFold(k)], string(m.Mask([]byte(val))))
+		}
+	}
+	resp.Header = masked
+	resp.Status = string(m.Mask([]byte(resp.Status)))
+	resp.Trailer = nil
+}
+
 // rewriteRequest puts the real values in req for host, or refuses it, and
 // says which secrets it used and the encoded forms of them it made. It
 // reads a body of up to maxRewrittenBody whole; a longer one is left to
 // stream through a guard that refuses it at its first sentinel.
 func (p *Proxy) rewriteRequest(req *http.Request, host string) (used []string, encoded [][]byte, err error) {
 	v := p.cfg.Secrets
-	out, u, err := v.Rewrite(host, secrets.Place{Where: "URL"}, []byte(req.RequestURI))
+	out, u, err := v.Rewrite(host, secrets.Place{Where: "URL", URL: true}, []byte(req.RequestURI))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,11 +1,13 @@
 package egress
 
 import (
+	"bufio"
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,7 +50,7 @@ func newSecretWorld(t *testing.T, injectBody bool) *secretWorld {
 		fmt.Fprintf(rw, "echo: %s", r.Header.Get("Authorization"))
 	}))
 	v, err := secrets.New([]secrets.Secret{{Name: "github", Value: []byte(testSecret), Hosts: []string{"localhost"},
-		Env: "GITHUB_TOKEN", InjectBody: injectBody}})
+		Env: "GITHUB_TOKEN", InjectBody: injectBody, InjectURL: true}})
 	require.NoError(t, err)
 	w.v = v
 	sp := port(w.srv.URL)
@@ -281,4 +283,108 @@ func TestSecretMaskedInEveryPartOfTheAnswer(t *testing.T) {
 		assert.NotContains(t, strings.ToLower(string(out)), strings.ToLower(testSecret), "%s: %s", path, out)
 		assert.Contains(t, string(out), "***", "%s: %s", path, out)
 	}
+}
+
+// hijackWorld is a proxy with one secret, github, before a TLS server
+// that writes its answers by hand (serve gets the request's Authorization
+// value and writes the raw answer).
+func hijackWorld(t *testing.T, github secrets.Secret, serve func(r *http.Request, auth string, buf *bufio.ReadWriter)) (v *secrets.Vault, curl func(args ...string) string, sp int) {
+	srv, roots, _ := secretstest.NewUpstream(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		auth := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		conn, buf, err := rw.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		serve(r, auth, buf)
+		buf.Flush()
+	}))
+	v, err := secrets.New([]secrets.Secret{github})
+	require.NoError(t, err)
+	sp = port(srv.URL)
+	p, err := Start(Config{Rules: Rules{Allowed: []string{fmt.Sprintf("localhost:%d", sp)}}, Secrets: v, UpstreamRoots: roots}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(bundle, v.TrustBundle(), 0o644))
+	return v, func(args ...string) string {
+		all := append([]string{"-sS", "--max-time", "20", "--cacert", bundle, "--proxy", fmt.Sprintf("http://127.0.0.1:%d", p.Port())}, args...)
+		out, _ := exec.Command("curl", all...).CombinedOutput()
+		return string(out)
+	}, sp
+}
+
+// TestSecretInTheURLArrivesWhole: a value with bytes a URL gives a
+// meaning ('+' is a space in a query, '/' splits a path, '%' starts an
+// escape) reaches the host as the value itself, in a query and in a path,
+// and its echo, decoded or not, comes back masked (a red-team review
+// found a '+' turned into a space, which the masking missed).
+func TestSecretInTheURLArrivesWhole(t *testing.T) {
+	const value = "ghp_a+b/c%2Fd e=f&g0123456789"
+	var got []string
+	var mu sync.Mutex
+	v, curl, sp := hijackWorld(t, githubSecret(value, true), func(r *http.Request, _ string, buf *bufio.ReadWriter) {
+		key, path := r.URL.Query().Get("key"), strings.TrimPrefix(r.URL.Path, "/p/")
+		mu.Lock()
+		got = append(got, key, path)
+		mu.Unlock()
+		body := fmt.Sprintf("query %s\nraw %s\npath %s\nescaped %s\n", key, r.URL.RawQuery, path, r.URL.EscapedPath())
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	})
+	sent := v.Sentinel("github")
+	out := curl(fmt.Sprintf("https://localhost:%d/p/%s?key=%s", sp, sent, sent))
+	mu.Lock()
+	assert.Equal(t, []string{value, value}, got, "the host decoded the value itself, in the query and in the path: %s", out)
+	mu.Unlock()
+	assert.Contains(t, out, "query ***", out)
+	for _, form := range []string{value, strings.ReplaceAll(value, "+", " "), url.QueryEscape(value), url.PathEscape(value), "ghp_a", "0123456789"} {
+		assert.NotContains(t, out, form, "a form of the value came back")
+	}
+}
+
+// TestSecretHostsInterimAnswer: a host that sends an interim answer (103
+// Early Hints) before the final one keeps the relay in step — the final
+// answer reaches the request it belongs to, and the next request on the
+// connection gets its own — and the interim answer's headers are masked
+// too.
+func TestSecretHostsInterimAnswer(t *testing.T) {
+	v, curl, sp := hijackWorld(t, githubSecret(testSecret, false), func(r *http.Request, auth string, buf *bufio.ReadWriter) {
+		for {
+			body := "answer to " + r.URL.Path
+			fmt.Fprintf(buf, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\nX-Echo: %s\r\n\r\n", auth)
+			fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			buf.Flush()
+			next, err := http.ReadRequest(buf.Reader)
+			if err != nil {
+				return
+			}
+			r, auth = next, strings.TrimPrefix(next.Header.Get("Authorization"), "Bearer ")
+		}
+	})
+	auth := "Authorization: Bearer " + v.Sentinel("github")
+	base := fmt.Sprintf("https://localhost:%d", sp)
+	out := curl("-i", "-H", auth, base+"/one", "-H", auth, base+"/two")
+	assert.Contains(t, out, "answer to /one", out)
+	assert.Contains(t, out, "answer to /two", out)
+	assert.Less(t, strings.Index(out, "answer to /one"), strings.Index(out, "answer to /two"), out)
+	assert.Contains(t, out, "X-Echo: "+strings.Repeat("*", len(testSecret)), "the interim answer passed on, masked")
+	assert.NotContains(t, out, testSecret)
+}
+
+// TestSecretInTheURLOnlyWhenConfigured: without inject_url a sentinel in
+// the URL to the secret's own host is refused, and nothing reaches it: a
+// path or a query is data the host may keep (a file name, a search) and
+// serve back to the sandbox.
+func TestSecretInTheURLOnlyWhenConfigured(t *testing.T) {
+	var reached atomic.Int32
+	v, curl, sp := hijackWorld(t, githubSecret(testSecret, false), func(*http.Request, string, *bufio.ReadWriter) { reached.Add(1) })
+	out := curl("-i", fmt.Sprintf("https://localhost:%d/repos/o/r/contents/%s", sp, v.Sentinel("github")))
+	assert.Contains(t, out, "403", out)
+	assert.Contains(t, out, "inject_url", out)
+	assert.Zero(t, reached.Load(), "the request reached the host")
+}
+
+// githubSecret is the test's secret for localhost.
+func githubSecret(value string, injectURL bool) secrets.Secret {
+	return secrets.Secret{Name: "github", Value: []byte(value), Hosts: []string{"localhost"}, Env: "GITHUB_TOKEN", InjectURL: injectURL}
 }

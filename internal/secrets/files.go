@@ -36,25 +36,29 @@ func (v *Vault) Files() []string {
 	return out
 }
 
-// Sentinelize replaces each real value in b by its sentinel. Longer values
-// go first, so that a value holding another is replaced whole.
+// Sentinelize replaces each real value in b, in each of its forms (a
+// credential file may hold it percent-encoded, as git's store does), by
+// its sentinel. Longer forms go first, so that a value holding another is
+// replaced whole.
 func (v *Vault) Sentinelize(b []byte) []byte {
 	if v.Empty() {
 		return b
 	}
-	order := slices.Clone(v.entries)
-	slices.SortStableFunc(order, func(x, y entry) int { return cmp.Compare(len(y.Value), len(x.Value)) })
-	for _, e := range order {
-		b = bytes.ReplaceAll(b, e.Value, []byte(e.sentinel))
+	type swap struct{ form, sentinel []byte }
+	var order []swap
+	for _, e := range v.entries {
+		for _, f := range forms(e.Value) {
+			order = append(order, swap{f, []byte(e.sentinel)})
+		}
+	}
+	slices.SortStableFunc(order, func(x, y swap) int { return cmp.Compare(len(y.form), len(x.form)) })
+	for _, s := range order {
+		b = bytes.ReplaceAll(b, s.form, s.sentinel)
 	}
 	return b
 }
 
-// MaskedFile reads the regular file at path, which the caller resolved,
-// and returns its content with every real value replaced by its sentinel.
-// It fails, so that the path stays hidden, for anything it cannot show
-// without a real value: not a regular file, larger than 1 MiB, or a
-// content where a value survives the replacement.
+// MaskedFile is Masked of the file at path.
 func (v *Vault) MaskedFile(path string) ([]byte, error) {
 	// O_NONBLOCK: a FIFO put in the file's place must not hang the call.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -62,6 +66,15 @@ func (v *Vault) MaskedFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return v.Masked(f)
+}
+
+// Masked reads f and returns its content with every real value replaced
+// by its sentinel. It fails, so that the file stays hidden, for anything
+// it cannot show without a real value: not a regular file, larger than
+// 1 MiB, or a content where a value survives the replacement.
+func (v *Vault) Masked(f *os.File) ([]byte, error) {
+	path := f.Name()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err

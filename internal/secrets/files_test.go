@@ -48,3 +48,21 @@ func TestSecretMaskedFile(t *testing.T) {
 
 	assert.Equal(t, []string(nil), v.Files())
 }
+
+// TestSecretMaskedFileEveryForm: a credential file that holds the value
+// percent-encoded (git's credential store writes it so) shows the
+// sentinel in its place, and no form of the value survives.
+func TestSecretMaskedFileEveryForm(t *testing.T) {
+	const value = "ghp_a+b/c=d0123456789"
+	v, err := New([]Secret{{Name: "gh", Value: []byte(value), Hosts: []string{"github.com"}, Env: "GH_TOKEN"}})
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), ".git-credentials")
+	require.NoError(t, os.WriteFile(p, []byte("https://octo:ghp_a%2Bb%2Fc%3Dd0123456789@github.com\nhttps://octo:"+value+"@example.com\n"), 0o600))
+	got, err := v.MaskedFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "https://octo:"+v.Sentinel("gh")+"@github.com\nhttps://octo:"+v.Sentinel("gh")+"@example.com\n", string(got))
+	for _, f := range forms([]byte(value)) {
+		assert.NotContains(t, string(got), string(f))
+		assert.True(t, v.Holds("x"+string(f)+"y"), "Holds sees %q", f)
+	}
+}

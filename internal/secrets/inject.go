@@ -31,6 +31,8 @@ func (r *Refusal) Error() string {
 type Place struct {
 	Where string
 	Body  bool
+	// URL puts the value in percent-encoded (urlEncoded).
+	URL bool
 }
 
 // Rewrite replaces, in b bound for host, each sentinel whose secret may be
@@ -48,14 +50,33 @@ func (v *Vault) Rewrite(host string, at Place, b []byte) (out []byte, used []str
 		if !e.sendsTo(host) {
 			return nil, nil, &Refusal{Secret: e.Name, Host: host, Where: at.Where}
 		}
-		if at.Body && !e.InjectBody {
-			return nil, nil, &Refusal{Secret: e.Name, Host: host, Where: at.Where,
-				Why: "and the secret is injected into headers and the URL only (inject_body = false)"}
+		if at.Body && !e.InjectBody || at.URL && !e.InjectURL {
+			return nil, nil, &Refusal{Secret: e.Name, Host: host, Where: at.Where, Why: e.injectedWhere()}
 		}
-		out = bytes.ReplaceAll(out, []byte(e.sentinel), e.Value)
+		value := e.Value
+		if at.URL {
+			value = urlEncoded(value, upperHex)
+		}
+		out = bytes.ReplaceAll(out, []byte(e.sentinel), value)
 		used = append(used, e.Name)
 	}
 	return out, used, nil
+}
+
+// injectedWhere says, for a refusal, where the proxy puts e's value.
+func (e entry) injectedWhere() string {
+	places := "headers"
+	switch {
+	case e.InjectBody && e.InjectURL:
+		return "" // everywhere: never a refusal of place
+	case e.InjectBody:
+		places += " and bodies (inject_url = false)"
+	case e.InjectURL:
+		places += " and the URL (inject_body = false)"
+	default:
+		places += " only (inject_body and inject_url are false)"
+	}
+	return "and the secret is injected into " + places
 }
 
 // HasSentinel reports whether b holds any sentinel of the vault.
@@ -107,12 +128,12 @@ func (v *Vault) MaskReader(r io.Reader) io.Reader { return v.Masker().Reader(r) 
 // that an answer echoing the request hands none of them back.
 type Masker struct{ hidden [][]byte }
 
-// Masker is the vault's values and extra.
+// Masker is the vault's values in each of their forms, and extra.
 func (v *Vault) Masker(extra ...[]byte) Masker {
 	var m Masker
 	if v != nil {
 		for _, e := range v.entries {
-			m.hidden = append(m.hidden, e.Value)
+			m.hidden = append(m.hidden, forms(e.Value)...)
 		}
 	}
 	for _, x := range extra {

@@ -87,6 +87,7 @@ type Info struct {
 	Env        string   `json:"env,omitempty"`
 	Hosts      []string `json:"hosts"`
 	InjectBody bool     `json:"inject_body,omitempty"`
+	InjectURL  bool     `json:"inject_url,omitempty"`
 }
 
 // Describe lists the secrets without their values or sentinels.
@@ -121,8 +122,10 @@ func (v *Vault) Holds(s string) bool {
 		return false
 	}
 	for _, e := range v.entries {
-		if strings.Contains(s, string(e.Value)) {
-			return true
+		for _, f := range forms(e.Value) {
+			if strings.Contains(s, string(f)) {
+				return true
+			}
 		}
 	}
 	return false
@@ -132,7 +135,7 @@ func (v *Vault) Holds(s string) bool {
 func Describe(list []Secret) []Info {
 	var out []Info
 	for _, s := range list {
-		out = append(out, Info{Name: s.Name, Env: s.Env, Hosts: slices.Clone(s.Hosts), InjectBody: s.InjectBody})
+		out = append(out, Info{Name: s.Name, Env: s.Env, Hosts: slices.Clone(s.Hosts), InjectBody: s.InjectBody, InjectURL: s.InjectURL})
 	}
 	return out
 }
