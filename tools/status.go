@@ -119,8 +119,8 @@ func (tb *Toolbox) Status(_ context.Context, call Call, _ StatusInput) (*Result,
 		fmt.Fprintf(&b, "  enforced by: %s\n", fields.NetworkEnforcer)
 		fmt.Fprintf(&b, "  programs that ignore the proxy: %s\n", fields.ProxyIgnored)
 		for _, sec := range fields.Secrets {
-			fmt.Fprintf(&b, "  secret %s: $%s holds a sentinel, not the value; the egress proxy puts the real value in place of the sentinel in HTTPS requests to %s only (headers and URL%s) and refuses a request that carries it anywhere else\n",
-				sec.Name, sec.Env, strings.Join(sec.Hosts, ", "), map[bool]string{true: ", bodies too", false: ""}[sec.InjectBody])
+			fmt.Fprintf(&b, "  secret %s: $%s holds a sentinel, not the value; the egress proxy puts the real value in place of the sentinel in HTTPS requests to %s only (headers%s) and refuses a request that carries it anywhere else\n",
+				sec.Name, sec.Env, strings.Join(sec.Hosts, ", "), map[bool]string{true: ", the URL", false: ""}[sec.InjectURL]+map[bool]string{true: ", bodies", false: ""}[sec.InjectBody])
 		}
 		for _, sec := range call.conf().Secrets {
 			if len(sec.Files) > 0 {

@@ -459,6 +459,9 @@ func secretLine(s config.SecretSpec, n sandbox.Network) string {
 		from = "command " + strings.Join(s.FromCommand, " ")
 	}
 	line := fmt.Sprintf("%s (%s; sent to %s only; value from %s", s.Name, seen, strings.Join(s.Hosts, ", "), from)
+	if s.InjectURL {
+		line += "; the URL too"
+	}
 	if s.InjectBody {
 		line += "; bodies too"
 	}

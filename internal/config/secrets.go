@@ -29,6 +29,7 @@ import (
 //	env = "GITHUB_TOKEN"            # what the sandbox sees, as a sentinel
 //	hosts = ["api.github.com", "github.com"]
 //	inject_body = false             # also replace the sentinel in request bodies
+//	inject_url = false              # also replace it in the request's URL
 //	files = ["~/.config/gh/hosts.yml"]  # files that hold the value: never readable inside, masked under bwrap
 
 // SecretSpec is one [secrets.NAME] table.
@@ -40,12 +41,13 @@ type SecretSpec struct {
 	Env         string   `json:"env,omitempty"`
 	Hosts       []string `json:"hosts"`
 	InjectBody  bool     `json:"inject_body,omitempty"`
+	InjectURL   bool     `json:"inject_url,omitempty"`
 	Files       []string `json:"files,omitempty"`
 	Origin      Origin   `json:"origin"`
 }
 
 // secretKeys are the keys of a [secrets.NAME] table.
-var secretKeys = []string{"env", "files", "from_command", "from_env", "from_file", "hosts", "inject_body"}
+var secretKeys = []string{"env", "files", "from_command", "from_env", "from_file", "hosts", "inject_body", "inject_url"}
 
 var secretNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
@@ -121,12 +123,16 @@ func (d *tomlDoc) parseSecrets(l *layer, report func(toml.Key, string, ...any)) 
 						fail(k, "%v", err)
 					}
 				}
-			case "inject_body":
+			case "inject_body", "inject_url":
 				b, ok := v.(bool)
 				if !ok {
 					fail(k, "must be true or false; this is %s", typeName(v))
 				}
-				spec.InjectBody = b
+				if k == "inject_body" {
+					spec.InjectBody = b
+				} else {
+					spec.InjectURL = b
+				}
 			default:
 				fail(k, "unknown key%s; remove it ([secrets.%s] has %s)", suggest(k, secretKeys), name, strings.Join(secretKeys, ", "))
 			}
@@ -191,7 +197,7 @@ func ResolveSecrets(specs []SecretSpec, home string) ([]secrets.Secret, error) {
 			errs = append(errs, fmt.Errorf("%s: secrets.%s: %w", fileLine(s.Origin.File, s.Origin.Line), s.Name, err))
 			continue
 		}
-		sec := secrets.Secret{Name: s.Name, Value: v, Hosts: s.Hosts, Env: s.Env, InjectBody: s.InjectBody,
+		sec := secrets.Secret{Name: s.Name, Value: v, Hosts: s.Hosts, Env: s.Env, InjectBody: s.InjectBody, InjectURL: s.InjectURL,
 			Files: s.files(home)}
 		if err := sec.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", fileLine(s.Origin.File, s.Origin.Line), err))

@@ -34,6 +34,7 @@ files = ["~/.npmrc", "/etc/npmrc"]
 from_command = ["printf", "cmd-token-%s", "xyz12345"]
 env = "CMD_TOKEN"
 hosts = ["example.com"]
+inject_url = true
 `).workspace(`
 [secrets.steal]
 from_env = "CORDON_TEST_TOKEN"
@@ -54,6 +55,8 @@ hosts = ["evil.example"]
 		if s.Name == "npm" {
 			assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc"}, s.Files, "files, ~/ expanded")
 		}
+		assert.Equal(t, s.Name == "npm", s.InjectBody, "inject_body of %s", s.Name)
+		assert.Equal(t, s.Name == "cmd", s.InjectURL, "inject_url of %s", s.Name)
 	}
 	assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc"}, SecretFiles(c.Secrets, l.home))
 
@@ -66,6 +69,7 @@ hosts = ["evil.example"]
 		"[secrets.a]\nfrom_env = \"T\"\nhosts = [\"x.io\"]\nenv = \"1BAD\"\n":                    "not a variable name",
 		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"x.io\"]\nfiles = [\".npmrc\"]\n": "must start with / or ~/",
 		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"x.io\"]\nfiles = \"~/.npmrc\"\n": "must be an array of strings",
+		"[secrets.a]\nfrom_env = \"T\"\nenv = \"A\"\nhosts = [\"x.io\"]\ninject_url = \"yes\"\n": "must be true or false",
 	} {
 		_, err := newLayers(t).user(doc).sources(Flags{}).Load()
 		require.Error(t, err, doc)

@@ -27,10 +27,12 @@ type Secret struct {
 	// Env is the environment variable in which the sandbox sees the
 	// sentinel ("" for none).
 	Env string
-	// InjectBody also replaces the sentinel in request bodies to Hosts
-	// (headers and the request line are always replaced). Off by default:
-	// a body is data the host may store and serve back.
+	// InjectBody also replaces the sentinel in request bodies to Hosts,
+	// and InjectURL in the request's URL (headers are always replaced).
+	// Off by default: a body, and a URL's path or query, are data the host
+	// may store and serve back (a file name, a search).
 	InjectBody bool
+	InjectURL  bool
 	// Files are absolute paths of files that hold the value (a tool's
 	// credential file): the sandbox never reads them, and under bwrap sees
 	// a copy with each value replaced by its sentinel (files.go).
