@@ -41,6 +41,9 @@ type EgressHooks struct {
 	// UpstreamRoots verify the real hosts behind the terminated TLS; nil
 	// is the system's roots (tests give their server's).
 	UpstreamRoots *x509.CertPool
+	// Resolve looks a name up for the proxy; nil is the system's
+	// resolver (tests give the names of their servers).
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // egressSocketDir is where, inside bwrap, the directory of the proxy's
@@ -83,7 +86,7 @@ func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egress
 		sock = filepath.Join(ep.dir, "s")
 	}
 	if withSecrets {
-		if err := ep.withSecrets(hooks.Secrets, withSocket, everWritable(p)); err != nil {
+		if err := ep.withSecrets(hooks.Secrets, withSocket, p); err != nil {
 			ep.close()
 			return nil, fmt.Errorf("egress proxy: %w", err)
 		}
@@ -97,6 +100,7 @@ func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egress
 		Secrets:       ep.secrets,
 		SecretUsed:    hooks.SecretUsed,
 		UpstreamRoots: hooks.UpstreamRoots,
+		Resolve:       hooks.Resolve,
 	}, sock)
 	if err != nil {
 		ep.close()

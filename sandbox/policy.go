@@ -123,6 +123,12 @@ type ExecutionPolicy struct {
 	// readDenyDirs are the directories in the writable roots on the way to
 	// those entries: pinned, for the same reason.
 	readDenyDirs []string
+	// readDenyBesideSecrets is the read-deny list but for the secrets'
+	// files, and home Settings.Home, canonical: a secret's path that a
+	// symlink below home leads into that list is hidden, never masked
+	// (secrets.go).
+	readDenyBesideSecrets []string
+	home                  string
 	// secretFilesInRoots are the secret files in a writable root, or
 	// reached through one: Landlock cannot refuse their read (secrets.go).
 	secretFilesInRoots []string
@@ -276,6 +282,12 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	p.secretFilesInRoots = secretFilesIn(set.SecretFiles, p.WritableRoots)
+	if len(set.SecretFiles) > 0 {
+		beside := set
+		beside.SecretFiles = nil
+		p.readDenyBesideSecrets, _, _ = readDenyList(beside, p.WritableRoots, nil)
+		p.home = canonicalOrClean(set.Home)
+	}
 	if p.Mode == WorkspaceWrite {
 		found, err := findReposAndNames(userRoots(p), p.ProtectedNames, &in)
 		p.Repos, p.named, p.RepoScanIncomplete, p.repoScanWhole, p.unconfinable = found.repos, found.named, found.incomplete, found.whole, err

@@ -149,3 +149,40 @@ func TestSecretFilesInWorkspaceHiddenOrRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestSecretFileLedIntoAnotherCredential: a secret's file in a directory
+// another session writes (its workspace), which a command there made a
+// symlink or a hard link to another credential file that also holds the
+// value, shows no copy of that file: the copy would show every other
+// credential in it. A link below the home to a file the sandbox reads
+// anyway still shows the masked copy, as a dotfiles link in the home does
+// (TestSecretFilesMaskedOrDenied).
+func TestSecretFileLedIntoAnotherCredential(t *testing.T) {
+	eachBackend(t, func(t *testing.T, prov Provider) {
+		f := newFixture(t, prov)
+		creds := filepath.Join(f.home, ".git-credentials")
+		require.NoError(t, os.WriteFile(creds, []byte("https://octo:"+realToken+"@github.com\nhttps://octo:OTHER-CRED-CANARY@gitlab.example\n"), 0o600))
+		notes := filepath.Join(f.home, "notes", "npmrc")
+		require.NoError(t, os.MkdirAll(filepath.Dir(notes), 0o755))
+		require.NoError(t, os.WriteFile(notes, []byte("//registry.npmjs.org/:_authToken="+realToken+"\n"), 0o600))
+		linked, hard, readable := filepath.Join(f.home, "projB", ".npmrc"), filepath.Join(f.home, "projC", ".npmrc"), filepath.Join(f.home, "projD", ".npmrc")
+		for _, p := range []string{linked, hard, readable} {
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		}
+		require.NoError(t, os.Symlink(creds, linked))
+		require.NoError(t, os.Link(creds, hard))
+		require.NoError(t, os.Symlink(notes, readable))
+		w := &secretFilesWorld{f: f, file: linked}
+		var err error
+		w.v, err = secrets.New([]secrets.Secret{{Name: "npm", Value: []byte(realToken), Hosts: []string{"registry.npmjs.org"},
+			Env: "NPM_TOKEN", Files: []string{linked, hard, readable}}})
+		require.NoError(t, err)
+		o, err := w.run(t, `for f in ~/projB/.npmrc ~/projC/.npmrc ~/projD/.npmrc; do cat "$f"; echo "[$f $?]"; done`)
+		require.NoError(t, err, o)
+		assert.NotContains(t, o, "OTHER-CRED-CANARY", "no copy of another credential file")
+		assert.NotContains(t, o, "gitlab.example", "no copy of another credential file")
+		if prov.Name() == "bwrap" {
+			assert.Contains(t, o, "_authToken="+w.v.Sentinel("npm")+"\n[", "a link to a readable file is masked: %s", o)
+		}
+	})
+}

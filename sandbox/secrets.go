@@ -26,7 +26,7 @@ const bundleName = "ca.pem"
 // command finds it: under bwrap in the directory bound at
 // egressSocketDir, elsewhere at its own path. Under bwrap it also masks
 // the secrets' files outside the writable roots.
-func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool, writable []string) error {
+func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool, p ExecutionPolicy) error {
 	path := filepath.Join(ep.dir, bundleName)
 	if err := os.WriteFile(path, v.TrustBundle(), 0o644); err != nil {
 		return err
@@ -36,7 +36,7 @@ func (ep *egressEndpoint) withSecrets(v *secrets.Vault, bound bool, writable []s
 	ep.secrets, ep.bundleInside = v, path
 	if bound {
 		ep.bundleInside = egressSocketDir + "/" + bundleName
-		ep.maskFiles(v, writable)
+		ep.maskFiles(v, p)
 	}
 	return nil
 }
@@ -67,9 +67,21 @@ func SecretFilesSeen(backend string) string {
 // in read-only mode too), or reached through one (a symlink or a directory
 // on the way), is hidden, not masked: a command could have made it a link
 // to another credential (.npmrc -> ~/.ssh/id_ed25519), whose copy, holding
-// no secret's value, would be shown whole. Outside them nothing confined
-// can change where the path leads.
-func (ep *egressEndpoint) maskFiles(v *secrets.Vault, writable []string) {
+// no secret's value, would be shown whole.
+//
+// Roots this session never writes may be another session's, which could
+// do the same. No sandbox can make a link in the home directory or above
+// it (no writable root holds the home), so a link there is the human's (a
+// dotfiles repository's); a path that passes a link deeper down is masked
+// only where the file it reaches is one the sandbox may read anyway,
+// never in the rest of the read-deny list (the credential list,
+// extra_read_deny, cordon's state): the copy shows nothing but the
+// secret's own file with the values masked. The file is then opened
+// where the path led, with no symlink followed (a link made since is
+// refused, not followed), and must be the user's own with one name (a
+// hard link would be a way in to another file).
+func (ep *egressEndpoint) maskFiles(v *secrets.Vault, p ExecutionPolicy) {
+	writable := everWritable(p)
 	for i, f := range v.Files() {
 		place, err := filepath.EvalSymlinks(f)
 		if err != nil {
@@ -78,7 +90,10 @@ func (ep *egressEndpoint) maskFiles(v *secrets.Vault, writable []string) {
 		if len(secretFilesIn([]string{f}, writable)) > 0 {
 			continue
 		}
-		data, err := v.MaskedFile(place)
+		if linkedFromBelow(f, p.home) && withinAny(place, p.readDenyBesideSecrets) {
+			continue
+		}
+		data, err := maskedAt(v, place)
 		if err != nil {
 			continue
 		}
@@ -91,6 +106,27 @@ func (ep *egressEndpoint) maskFiles(v *secrets.Vault, writable []string) {
 		}
 		ep.masked[place] = cp
 	}
+}
+
+// linkedFromBelow reports whether the way to path passes a symlink that
+// lies below home, where a sandbox of some session may have made it.
+func linkedFromBelow(path, home string) bool {
+	links, _ := linksOnTheWay(path)
+	return slices.ContainsFunc(links, func(l string) bool { return home == "" || !within(home, filepath.Dir(l)) })
+}
+
+// maskedAt is how a masked copy is read: at place, no symlink
+// followed on the way, the user's own file with one name.
+func maskedAt(v *secrets.Vault, place string) ([]byte, error) {
+	f, err := openNoSymlinks(place)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := soleOwnName(f); err != nil {
+		return nil, err
+	}
+	return v.Masked(f)
 }
 
 // maskedWithin are the masked files beneath dir (a hidden read-deny
