@@ -23,6 +23,13 @@ import (
 // and in PEM (for a process that reads SSL_CERT_FILE).
 func NewUpstream(t testing.TB, h http.Handler) (*httptest.Server, *x509.CertPool, []byte) {
 	t.Helper()
+	return NewUpstreamOn(t, nil, []string{"localhost"}, h)
+}
+
+// NewUpstreamOn is NewUpstream serving on ln (nil: a loopback port) with a
+// certificate for names too.
+func NewUpstreamOn(t testing.TB, ln net.Listener, names []string, h http.Handler) (*httptest.Server, *x509.CertPool, []byte) {
+	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	check(t, err)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test upstream CA"},
@@ -34,13 +41,17 @@ func NewUpstream(t testing.TB, h http.Handler) (*httptest.Server, *x509.CertPool
 	check(t, err)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	check(t, err)
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+		DNSNames: names, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
 	check(t, err)
 	srv := httptest.NewUnstartedServer(h)
+	if ln != nil {
+		srv.Listener.Close()
+		srv.Listener = ln
+	}
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
