@@ -27,7 +27,8 @@ import (
 // real value put in for the sentinel, on an upstream at a public address
 // on port 443 as a real API's is; the same sentinel sent by them to
 // another allowed host is refused and never reaches it (its hit log stays
-// empty); an unlisted host is refused before anything reaches it.
+// empty); an unlisted host is refused before anything reaches it; and with
+// the secret's host in denied_domains nothing reaches any host.
 func TestSecretsThroughCapture(t *testing.T) {
 	prov := newBwrap()
 	if res := probeProvider(prov, t.TempDir()); !res.OK {
@@ -88,32 +89,37 @@ for host in api other unlisted; do
 done
 env | grep -c -F -e "${API_TOKEN#cordon-sentinel-}" -e REALVALUE
 `
-	p := f.policy(WorkspaceWrite, NetworkRestricted)
-	p.AllowedDomains = []string{"api.secret.test", "other.secret.test"}
-	var logged []string
-	var buf bytes.Buffer
-	ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	_, err = ex.Run(ctx, p, RunSpec{
-		Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
-		Env:    append(envWithout("HOME"), "HOME="+f.home),
-		Stdout: &buf, Stderr: &buf, OwnGroup: true,
-		Egress: EgressHooks{Secrets: v, UpstreamRoots: roots,
-			Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
-				if strings.HasSuffix(host, ".secret.test") {
-					return []netip.Addr{addr}, nil
-				}
-				return nil, fmt.Errorf("no such host %s", host)
-			},
-			SecretUsed: func(host string, port int, name string, r *secrets.Refusal) {
-				mu.Lock()
-				defer mu.Unlock()
-				logged = append(logged, fmt.Sprintf("%s:%d %s refused=%v", host, port, name, r != nil))
-			}},
-	})
-	o := buf.String()
-	require.NoError(t, err, o)
+	run := func(denied []string) (string, []string) {
+		p := f.policy(WorkspaceWrite, NetworkRestricted)
+		p.AllowedDomains, p.DeniedDomains = []string{"api.secret.test", "other.secret.test"}, denied
+		var logged []string
+		var buf bytes.Buffer
+		ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required}
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		_, err := ex.Run(ctx, p, RunSpec{
+			Argv: []string{"bash", "-c", script}, Dir: p.WorkspaceRoot,
+			Env:    append(envWithout("HOME"), "HOME="+f.home),
+			Stdout: &buf, Stderr: &buf, OwnGroup: true,
+			Egress: EgressHooks{Secrets: v, UpstreamRoots: roots,
+				Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+					if strings.HasSuffix(host, ".secret.test") {
+						return []netip.Addr{addr}, nil
+					}
+					return nil, fmt.Errorf("no such host %s", host)
+				},
+				SecretUsed: func(host string, port int, name string, r *secrets.Refusal) {
+					mu.Lock()
+					defer mu.Unlock()
+					logged = append(logged, fmt.Sprintf("%s:%d %s refused=%v", host, port, name, r != nil))
+				}},
+		})
+		require.NoError(t, err, buf.String())
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String(), logged
+	}
+	o, logged := run(nil)
 	assert.Contains(t, o, "200 welcome [node api]", o)
 	assert.Contains(t, o, "200 welcome [go api]", o)
 	for _, who := range []string{"node", "go"} {
@@ -124,9 +130,18 @@ env | grep -c -F -e "${API_TOKEN#cordon-sentinel-}" -e REALVALUE
 	assert.Contains(t, o, "\n1\n", "the environment holds the sentinel once and never the value: %s", o)
 	assert.NotContains(t, o, realToken)
 	mu.Lock()
-	defer mu.Unlock()
 	assert.ElementsMatch(t, []string{"api.secret.test/node-api Bearer " + realToken, "api.secret.test/go-api Bearer " + realToken}, hits,
 		"only the secret's host was reached, with the real value")
+	hits = nil
+	mu.Unlock()
 	assert.Contains(t, logged, "api.secret.test:443 api refused=false")
 	assert.Contains(t, logged, "other.secret.test:443 api refused=true")
+
+	// The secret's host denied: deny wins, and nothing reaches any host.
+	o, _ = run([]string{"api.secret.test"})
+	assert.NotContains(t, o, "welcome", o)
+	assert.NotContains(t, o, realToken)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, hits, "a denied secret's host got a request: %s", o)
 }
