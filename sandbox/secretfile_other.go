@@ -7,7 +7,9 @@ import (
 	"os"
 )
 
-// openNoSymlinks: masked copies are bwrap's alone.
-func openNoSymlinks(path string) (*os.File, error) {
-	return nil, errors.New("a secret file's masked copy needs Linux")
-}
+// Masked copies of secret files are bwrap's alone.
+var errMaskedCopyLinuxOnly = errors.New("a secret file's masked copy needs Linux")
+
+func openNoSymlinks(string) (*os.File, error) { return nil, errMaskedCopyLinuxOnly }
+
+func soleOwnName(*os.File) error { return errMaskedCopyLinuxOnly }
