@@ -25,7 +25,8 @@ import (
 // the harness), reaches the secret's host as the real value from a bash
 // call under network restricted, on both backends; the command sees only
 // the sentinel, cannot find the value in any process's environment it can
-// read (cordon's included), and a request carrying the sentinel to
+// read (cordon's included) nor in any process memory it can read, finds
+// no private key beside the trust bundle, and a request carrying the sentinel to
 // another allowed host is refused and recorded in the session log by
 // name, and reaches the human as a log message; the secret's file reads
 // as its masked copy under bwrap and is denied under Landlock and to
@@ -74,12 +75,39 @@ files = ["~/.config/gh/hosts.yml"]
 				logMu.Lock()
 				defer logMu.Unlock()
 				warnings = append(warnings, fmt.Sprintf("%s %v", r.Params.Level, r.Params.Data))
-			}}, "--backend", backend)
+			}}, "--backend", backend, "--approval", "on-request") // python3 -c, below, is not inspected: it would be asked about
 			script := fmt.Sprintf(`
 curl -sS -m 20 -H "Authorization: Bearer $GITHUB_TOKEN" https://localhost:%[1]s/own; echo " [own $?]"
 curl -sS -m 20 -w ' %%{http_code}' -H "Authorization: Bearer $GITHUB_TOKEN" https://127.0.0.1:%[1]s/other; echo " [other $?]"
 echo "sees: $GITHUB_TOKEN"
 for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null; done | grep -c '%[2]s'
+python3 -c '
+import os
+needle = b"gh-token-" + b"can" + b"ary"
+hits = readable = 0
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    try:
+        maps = open("/proc/%%s/maps" %% pid).read().splitlines()
+        mem = open("/proc/%%s/mem" %% pid, "rb", 0)
+    except OSError:
+        continue
+    for line in maps:
+        span, perms = line.split()[:2]
+        if perms[0] != "r":
+            continue
+        lo, hi = (int(x, 16) for x in span.split("-"))
+        try:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        except (OSError, OverflowError, ValueError):
+            continue
+        readable += 1
+        hits += needle in data
+print("memory: %%d readable regions, %%d hold the value" %% (readable, hits))
+'
+grep -rl "PRIVATE KEY" "$SSL_CERT_FILE" "$(dirname "$SSL_CERT_FILE")" 2>/dev/null | wc -l | sed 's/^/keys: /'
 env > env.txt
 cat ~/.config/gh/hosts.yml; echo "[gh $?]"
 `, port, "gh-token-cana[r]y")
@@ -89,6 +117,8 @@ cat ~/.config/gh/hosts.yml; echo "[gh $?]"
 			assert.Contains(t, out, " 403 [other 0]", out)
 			assert.Contains(t, out, "sees: cordon-sentinel-", out)
 			assert.Contains(t, out, "\n0\n", "no readable process environment holds the value: %s", out)
+			assert.Regexp(t, `memory: [1-9]\d* readable regions, 0 hold the value`, out, "no memory the sandbox can read holds the value")
+			assert.Contains(t, out, "keys: 0", "no file beside the trust bundle holds a private key")
 			assert.NotContains(t, out, value)
 			// The secret's file: its masked copy under bwrap, denied under
 			// Landlock; to read_file, denied on both.
