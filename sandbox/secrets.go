@@ -90,7 +90,7 @@ func (ep *egressEndpoint) maskFiles(v *secrets.Vault, p ExecutionPolicy) {
 		if len(secretFilesIn([]string{f}, writable)) > 0 {
 			continue
 		}
-		if linkedFromBelow(f, p.home) && withinAny(place, p.readDenyBesideSecrets) {
+		if linkedWhereSandboxesWrite(f, p.home) && withinAny(place, p.readDenyBesideSecrets) {
 			continue
 		}
 		data, err := maskedAt(v, place)
@@ -108,9 +108,10 @@ func (ep *egressEndpoint) maskFiles(v *secrets.Vault, p ExecutionPolicy) {
 	}
 }
 
-// linkedFromBelow reports whether the way to path passes a symlink that
-// lies below home, where a sandbox of some session may have made it.
-func linkedFromBelow(path, home string) bool {
+// linkedWhereSandboxesWrite reports whether the way to path passes a
+// symlink anywhere but in home itself or a directory above it, the only
+// places no sandbox of any session can have made one.
+func linkedWhereSandboxesWrite(path, home string) bool {
 	links, _ := linksOnTheWay(path)
 	return slices.ContainsFunc(links, func(l string) bool { return home == "" || !within(home, filepath.Dir(l)) })
 }
