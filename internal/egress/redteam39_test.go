@@ -1,0 +1,179 @@
+package egress
+
+// Red-team review of issue 39 (secrets): each test here reproduces a hole
+// found by attacking the proxy as a prompt-injected model in the sandbox.
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cordonhq/cordon/internal/secrets"
+	"github.com/cordonhq/cordon/internal/secrets/secretstest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rawWorld is a proxy holding secret for localhost before a TLS server
+// whose handler is serve; rawTLS speaks to it by hand through CONNECT.
+type rawWorld struct {
+	p     *Proxy
+	v     *secrets.Vault
+	sp    int
+	trust *x509.CertPool
+}
+
+func newRawWorld(t *testing.T, secret secrets.Secret, serve http.HandlerFunc) *rawWorld {
+	srv, roots, _ := secretstest.NewUpstream(t, serve)
+	v, err := secrets.New([]secrets.Secret{secret})
+	require.NoError(t, err)
+	sp := port(srv.URL)
+	p, err := Start(Config{Rules: Rules{Allowed: []string{fmt.Sprintf("localhost:%d", sp), fmt.Sprintf("127.0.0.1:%d", sp)}},
+		Secrets: v, UpstreamRoots: roots}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	trust := x509.NewCertPool()
+	require.True(t, trust.AppendCertsFromPEM(v.CACertPEM()))
+	return &rawWorld{p: p, v: v, sp: sp, trust: trust}
+}
+
+// exchange opens CONNECT host:sp through the proxy, TLS inside it with the
+// session CA, writes raw, and returns everything the proxy sends back
+// until it closes or 10 s of silence pass.
+func (w *rawWorld) exchange(t *testing.T, host, raw string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", w.p.Port()))
+	require.NoError(t, err)
+	defer c.Close()
+	target := fmt.Sprintf("%s:%d", host, w.sp)
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	tc := tls.Client(&bufferedConn{Conn: c, r: br}, &tls.Config{ServerName: host, RootCAs: w.trust})
+	require.NoError(t, tc.Handshake())
+	_, err = io.WriteString(tc, raw)
+	require.NoError(t, err)
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, err := tc.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			return out.String()
+		}
+	}
+}
+
+// TestRedteamURLErrorQuotesInjectedValue: with inject_url, a path that
+// puts the sentinel right after "%2" parses (%2c is an escape), but once
+// the value is in, "%2g…" does not, and the proxy's 400 quotes the whole
+// rewritten URL — the real value, unmasked — back to the sandbox.
+func TestRedteamURLErrorQuotesInjectedValue(t *testing.T) {
+	reached := make(chan string, 4)
+	w := newRawWorld(t, githubSecret(testSecret, true), func(rw http.ResponseWriter, r *http.Request) {
+		reached <- r.RequestURI
+	})
+	sent := w.v.Sentinel("github")
+	out := w.exchange(t, "localhost", fmt.Sprintf("GET /%%2%s HTTP/1.1\r\nHost: localhost:%d\r\nConnection: close\r\n\r\n", sent, w.sp))
+	assert.NotContains(t, out, testSecret, "the proxy's own error handed the value back: %s", out)
+}
+
+// TestRedteamUpgradedStreamEchoesBasicCredential: after a 101 the answer
+// stream is masked for the raw values only; the Basic credential the
+// proxy re-encoded with the value (masked in every other answer) comes
+// back whole from a host that echoes the request's headers, and decodes
+// to the value.
+func TestRedteamUpgradedStreamEchoesBasicCredential(t *testing.T) {
+	w := newRawWorld(t, githubSecret(testSecret, false), func(rw http.ResponseWriter, r *http.Request) {
+		conn, buf, err := rw.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+		fmt.Fprintf(buf, "you sent: %s\n", r.Header.Get("Authorization"))
+		buf.Flush()
+	})
+	cred := base64.StdEncoding.EncodeToString([]byte("x:" + w.v.Sentinel("github")))
+	out := w.exchange(t, "localhost", fmt.Sprintf("GET /ws HTTP/1.1\r\nHost: localhost:%d\r\nUpgrade: echo\r\nConnection: Upgrade\r\nAuthorization: Basic %s\r\n\r\n", w.sp, cred))
+	real := base64.StdEncoding.EncodeToString([]byte("x:" + testSecret))
+	require.Contains(t, out, "101", out)
+	assert.NotContains(t, out, real, "the re-encoded credential came back after the 101, unmasked: %s", out)
+}
+
+// TestRedteamSentinelOutsideHeaderValues: a request to another allowed
+// host carrying the sentinel where the proxy does not look — a header's
+// name, the method — is forwarded, not refused (the README promises a 403
+// for a sentinel anywhere else, and the human is never told).
+func TestRedteamSentinelOutsideHeaderValues(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	w := newRawWorld(t, githubSecret(testSecret, false), func(rw http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		r.Header.Write(&b)
+		mu.Lock()
+		got = append(got, r.Method+" "+b.String())
+		mu.Unlock()
+	})
+	sent := w.v.Sentinel("github")
+	for name, raw := range map[string]string{
+		"header name": fmt.Sprintf("GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-%s: 1\r\nConnection: close\r\n\r\n", w.sp, sent),
+		"method":      fmt.Sprintf("%s / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", sent, w.sp),
+	} {
+		out := w.exchange(t, "127.0.0.1", raw)
+		assert.Contains(t, out, "403", "%s: %s", name, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range got {
+		assert.NotContains(t, strings.ToLower(g), sent, "the sentinel reached another host")
+	}
+}
+
+// TestRedteamSentinelInTheConnectHostIsLookedUp: a sentinel in the name
+// of a CONNECT (or SOCKS, or captured) target under an allowed wildcard is
+// resolved through DNS, and sent as SNI, before anything looks for it —
+// out to the domain's name servers, never refused or logged.
+func TestRedteamSentinelInTheConnectHostIsLookedUp(t *testing.T) {
+	v, err := secrets.New([]secrets.Secret{githubSecret(testSecret, false)})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var looked []string
+	p, err := Start(Config{Rules: Rules{Allowed: []string{"*.example.test"}}, Secrets: v,
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			mu.Lock()
+			looked = append(looked, host)
+			mu.Unlock()
+			return nil, fmt.Errorf("no such host")
+		}}, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()))
+	require.NoError(t, err)
+	defer c.Close()
+	target := v.Sentinel("github") + ".example.test:443"
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, h := range looked {
+		assert.NotContains(t, h, v.Sentinel("github"), "the sentinel went out in a DNS query (answer %d)", resp.StatusCode)
+	}
+	assert.Equal(t, 403, resp.StatusCode, "a sentinel in the target is refused")
+}
