@@ -5,6 +5,7 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -23,6 +24,9 @@ import (
 	"github.com/cordonhq/cordon/internal/secrets/secretstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+	"golang.org/x/net/http2/hpack"
 )
 
 // rawWorld is a proxy holding secret for localhost before a TLS server
@@ -176,4 +180,46 @@ func TestRedteamSentinelInTheConnectHostIsLookedUp(t *testing.T) {
 		assert.NotContains(t, h, v.Sentinel("github"), "the sentinel went out in a DNS query (answer %d)", resp.StatusCode)
 	}
 	assert.Equal(t, 403, resp.StatusCode, "a sentinel in the target is refused")
+}
+
+// TestRedteamH2CUpgradeHidesTheEcho: a secret's host that speaks h2c (a Go
+// server behind h2c.NewHandler) answers `Upgrade: h2c` with 101 and then
+// HTTP/2: the response to the very request the value was injected into
+// comes as HPACK (Huffman-coded) headers and framed data, which the
+// byte-wise masking of the upgraded stream cannot see. The same echo over
+// HTTP/1.1 is masked.
+func TestRedteamH2CUpgradeHidesTheEcho(t *testing.T) {
+	echo := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		fmt.Fprintf(rw, "echo: %s", r.Header.Get("Authorization"))
+	})
+	w := newRawWorld(t, githubSecret(testSecret, false), h2c.NewHandler(echo, &http2.Server{}).ServeHTTP)
+	var tail bytes.Buffer
+	tail.WriteString(http2.ClientPreface)
+	fr := http2.NewFramer(&tail, nil)
+	fr.WriteSettings()
+	for i := range 6 { // push the preface past the guard's hold-back
+		fr.WritePing(false, [8]byte{byte(i)})
+	}
+	out := w.exchange(t, "localhost", fmt.Sprintf("GET / HTTP/1.1\r\nHost: localhost:%d\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: \r\nAuthorization: Bearer %s\r\n\r\n", w.sp, w.v.Sentinel("github"))+tail.String())
+	require.Contains(t, out, "101 Switching Protocols", out)
+	_, h2, _ := strings.Cut(out, "\r\n\r\n")
+	rd := http2.NewFramer(io.Discard, strings.NewReader(h2))
+	rd.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	var seen strings.Builder
+	for {
+		f, err := rd.ReadFrame()
+		if err != nil {
+			break
+		}
+		switch f := f.(type) {
+		case *http2.MetaHeadersFrame:
+			for _, hf := range f.Fields {
+				seen.WriteString(hf.Name + ": " + hf.Value + "\n")
+			}
+		case *http2.DataFrame:
+			seen.Write(f.Data())
+		}
+	}
+	assert.NotContains(t, seen.String(), testSecret, "the host's HTTP/2 answer, decoded, holds the value")
 }
