@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"html/template"
 	"io"
 	"net"
 	"net/http"
@@ -222,4 +223,22 @@ func TestRedteamH2CUpgradeHidesTheEcho(t *testing.T) {
 		}
 	}
 	assert.NotContains(t, seen.String(), testSecret, "the host's HTTP/2 answer, decoded, holds the value")
+}
+
+// TestRedteamEchoInAnEscapedForm: a value with '/' or '+' (an AWS secret
+// key, a base64 token) echoed the way common servers write text — an
+// html/template error page ('+' as &#43;), PHP's json_encode ('/' as \/) —
+// is none of the forms the masking knows, and comes back readable.
+func TestRedteamEchoInAnEscapedForm(t *testing.T) {
+	const value = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+	page := template.Must(template.New("").Parse("<p>bad token {{.}}</p>\n"))
+	w := newRawWorld(t, githubSecret(value, false), func(rw http.ResponseWriter, r *http.Request) {
+		auth := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		page.Execute(rw, auth)
+		fmt.Fprintf(rw, "{\"token\":\"%s\"}\n", strings.ReplaceAll(auth, "/", `\/`))
+	})
+	out := w.exchange(t, "localhost", fmt.Sprintf("GET / HTTP/1.1\r\nHost: localhost:%d\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", w.sp, w.v.Sentinel("github")))
+	require.Contains(t, out, "bad token", out)
+	unescaped := strings.NewReplacer("&#43;", "+", `\/`, "/").Replace(out)
+	assert.NotContains(t, unescaped, value, "an escaped echo of the value came back: %s", out)
 }
