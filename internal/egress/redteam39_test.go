@@ -122,7 +122,7 @@ func TestRedteamUpgradedStreamEchoesBasicCredential(t *testing.T) {
 
 // TestRedteamSentinelOutsideHeaderValues: a request to another allowed
 // host carrying the sentinel where the proxy does not look — a header's
-// name, the method — is forwarded, not refused (the README promises a 403
+// name, the method, the URL percent-encoded — is forwarded, not refused (the README promises a 403
 // for a sentinel anywhere else, and the human is never told).
 func TestRedteamSentinelOutsideHeaderValues(t *testing.T) {
 	var mu sync.Mutex
@@ -131,13 +131,15 @@ func TestRedteamSentinelOutsideHeaderValues(t *testing.T) {
 		var b strings.Builder
 		r.Header.Write(&b)
 		mu.Lock()
-		got = append(got, r.Method+" "+b.String())
+		got = append(got, r.Method+" "+r.URL.Query().Get("t")+" "+b.String())
 		mu.Unlock()
 	})
 	sent := w.v.Sentinel("github")
 	for name, raw := range map[string]string{
 		"header name": fmt.Sprintf("GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-%s: 1\r\nConnection: close\r\n\r\n", w.sp, sent),
 		"method":      fmt.Sprintf("%s / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", sent, w.sp),
+		// The host decodes %63 to 'c': the sentinel, whole.
+		"percent-encoded URL": fmt.Sprintf("GET /?t=%%63%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", sent[1:], w.sp),
 	} {
 		out := w.exchange(t, "127.0.0.1", raw)
 		assert.Contains(t, out, "403", "%s: %s", name, out)
