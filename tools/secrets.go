@@ -41,9 +41,7 @@ func withoutSecretValues(env []string, list []secrets.Secret) []string {
 	}
 	return slices.DeleteFunc(env, func(kv string) bool {
 		_, val, _ := strings.Cut(kv, "=")
-		return slices.ContainsFunc(list, func(s secrets.Secret) bool {
-			return len(s.Value) > 0 && strings.Contains(val, string(s.Value))
-		})
+		return slices.ContainsFunc(list, func(s secrets.Secret) bool { return s.HeldIn(val) })
 	})
 }
 

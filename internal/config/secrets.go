@@ -219,10 +219,17 @@ func SecretFiles(specs []SecretSpec, home string) []string {
 	return out
 }
 
+// files are the secret's files and the file its value comes from, which
+// holds it as surely: none may be read by a command.
 func (s SecretSpec) files(home string) []string {
 	var out []string
 	for _, f := range s.Files {
 		out = append(out, expandHome(f, home))
+	}
+	if s.FromFile != "" {
+		if f := expandHome(s.FromFile, home); !slices.Contains(out, f) {
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -53,12 +53,14 @@ hosts = ["evil.example"]
 	assert.Equal(t, map[string]string{"gh": "env-token-abcdefgh", "npm": "file-token-123456", "cmd": "cmd-token-xyz12345"}, values)
 	for _, s := range got {
 		if s.Name == "npm" {
-			assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc"}, s.Files, "files, ~/ expanded")
+			assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc", l.home + "/token"}, s.Files, "files and the from_file, ~/ expanded")
 		}
 		assert.Equal(t, s.Name == "npm", s.InjectBody, "inject_body of %s", s.Name)
 		assert.Equal(t, s.Name == "cmd", s.InjectURL, "inject_url of %s", s.Name)
 	}
-	assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc"}, SecretFiles(c.Secrets, l.home))
+	// The file a value comes from holds it as surely as a tool's file:
+	// read-deny too (a red-team review found ~/tokens/openai readable).
+	assert.Equal(t, []string{l.home + "/.npmrc", "/etc/npmrc", l.home + "/token"}, SecretFiles(c.Secrets, l.home))
 
 	for doc, want := range map[string]string{
 		"[secrets.a]\nenv = \"A\"\nhosts = [\"x.io\"]\n":                                         "exactly one source",

@@ -132,8 +132,11 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			return
 		}
 		if v.SendsTo(host) {
-			// An encoded answer could not be masked: ask for none.
+			// An encoded answer could not be masked: ask for none. Nor
+			// for another protocol (h2c, a WebSocket), whose frames and
+			// compressed headers the masking cannot read either.
 			req.Header.Set("Accept-Encoding", "identity")
+			withoutUpgrade(req.Header)
 		}
 		if len(used) > 0 && p.cfg.SecretUsed != nil {
 			for _, name := range used {
@@ -170,6 +173,11 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			writeStatus(down, http.StatusBadGateway, string(m.Mask([]byte(fmt.Sprintf("cordon's proxy got no answer from %s: %v\n", host, err)))))
 			return
 		}
+		if masks && resp.StatusCode == http.StatusSwitchingProtocols {
+			resp.Body.Close()
+			writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy refused %s's switch to another protocol: it masks secrets in answers from their hosts and reads HTTP/1.1 only\n", host))
+			return
+		}
 		if masks {
 			if ce := encodedAs(resp.Header); ce != "" {
 				resp.Body.Close()
@@ -194,6 +202,59 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			return
 		}
 	}
+}
+
+// withoutUpgrade takes from h every request to switch protocols.
+func withoutUpgrade(h http.Header) {
+	h.Del("Upgrade")
+	h.Del("HTTP2-Settings")
+	h.Del("Sec-WebSocket-Extensions")
+	var keep []string
+	for _, v := range h.Values("Connection") {
+		for _, token := range strings.Split(v, ",") {
+			if t := strings.TrimSpace(token); t != "" && !strings.EqualFold(t, "upgrade") && !strings.EqualFold(t, "http2-settings") {
+				keep = append(keep, t)
+			}
+		}
+	}
+	h.Del("Connection")
+	if len(keep) > 0 {
+		h.Set("Connection", strings.Join(keep, ", "))
+	}
+}
+
+// leftSentinel finds a sentinel that the rewriting left in req's head,
+// in any case and percent-decoded too — the method, the target, a header's
+// name or value, a Basic credential decoded — and says where: the proxy
+// puts a value in place of its sentinel in a few places and one form, and
+// a sentinel anywhere else is refused, never forwarded.
+func leftSentinel(v *secrets.Vault, req *http.Request) (name, where string, ok bool) {
+	type text struct{ where, s string }
+	target := req.URL.RequestURI()
+	texts := []text{{"method", req.Method}, {"URL", target}}
+	if d, err := url.PathUnescape(target); err == nil {
+		texts = append(texts, text{"URL", d})
+	}
+	if d, err := url.QueryUnescape(target); err == nil {
+		texts = append(texts, text{"URL", d})
+	}
+	for k, vals := range req.Header {
+		texts = append(texts, text{"header name", k})
+		for _, val := range vals {
+			texts = append(texts, text{"header " + k, val})
+			if scheme, cred, found := strings.Cut(val, " "); found && strings.EqualFold(scheme, "basic") {
+				if raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
+					texts = append(texts, text{"header " + k, string(raw)})
+				}
+			}
+		}
+	}
+	for _, t := range texts {
+		if name, found := v.HasSentinel([]byte(t.s)); found {
+			return name, t.where, true
+		}
+	}
+	return "", "", false
 }
 
 // isInterim reports whether an answer's status is an interim one, which
@@ -229,7 +290,8 @@ func (p *Proxy) rewriteRequest(req *http.Request, host string) (used []string, e
 	}
 	if len(u) > 0 {
 		if req.URL, err = url.ParseRequestURI(string(out)); err != nil {
-			return nil, nil, fmt.Errorf("cordon: the request's URL is not valid once the secret is in: %w", err)
+			// Never the parser's words: they quote the URL, the value in it.
+			return nil, nil, errors.New("cordon: the request's URL is not valid once the secret's value is in it (percent-encoded): make the URL around the sentinel valid on its own")
 		}
 		used = append(used, u...)
 	}
@@ -264,6 +326,9 @@ func (p *Proxy) rewriteRequest(req *http.Request, host string) (used []string, e
 			req.Header[name][i] = val
 		}
 	}
+	if name, where, ok := leftSentinel(v, req); ok {
+		return nil, nil, v.Refuse(name, host, where)
+	}
 	req.Trailer = nil // arriving after the body, they could not be checked before it went
 	if req.Body == nil || req.Body == http.NoBody {
 		return used, encoded, nil
@@ -279,6 +344,9 @@ func (p *Proxy) rewriteRequest(req *http.Request, host string) (used []string, e
 	out, u, err = v.Rewrite(host, secrets.Place{Where: "body", Body: true}, head)
 	if err != nil {
 		return nil, nil, err
+	}
+	if name, ok := v.HasSentinel(out); ok {
+		return nil, nil, v.Refuse(name, host, "body")
 	}
 	used = append(used, u...)
 	req.Body, req.ContentLength, req.TransferEncoding = io.NopCloser(bytes.NewReader(out)), int64(len(out)), nil
@@ -327,7 +395,7 @@ func (*guardedBody) err(body io.Reader) error {
 func (p *Proxy) refuseSecret(down net.Conn, host string, port int, err error) {
 	var r *secrets.Refusal
 	if !errors.As(err, &r) {
-		writeStatus(down, http.StatusBadRequest, err.Error()+"\n")
+		writeStatus(down, http.StatusBadRequest, string(p.cfg.Secrets.Mask([]byte(err.Error()+"\n"))))
 		return
 	}
 	if p.cfg.SecretUsed != nil {

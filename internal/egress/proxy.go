@@ -318,6 +318,16 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if name, ok := p.cfg.Secrets.HasSentinel([]byte(host)); ok {
+		// A name is looked up and sent as SNI before any request is
+		// read: a sentinel in it goes nowhere, not even to DNS.
+		p.decide(host, port, Deny)
+		r := &secrets.Refusal{Secret: name, Host: host, Where: "host name"}
+		if p.cfg.SecretUsed != nil {
+			p.cfg.SecretUsed(host, port, name, r)
+		}
+		return nil, &refusal{host: host, port: port, why: r.Error()}
+	}
 	if err := checkHost(host); err != nil {
 		// Not a host: nobody is asked about it, and it is not listed as
 		// blocked (the model would be told to have it allowed).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"syscall"
 )
@@ -99,5 +100,37 @@ func (v *Vault) Masked(f *os.File) ([]byte, error) {
 		// cordon does not know, and stays hidden.
 		return nil, fmt.Errorf("%s holds none of the secrets' values", path)
 	}
-	return masked, nil
+	return v.starOtherTokens(masked), nil
+}
+
+// tokenRun is text that may be a credential: 16 or more of the characters
+// tokens are written with (a GitHub, GitLab, npm or AWS key; a base64
+// user:password).
+var tokenRun = regexp.MustCompile(`[A-Za-z0-9_+/=-]{16,}`)
+
+// starOtherTokens stars out every run that may be a credential and is not
+// a sentinel: a file named for one secret (~/.git-credentials) may hold
+// others the human never configured, which its copy must not show. The
+// sentinels stay whole, and so does the text around them (a key name
+// such as _authToken=).
+func (v *Vault) starOtherTokens(b []byte) []byte {
+	return tokenRun.ReplaceAllFunc(b, func(run []byte) []byte {
+		out := make([]byte, 0, len(run))
+		for len(run) > 0 {
+			at, sentinel := len(run), ""
+			for _, e := range v.entries {
+				if i := bytes.Index(run, []byte(e.sentinel)); i >= 0 && i < at {
+					at, sentinel = i, e.sentinel
+				}
+			}
+			if before := run[:at]; len(before) >= 16 {
+				out = append(out, bytes.Repeat([]byte("*"), len(before))...)
+			} else {
+				out = append(out, before...)
+			}
+			out = append(out, sentinel...)
+			run = run[at+len(sentinel):]
+		}
+		return out
+	})
 }

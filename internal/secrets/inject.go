@@ -79,17 +79,33 @@ func (e entry) injectedWhere() string {
 	return "and the secret is injected into " + places
 }
 
-// HasSentinel reports whether b holds any sentinel of the vault.
+// HasSentinel reports whether b holds any sentinel of the vault, in any
+// case (a host name, or a host that folds case, reads CORDON-SENTINEL-…
+// as the sentinel).
 func (v *Vault) HasSentinel(b []byte) (string, bool) {
 	if v.Empty() {
 		return "", false
 	}
+	lower := bytes.ToLower(b)
 	for _, e := range v.entries {
-		if bytes.Contains(b, []byte(e.sentinel)) {
+		if bytes.Contains(lower, []byte(e.sentinel)) {
 			return e.Name, true
 		}
 	}
 	return "", false
+}
+
+// Refuse is the refusal of secret name's sentinel found at where in a
+// request to host: one of its hosts (a place or form the proxy puts no
+// value in), or another.
+func (v *Vault) Refuse(name, host, where string) *Refusal {
+	r := &Refusal{Secret: name, Host: host, Where: where}
+	for _, e := range v.entries {
+		if e.Name == name && e.sendsTo(host) {
+			r.Why = "a place or a form in which the proxy puts no value in place of a sentinel"
+		}
+	}
+	return r
 }
 
 // SendsTo reports whether some secret may be sent to host: only then does

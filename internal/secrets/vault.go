@@ -122,10 +122,8 @@ func (v *Vault) Holds(s string) bool {
 		return false
 	}
 	for _, e := range v.entries {
-		for _, f := range forms(e.Value) {
-			if strings.Contains(s, string(f)) {
-				return true
-			}
+		if e.HeldIn(s) {
+			return true
 		}
 	}
 	return false

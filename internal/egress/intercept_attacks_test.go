@@ -1,7 +1,7 @@
 package egress
 
-// Red-team review of issue 39 (secrets): each test here reproduces a hole
-// found by attacking the proxy as a prompt-injected model in the sandbox.
+// Attacks on the secrets' proxy by a prompt-injected model in the
+// sandbox, each a hole a red-team review found, reproduced and closed.
 
 import (
 	"bufio"
@@ -83,11 +83,11 @@ func (w *rawWorld) exchange(t *testing.T, host, raw string) string {
 	}
 }
 
-// TestRedteamURLErrorQuotesInjectedValue: with inject_url, a path that
+// TestSecretURLErrorNeverQuotesTheValue: with inject_url, a path that
 // puts the sentinel right after "%2" parses (%2c is an escape), but once
-// the value is in, "%2g…" does not, and the proxy's 400 quotes the whole
-// rewritten URL — the real value, unmasked — back to the sandbox.
-func TestRedteamURLErrorQuotesInjectedValue(t *testing.T) {
+// the value is in, "%2g…" does not: the proxy's 400 says so without
+// quoting the rewritten URL (it quoted the value, unmasked).
+func TestSecretURLErrorNeverQuotesTheValue(t *testing.T) {
 	reached := make(chan string, 4)
 	w := newRawWorld(t, githubSecret(testSecret, true), func(rw http.ResponseWriter, r *http.Request) {
 		reached <- r.RequestURI
@@ -97,12 +97,11 @@ func TestRedteamURLErrorQuotesInjectedValue(t *testing.T) {
 	assert.NotContains(t, out, testSecret, "the proxy's own error handed the value back: %s", out)
 }
 
-// TestRedteamUpgradedStreamEchoesBasicCredential: after a 101 the answer
-// stream is masked for the raw values only; the Basic credential the
-// proxy re-encoded with the value (masked in every other answer) comes
-// back whole from a host that echoes the request's headers, and decodes
-// to the value.
-func TestRedteamUpgradedStreamEchoesBasicCredential(t *testing.T) {
+// TestSecretHostsSwitchOfProtocolRefused: a secret's host that switches
+// protocols anyway (101) is refused with a 502: after the switch the
+// masking could not read the stream, where the Basic credential the proxy
+// re-encoded with the value came back whole.
+func TestSecretHostsSwitchOfProtocolRefused(t *testing.T) {
 	w := newRawWorld(t, githubSecret(testSecret, false), func(rw http.ResponseWriter, r *http.Request) {
 		conn, buf, err := rw.(http.Hijacker).Hijack()
 		if err != nil {
@@ -116,15 +115,16 @@ func TestRedteamUpgradedStreamEchoesBasicCredential(t *testing.T) {
 	cred := base64.StdEncoding.EncodeToString([]byte("x:" + w.v.Sentinel("github")))
 	out := w.exchange(t, "localhost", fmt.Sprintf("GET /ws HTTP/1.1\r\nHost: localhost:%d\r\nUpgrade: echo\r\nConnection: Upgrade\r\nAuthorization: Basic %s\r\n\r\n", w.sp, cred))
 	real := base64.StdEncoding.EncodeToString([]byte("x:" + testSecret))
-	require.Contains(t, out, "101", out)
+	assert.NotContains(t, out, "101", "a secret's host's switch of protocol is refused: %s", out)
+	assert.Contains(t, out, "502", out)
 	assert.NotContains(t, out, real, "the re-encoded credential came back after the 101, unmasked: %s", out)
 }
 
-// TestRedteamSentinelOutsideHeaderValues: a request to another allowed
-// host carrying the sentinel where the proxy does not look — a header's
-// name, the method, the URL percent-encoded — is forwarded, not refused (the README promises a 403
-// for a sentinel anywhere else, and the human is never told).
-func TestRedteamSentinelOutsideHeaderValues(t *testing.T) {
+// TestSentinelAnywhereInTheHeadRefused: a request to another allowed host
+// carrying the sentinel in a header's name, as the method, or
+// percent-encoded in the URL is refused with a 403, never forwarded (it
+// was forwarded, and the human never told).
+func TestSentinelAnywhereInTheHeadRefused(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	w := newRawWorld(t, githubSecret(testSecret, false), func(rw http.ResponseWriter, r *http.Request) {
@@ -151,11 +151,11 @@ func TestRedteamSentinelOutsideHeaderValues(t *testing.T) {
 	}
 }
 
-// TestRedteamSentinelInTheConnectHostIsLookedUp: a sentinel in the name
-// of a CONNECT (or SOCKS, or captured) target under an allowed wildcard is
-// resolved through DNS, and sent as SNI, before anything looks for it —
-// out to the domain's name servers, never refused or logged.
-func TestRedteamSentinelInTheConnectHostIsLookedUp(t *testing.T) {
+// TestSentinelInTheTargetNeverLookedUp: a sentinel in the name of a
+// CONNECT (or SOCKS, or captured) target under an allowed wildcard is
+// refused with a 403 before any lookup: it went out to the domain's name
+// servers, and as SNI, never refused or logged.
+func TestSentinelInTheTargetNeverLookedUp(t *testing.T) {
 	v, err := secrets.New([]secrets.Secret{githubSecret(testSecret, false)})
 	require.NoError(t, err)
 	var mu sync.Mutex
@@ -185,13 +185,12 @@ func TestRedteamSentinelInTheConnectHostIsLookedUp(t *testing.T) {
 	assert.Equal(t, 403, resp.StatusCode, "a sentinel in the target is refused")
 }
 
-// TestRedteamH2CUpgradeHidesTheEcho: a secret's host that speaks h2c (a Go
-// server behind h2c.NewHandler) answers `Upgrade: h2c` with 101 and then
-// HTTP/2: the response to the very request the value was injected into
-// comes as HPACK (Huffman-coded) headers and framed data, which the
-// byte-wise masking of the upgraded stream cannot see. The same echo over
-// HTTP/1.1 is masked.
-func TestRedteamH2CUpgradeHidesTheEcho(t *testing.T) {
+// TestSecretHostsNeverAskedToSwitch: a request to a secret's host loses
+// its `Upgrade: h2c`, so a host that speaks h2c (a Go server behind
+// h2c.NewHandler) answers in HTTP/1.1, masked. With the upgrade, the
+// answer to the very request the value was put in came as HPACK headers
+// and framed data, which the masking could not read.
+func TestSecretHostsNeverAskedToSwitch(t *testing.T) {
 	echo := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("X-Echo", r.Header.Get("Authorization"))
 		fmt.Fprintf(rw, "echo: %s", r.Header.Get("Authorization"))
@@ -205,7 +204,9 @@ func TestRedteamH2CUpgradeHidesTheEcho(t *testing.T) {
 		fr.WritePing(false, [8]byte{byte(i)})
 	}
 	out := w.exchange(t, "localhost", fmt.Sprintf("GET / HTTP/1.1\r\nHost: localhost:%d\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: \r\nAuthorization: Bearer %s\r\n\r\n", w.sp, w.v.Sentinel("github"))+tail.String())
-	require.Contains(t, out, "101 Switching Protocols", out)
+	assert.NotContains(t, out, "101 Switching Protocols", "a secret's host is never asked to switch: %s", out)
+	assert.Contains(t, out, "echo: Bearer ***", "it answers in HTTP/1.1, masked: %s", out)
+	assert.NotContains(t, out, testSecret)
 	_, h2, _ := strings.Cut(out, "\r\n\r\n")
 	rd := http2.NewFramer(io.Discard, strings.NewReader(h2))
 	rd.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -227,11 +228,11 @@ func TestRedteamH2CUpgradeHidesTheEcho(t *testing.T) {
 	assert.NotContains(t, seen.String(), testSecret, "the host's HTTP/2 answer, decoded, holds the value")
 }
 
-// TestRedteamEchoInAnEscapedForm: a value with '/' or '+' (an AWS secret
-// key, a base64 token) echoed the way common servers write text — an
-// html/template error page ('+' as &#43;), PHP's json_encode ('/' as \/) —
-// is none of the forms the masking knows, and comes back readable.
-func TestRedteamEchoInAnEscapedForm(t *testing.T) {
+// TestSecretEchoInEscapedFormsMasked: a value with '/' or '+' (an AWS
+// secret key, a base64 token) echoed the way common servers write text —
+// an html/template error page ('+' as &#43;), PHP's json_encode ('/' as
+// \/) — comes back masked (it came back readable).
+func TestSecretEchoInEscapedFormsMasked(t *testing.T) {
 	const value = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 	page := template.Must(template.New("").Parse("<p>bad token {{.}}</p>\n"))
 	w := newRawWorld(t, githubSecret(value, false), func(rw http.ResponseWriter, r *http.Request) {

@@ -8,13 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestRedteamEnvScrubMissesEncodedValue: under network allow or deny the
-// environment is scrubbed for the raw value only, while the restricted
-// scrub (Vault.Holds) knows its URL forms too: a passed-through variable
-// that holds the value percent-encoded (a connection URL's password, an
-// AWS-style key with '/' or '+') reaches the command, and decodes to the
-// value.
-func TestRedteamEnvScrubMissesEncodedValue(t *testing.T) {
+// TestEnvScrubKnowsEveryFormOfTheValue: under network allow or deny, as
+// under restricted, a passed-through variable that holds the value in
+// any of its forms is dropped — percent-encoded in a connection URL's
+// password too (a red-team review found it passed).
+func TestEnvScrubKnowsEveryFormOfTheValue(t *testing.T) {
 	const value = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 	list := []secrets.Secret{{Name: "aws", Value: []byte(value), Hosts: []string{"s3.amazonaws.com"}, Env: "AWS_SECRET_ACCESS_KEY"}}
 	env := withoutSecretValues([]string{"STORE_URL=https://AKIA:" + url.QueryEscape(value) + "@bucket.example/", "PATH=/usr/bin"}, list)
