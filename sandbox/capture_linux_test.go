@@ -24,8 +24,7 @@ func TestRestrictedCapturesProgramsThatIgnoreTheProxy(t *testing.T) {
 	f := newFixture(t, prov)
 	// A Go program with a transport of its own, no proxy: Go's own
 	// resolver, which reads resolv.conf (use-vc included).
-	src := filepath.Join(t.TempDir(), "main.go")
-	require.NoError(t, os.WriteFile(src, []byte(`package main
+	buildGoProgram(t, filepath.Join(f.ws, "gofetch"), `package main
 
 import (
 	"fmt"
@@ -41,12 +40,7 @@ func main() {
 	}
 	fmt.Println(r.StatusCode, "[go]")
 }
-`), 0o644))
-	build := exec.Command("go", "build", "-o", filepath.Join(f.ws, "gofetch"), src)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the Go client: %v\n%s", err, out)
-	}
+`)
 	_, nodeErr := exec.LookPath("node")
 	_, pyErr := exec.LookPath("python3")
 	script := `
@@ -90,5 +84,18 @@ grep CapEff /proc/self/status
 	if nodeErr == nil {
 		assert.Contains(t, out, "403 [node]", out)
 		assert.Contains(t, decided, "node.example.test:80=deny")
+	}
+}
+
+// buildGoProgram builds source, a main package, into dst, static (the
+// sandbox has no C library of the host's to promise).
+func buildGoProgram(t *testing.T, dst, source string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "main.go")
+	require.NoError(t, os.WriteFile(src, []byte(source), 0o644))
+	build := exec.Command("go", "build", "-o", dst, src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", filepath.Base(dst), err, out)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,8 +51,7 @@ func TestSecretsThroughCapture(t *testing.T) {
 			fmt.Fprint(w, "welcome")
 		}))
 	f := newFixture(t, prov)
-	src := filepath.Join(t.TempDir(), "main.go")
-	require.NoError(t, os.WriteFile(src, []byte(`package main
+	buildGoProgram(t, filepath.Join(f.ws, "gofetch"), `package main
 
 import (
 	"fmt"
@@ -74,11 +72,7 @@ func main() {
 	b, _ := io.ReadAll(r.Body)
 	fmt.Println(r.StatusCode, string(b))
 }
-`), 0o644))
-	build := exec.Command("go", "build", "-o", filepath.Join(f.ws, "gofetch"), src)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the Go client: %s", out)
+`)
 
 	v, err := secrets.New([]secrets.Secret{{Name: "api", Value: []byte(realToken), Hosts: []string{"api.secret.test"}, Env: "API_TOKEN"}})
 	require.NoError(t, err)
