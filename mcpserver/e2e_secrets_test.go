@@ -30,7 +30,8 @@ import (
 // another allowed host is refused and recorded in the session log by
 // name, and reaches the human as a log message; the secret's file reads
 // as its masked copy under bwrap and is denied under Landlock and to
-// read_file.
+// read_file. The same probe in read-only mode finds the value nowhere
+// either.
 func TestSecretsThroughTheServer(t *testing.T) {
 	const value = "gh-token-canary" // the harness puts it in cordon's environment
 	var mu sync.Mutex
@@ -76,7 +77,7 @@ files = ["~/.config/gh/hosts.yml"]
 				defer logMu.Unlock()
 				warnings = append(warnings, fmt.Sprintf("%s %v", r.Params.Level, r.Params.Data))
 			}}, "--backend", backend, "--approval", "on-request") // python3 -c, below, is not inspected: it would be asked about
-			script := fmt.Sprintf(`
+			probe := fmt.Sprintf(`
 curl -sS -m 20 -H "Authorization: Bearer $GITHUB_TOKEN" https://localhost:%[1]s/own; echo " [own $?]"
 curl -sS -m 20 -w ' %%{http_code}' -H "Authorization: Bearer $GITHUB_TOKEN" https://127.0.0.1:%[1]s/other; echo " [other $?]"
 echo "sees: $GITHUB_TOKEN"
@@ -108,18 +109,23 @@ for pid in os.listdir("/proc"):
 print("memory: %%d readable regions, %%d hold the value" %% (readable, hits))
 '
 grep -rl "PRIVATE KEY" "$SSL_CERT_FILE" "$(dirname "$SSL_CERT_FILE")" 2>/dev/null | wc -l | sed 's/^/keys: /'
-env > env.txt
-cat ~/.config/gh/hosts.yml; echo "[gh $?]"
 `, port, "gh-token-cana[r]y")
+			script := probe + `env > env.txt
+cat ~/.config/gh/hosts.yml; echo "[gh $?]"
+`
+			probed := func(out string) {
+				t.Helper()
+				assert.Contains(t, out, "welcome [own 0]", out)
+				assert.Contains(t, out, " 403 [other 0]", out)
+				assert.Contains(t, out, "sees: cordon-sentinel-", out)
+				assert.Contains(t, out, "\n0\n", "no readable process environment holds the value: %s", out)
+				assert.Regexp(t, `memory: [1-9]\d* readable regions, 0 hold the value`, out, "no memory the sandbox can read holds the value")
+				assert.Contains(t, out, "keys: 0", "no file beside the trust bundle holds a private key")
+				assert.NotContains(t, out, value)
+			}
 			res := call(t, cs, "bash", map[string]any{"command": script})
 			out := text(res)
-			assert.Contains(t, out, "welcome [own 0]", out)
-			assert.Contains(t, out, " 403 [other 0]", out)
-			assert.Contains(t, out, "sees: cordon-sentinel-", out)
-			assert.Contains(t, out, "\n0\n", "no readable process environment holds the value: %s", out)
-			assert.Regexp(t, `memory: [1-9]\d* readable regions, 0 hold the value`, out, "no memory the sandbox can read holds the value")
-			assert.Contains(t, out, "keys: 0", "no file beside the trust bundle holds a private key")
-			assert.NotContains(t, out, value)
+			probed(out)
 			// The secret's file: its masked copy under bwrap, denied under
 			// Landlock; to read_file, denied on both.
 			if backend == "bwrap" {
@@ -163,6 +169,11 @@ cat ~/.config/gh/hosts.yml; echo "[gh $?]"
 			assert.Contains(t, logText, `"decision":"secret-refused"`)
 			assert.Contains(t, logText, `"secret":"github"`)
 			assert.False(t, strings.Contains(logText, value), "the log never holds the value")
+
+			// Every mode short of danger-full-access keeps the value out:
+			// read-only too.
+			ro := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", backend, "--approval", "on-request", "--mode", "read-only")
+			probed(text(call(t, ro, "bash", map[string]any{"command": probe})))
 		})
 	}
 }
