@@ -5,10 +5,12 @@ package egress
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -70,4 +72,32 @@ func TestSentinelRefusalNeverQuotesARawSOCKSName(t *testing.T) {
 		assert.False(t, strings.ContainsAny(msg, "\n\r\x1b"), "the human's warning carries the model's raw bytes: %q", msg)
 		assert.NotContains(t, msg, "self-test", "the human's warning carries the model's words: %q", msg)
 	}
+}
+
+// TestSecretBasicCredentialMaskedInALaterAnswer: the Basic credential the
+// proxy re-encodes with the value is masked in the answer to its own
+// request only. A secret's host that answers a HEAD with a body (a naive
+// echo server writing back the Authorization it got) leaves that body in
+// the connection, where the proxy reads it as the answer to the next
+// pipelined request — here fails to, and quotes it in its 502 ("malformed
+// HTTP status code") — masked without that credential: the base64 of
+// "x:value" comes back whole, and decodes to the value.
+func TestSecretBasicCredentialMaskedInALaterAnswer(t *testing.T) {
+	w := newRawWorld(t, githubSecret(testSecret, false), func(rw http.ResponseWriter, r *http.Request) {
+		conn, buf, err := rw.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		echo := r.Header.Get("Authorization") + "\r\n"
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(echo), echo)
+		buf.Flush()
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		http.ReadRequest(buf.Reader) // the next request, before closing
+	})
+	cred := base64.StdEncoding.EncodeToString([]byte("x:" + w.v.Sentinel("github")))
+	real := base64.StdEncoding.EncodeToString([]byte("x:" + testSecret))
+	out := w.exchange(t, "localhost", fmt.Sprintf("HEAD / HTTP/1.1\r\nHost: localhost:%d\r\nAuthorization: Basic %s\r\n\r\n"+
+		"GET / HTTP/1.1\r\nHost: localhost:%d\r\nConnection: close\r\n\r\n", w.sp, cred, w.sp))
+	assert.NotContains(t, out, real, "the re-encoded credential came back in a later answer: %s", out)
 }
