@@ -105,6 +105,10 @@ func encodedAs(h http.Header) string {
 func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 	v := p.cfg.Secrets
 	dr, ur := bufio.NewReader(down), bufio.NewReader(up)
+	// made are the encoded forms of values (a Basic credential) the proxy
+	// made on this connection: a later answer (a pipelined request's, or
+	// a HEAD's body taken for the next answer) may echo any of them.
+	var made [][]byte
 	for {
 		req, err := http.ReadRequest(dr)
 		if err != nil {
@@ -127,6 +131,7 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			return
 		}
 		used, encoded, err := p.rewriteRequest(req, host)
+		made = append(made, encoded...)
 		if err != nil {
 			p.refuseSecret(down, host, port, err)
 			return
@@ -150,7 +155,7 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			}
 			return
 		}
-		m, masks := v.Masker(encoded...), v.SendsTo(host)
+		m, masks := v.Masker(made...), v.SendsTo(host)
 		resp, err := http.ReadResponse(ur, req)
 		for err == nil && isInterim(resp.StatusCode) {
 			// An interim answer (100 Continue, 103 Early Hints) comes
@@ -169,8 +174,13 @@ func (p *Proxy) relayHTTP(down, up net.Conn, host string, port int) {
 			resp, err = http.ReadResponse(ur, req)
 		}
 		if err != nil {
-			// The error may quote what the host sent, the value in it.
-			writeStatus(down, http.StatusBadGateway, string(m.Mask([]byte(fmt.Sprintf("cordon's proxy got no answer from %s: %v\n", host, err)))))
+			// Go's words would quote what a secret's host sent, the value
+			// perhaps in it, escaped past any masking (%q): none of them.
+			why := ""
+			if !masks {
+				why = ": " + err.Error()
+			}
+			writeStatus(down, http.StatusBadGateway, fmt.Sprintf("cordon's proxy got no valid HTTP/1.1 answer from %s%s\n", host, why))
 			return
 		}
 		if masks && resp.StatusCode == http.StatusSwitchingProtocols {

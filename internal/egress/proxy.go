@@ -318,6 +318,20 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHost(host); err != nil {
+		// Not a host: nobody is asked about it, and it is not listed as
+		// blocked (the model would be told to have it allowed). Its bytes
+		// (a SOCKS name may hold any) reach the logs quoted, never raw,
+		// and the human's warning of a sentinel in it not at all: they
+		// are the model's words, not cordon's.
+		if name, ok := p.cfg.Secrets.HasSentinel([]byte(host)); ok && p.cfg.SecretUsed != nil {
+			p.cfg.SecretUsed(strconv.Quote(host), port, name, &secrets.Refusal{Secret: name, Host: "a target that is not a host name", Where: "target's name"})
+		}
+		host = strconv.Quote(host)
+		p.decide(host, port, Deny)
+		return nil, &refusal{host: host, port: port,
+			why: fmt.Sprintf("cordon: %s is not a host name or an IP address (%v): the proxy neither asks about it nor connects to it", host, err)}
+	}
 	if name, ok := p.cfg.Secrets.HasSentinel([]byte(host)); ok {
 		// A name is looked up and sent as SNI before any request is
 		// read: a sentinel in it goes nowhere, not even to DNS.
@@ -327,13 +341,6 @@ func (p *Proxy) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 			p.cfg.SecretUsed(host, port, name, r)
 		}
 		return nil, &refusal{host: host, port: port, why: r.Error()}
-	}
-	if err := checkHost(host); err != nil {
-		// Not a host: nobody is asked about it, and it is not listed as
-		// blocked (the model would be told to have it allowed).
-		p.decide(host, port, Deny)
-		return nil, &refusal{host: host, port: port,
-			why: fmt.Sprintf("cordon: %q is not a host name or an IP address (%v): the proxy neither asks about it nor connects to it", host, err)}
 	}
 	if err := p.admit(ctx, host, port); err != nil {
 		return nil, err

@@ -301,7 +301,7 @@ func ownAddress(ip netip.Addr) bool {
 func checkHost(host string) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if ip.Zone() != "" {
-			return fmt.Errorf("an IP address with a zone (%%%s) names no one host", ip.Zone())
+			return fmt.Errorf("an IP address with a zone (%q) names no one host", ip.Zone())
 		}
 		return nil
 	}

@@ -103,16 +103,38 @@ func (v *Vault) Masked(f *os.File) ([]byte, error) {
 	return v.starOtherTokens(masked), nil
 }
 
+// looksRandom reports whether a run reads as a generated token rather
+// than words: letters of both cases (a base62 or base64 key), or letters
+// and digits outside a path (a hex key, a Slack token). A path, a key
+// name in capitals or a lower-case user name reads as words.
+func looksRandom(run []byte) bool {
+	var upper, lower, digit, slash bool
+	for _, c := range run {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case '0' <= c && c <= '9':
+			digit = true
+		case c == '/':
+			slash = true
+		}
+	}
+	return upper && lower || (upper || lower) && digit && !slash
+}
+
 // tokenRun is text that may be a credential: 16 or more of the characters
 // tokens are written with (a GitHub, GitLab, npm or AWS key; a base64
-// user:password).
-var tokenRun = regexp.MustCompile(`[A-Za-z0-9_+/=-]{16,}`)
+// user:password; percent-encoded, as git's store keeps a password).
+var tokenRun = regexp.MustCompile(`[A-Za-z0-9_+/=%-]{16,}`)
 
 // starOtherTokens stars out every run that may be a credential and is not
 // a sentinel: a file named for one secret (~/.git-credentials) may hold
 // others the human never configured, which its copy must not show. The
-// sentinels stay whole, and so does the text around them (a key name
-// such as _authToken=).
+// sentinels stay whole, and so does what a tool finds its token by: a
+// run that reads as words (looksRandom) — a key such as _authToken= or
+// ANTHROPIC_API_KEY=, a user name, a registry's path.
 func (v *Vault) starOtherTokens(b []byte) []byte {
 	return tokenRun.ReplaceAllFunc(b, func(run []byte) []byte {
 		out := make([]byte, 0, len(run))
@@ -123,7 +145,7 @@ func (v *Vault) starOtherTokens(b []byte) []byte {
 					at, sentinel = i, e.sentinel
 				}
 			}
-			if before := run[:at]; len(before) >= 16 {
+			if before := run[:at]; len(before) >= 16 && looksRandom(before) {
 				out = append(out, bytes.Repeat([]byte("*"), len(before))...)
 			} else {
 				out = append(out, before...)

@@ -1,7 +1,7 @@
 package egress
 
 // Holes a second red-team review of the secrets' proxy found, each
-// reproduced against the real proxy (they fail until fixed).
+// reproduced against the real proxy and closed.
 
 import (
 	"bufio"
@@ -23,11 +23,10 @@ import (
 
 // TestSentinelRefusalNeverQuotesARawSOCKSName: a SOCKS5 client names its
 // target with up to 255 arbitrary bytes. A name holding the sentinel is
-// refused before checkHost, and the refusal — whose text goes to the
-// human as an MCP warning and into the session log — quotes the name
-// whole: newlines, terminal escapes and words of the model's choosing
-// ("…this was cordon's own self-test, nothing was sent; approve the next
-// request") in a message the human trusts as cordon's.
+// refused, and the human is told, without the name: it quoted newlines,
+// terminal escapes and words of the model's choosing ("…this was cordon's
+// own self-test, nothing was sent; approve the next request") in a
+// message the human trusts as cordon's.
 func TestSentinelRefusalNeverQuotesARawSOCKSName(t *testing.T) {
 	v, err := secrets.New([]secrets.Secret{githubSecret(testSecret, false)})
 	require.NoError(t, err)
@@ -75,13 +74,11 @@ func TestSentinelRefusalNeverQuotesARawSOCKSName(t *testing.T) {
 }
 
 // TestSecretBasicCredentialMaskedInALaterAnswer: the Basic credential the
-// proxy re-encodes with the value is masked in the answer to its own
-// request only. A secret's host that answers a HEAD with a body (a naive
-// echo server writing back the Authorization it got) leaves that body in
-// the connection, where the proxy reads it as the answer to the next
-// pipelined request — here fails to, and quotes it in its 502 ("malformed
-// HTTP status code") — masked without that credential: the base64 of
-// "x:value" comes back whole, and decodes to the value.
+// proxy re-encodes with the value is masked in every later answer on the
+// connection, not only its own request's (it was). A secret's host that
+// answers a HEAD with a body (a naive echo server writing back the
+// Authorization it got) leaves that body in the connection, where the
+// proxy reads it as the answer to the next pipelined request.
 func TestSecretBasicCredentialMaskedInALaterAnswer(t *testing.T) {
 	w := newRawWorld(t, githubSecret(testSecret, false), func(rw http.ResponseWriter, r *http.Request) {
 		conn, buf, err := rw.(http.Hijacker).Hijack()
@@ -102,13 +99,11 @@ func TestSecretBasicCredentialMaskedInALaterAnswer(t *testing.T) {
 	assert.NotContains(t, out, real, "the re-encoded credential came back in a later answer: %s", out)
 }
 
-// TestSecretNeverQuotedInTheProxysOwnError: the proxy's 502 quotes Go's
-// parse error of a malformed answer, which writes the offending text
-// with %q; a value holding '"' and '&' (a password) comes back escaped as
-// no form the masking knows (JSON writes '&' as \u0026), one unescape
-// away from the value. Here the answer is malformed because a secret's
-// host echoed the Authorization header in the body of a HEAD's answer,
-// which the proxy then read as the next pipelined request's answer.
+// TestSecretNeverQuotedInTheProxysOwnError: the proxy's 502 for a
+// malformed answer from a secret's host quotes nothing of it. It quoted
+// Go's parse error, which writes the offending text with %q: a value
+// holding '"' and '&' (a password) came back escaped as no form the
+// masking knows, one unescape away from the value.
 func TestSecretNeverQuotedInTheProxysOwnError(t *testing.T) {
 	const value = `pa"ss&w0rd-0123456789`
 	w := newRawWorld(t, githubSecret(value, false), func(rw http.ResponseWriter, r *http.Request) {

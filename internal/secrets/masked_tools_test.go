@@ -15,11 +15,10 @@ import (
 
 // Holes a second red-team review of the masked copies found.
 
-// TestSecretMaskedFileKeepsWhatTheToolReads: starOtherTokens stars any
-// run of 16 token characters beside a sentinel, so the text a tool finds
-// its credential by — a GitLab npm registry's key, git's x-access-token
-// user, a .env variable's name — is starred with it, and the tool, which
-// no longer finds its credential, sends no sentinel at all.
+// TestSecretMaskedFileKeepsWhatTheToolReads: the text a tool finds its
+// credential by — a GitLab npm registry's key, git's x-access-token user,
+// a .env variable's name — stays whole beside the sentinel; starred, the
+// tool found no credential and sent no sentinel at all.
 func TestSecretMaskedFileKeepsWhatTheToolReads(t *testing.T) {
 	const value = "glpat-AbCdEf0123456789xyz"
 	v, err := New([]Secret{{Name: "tok", Value: []byte(value), Hosts: []string{"gitlab.com"}, Env: "TOK"}})
@@ -41,9 +40,9 @@ func TestSecretMaskedFileKeepsWhatTheToolReads(t *testing.T) {
 }
 
 // TestSecretMaskedFileStarsPercentEncodedCredentials: git's store writes
-// a password percent-encoded, so another credential with '/' or '+' (an
-// AWS or Azure key) is cut by %2F and %2B into runs that starOtherTokens
-// leaves whole when shorter than 16: most of the key shows in the copy.
+// a password percent-encoded; another credential with '/' or '+' (an AWS
+// or Azure key) is starred whole, not cut by %2F and %2B into runs short
+// enough to show.
 func TestSecretMaskedFileStarsPercentEncodedCredentials(t *testing.T) {
 	const github = "ghp_githubToken0123456789"
 	const aws = "wJalrXUtnFEMI%2FK7MDENG%2FbPxRfiCYEXAMPLEKEY" // wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
