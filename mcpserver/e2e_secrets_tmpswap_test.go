@@ -1,0 +1,94 @@
+//go:build linux
+
+package mcpserver_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// swapMasked is a background command's watcher: on each new egress
+// directory of cordon's in the host's /tmp it waits for the masked copy
+// to be written, then renames over it a relative link to the real secret
+// file, before bwrap binds the copy over that file for the next call.
+const swapMasked = `
+import ctypes, os, struct, sys
+target = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+IN_CREATE, IN_CLOSE_WRITE, IN_ISDIR = 0x100, 0x8, 0x40000000
+fd = libc.inotify_init()
+wds = {libc.inotify_add_watch(fd, b"/tmp", IN_CREATE): "/tmp"}
+print("watching", flush=True)
+while True:
+    buf = os.read(fd, 65536)
+    i = 0
+    while i < len(buf):
+        wd, mask, _, n = struct.unpack_from("iIII", buf, i)
+        name = buf[i + 16:i + 16 + n].rstrip(b"\0").decode()
+        i += 16 + n
+        d = wds.get(wd)
+        if d == "/tmp" and name.startswith("cordon-egress-"):
+            sub = "/tmp/" + name
+            wds[libc.inotify_add_watch(fd, sub.encode(), IN_CLOSE_WRITE)] = sub
+        elif d and d != "/tmp" and name == "masked-0":
+            link = d + "/.swap"
+            try:
+                os.symlink("../.." + target, link)
+                os.rename(link, d + "/masked-0")
+                print("swapped", d, flush=True)
+            except OSError as e:
+                print("swap failed", e, flush=True)
+`
+
+// TestSecretFileMaskSwappedThroughWritableTmp: with the host's /tmp a
+// writable root (extra_write_allow = ["/tmp"]), a command reaches the
+// egress directories cordon makes there (os.MkdirTemp("", …)), its own
+// next call's included. A background watcher replaces the masked copy,
+// once written, by a relative link to the real secret file; bwrap binds
+// what the link leads to over the secret's path, and the next call reads
+// the real value. The masked copies (and the trust bundle, the proxy's
+// socket, resolv.conf) must live where no command can write.
+func TestSecretFileMaskSwappedThroughWritableTmp(t *testing.T) {
+	const value = "gh-token-canary" // the harness puts it in cordon's environment
+	w := newWorld(t)
+	cfgDir := filepath.Join(w.home, ".config", "cordon")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(`
+network = "restricted"
+allowed_domains = ["localhost"]
+extra_write_allow = ["/tmp"]
+
+[secrets.github]
+from_env = "GITHUB_TOKEN"
+env = "GITHUB_TOKEN"
+hosts = ["localhost"]
+files = ["~/creds/token"]
+`), 0o644))
+	tokenFile := filepath.Join(w.home, "creds", "token")
+	require.NoError(t, os.MkdirAll(filepath.Dir(tokenFile), 0o755))
+	require.NoError(t, os.WriteFile(tokenFile, []byte("token="+value+"\n"), 0o600))
+	script := filepath.Join(w.ws, "swap.py")
+	require.NoError(t, os.WriteFile(script, []byte(swapMasked), 0o644))
+
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
+	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q", tokenFile), "background": true, "yield_ms": 2000})
+	require.False(t, bg.IsError, text(bg))
+	require.Contains(t, text(bg), "watching", text(bg))
+	var outs []string
+	for i := 0; i < 5; i++ {
+		out := text(call(t, cs, "bash", map[string]any{"command": "cat ~/creds/token"}))
+		outs = append(outs, out)
+		if strings.Contains(out, value) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // not synchronisation: another try at the race
+	}
+	joined := strings.Join(outs, "\n---\n")
+	require.NotContains(t, joined, value, "a command read the real secret file through its swapped masked copy:\n%s", joined)
+}
