@@ -19,7 +19,7 @@ import (
 // file, before bwrap binds the copy over that file for the next call.
 const swapMasked = `
 import ctypes, os, struct, sys
-target = sys.argv[1]
+target, victim = sys.argv[1], sys.argv[2]
 libc = ctypes.CDLL(None, use_errno=True)
 IN_CREATE, IN_CLOSE_WRITE, IN_ISDIR = 0x100, 0x8, 0x40000000
 fd = libc.inotify_init()
@@ -36,11 +36,11 @@ while True:
         if d == "/tmp" and name.startswith("cordon-egress-"):
             sub = "/tmp/" + name
             wds[libc.inotify_add_watch(fd, sub.encode(), IN_CLOSE_WRITE)] = sub
-        elif d and d != "/tmp" and name == "masked-0":
+        elif d and d != "/tmp" and name == victim:
             link = d + "/.swap"
             try:
                 os.symlink("../.." + target, link)
-                os.rename(link, d + "/masked-0")
+                os.rename(link, d + "/" + victim)
                 print("swapped", d, flush=True)
             except OSError as e:
                 print("swap failed", e, flush=True)
@@ -77,7 +77,7 @@ files = ["~/creds/token"]
 	require.NoError(t, os.WriteFile(script, []byte(swapMasked), 0o644))
 
 	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
-	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q", tokenFile), "background": true, "yield_ms": 2000})
+	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q masked-0", tokenFile), "background": true, "yield_ms": 2000})
 	require.False(t, bg.IsError, text(bg))
 	require.Contains(t, text(bg), "watching", text(bg))
 	var outs []string
@@ -91,4 +91,36 @@ files = ["~/creds/token"]
 	}
 	joined := strings.Join(outs, "\n---\n")
 	require.NotContains(t, joined, value, "a command read the real secret file through its swapped masked copy:\n%s", joined)
+}
+
+// TestReadDenyFileThroughWritableTmpResolvConf: the same swap, with no
+// secret configured, of the stub DNS's resolv.conf in the egress
+// directory, which bwrap binds over /etc/resolv.conf under every network
+// restricted call: the next call reads any read-deny file (here
+// ~/.ssh/id_canary) at /etc/resolv.conf.
+func TestReadDenyFileThroughWritableTmpResolvConf(t *testing.T) {
+	w := newWorld(t)
+	cfgDir := filepath.Join(w.home, ".config", "cordon")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(`
+network = "restricted"
+allowed_domains = ["localhost"]
+extra_write_allow = ["/tmp"]
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "swap.py"), []byte(swapMasked), 0o644))
+	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
+	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q resolv.conf", w.secret), "background": true, "yield_ms": 2000})
+	require.False(t, bg.IsError, text(bg))
+	require.Contains(t, text(bg), "watching", text(bg))
+	var outs []string
+	for i := 0; i < 5; i++ {
+		out := text(call(t, cs, "bash", map[string]any{"command": "cat /etc/resolv.conf"}))
+		outs = append(outs, out)
+		if strings.Contains(out, "SECRET-CANARY") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // not synchronisation: another try at the race
+	}
+	joined := strings.Join(outs, "\n---\n")
+	require.NotContains(t, joined, "SECRET-CANARY", "a command read a read-deny file through the swapped resolv.conf:\n%s", joined)
 }
