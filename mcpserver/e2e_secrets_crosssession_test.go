@@ -30,7 +30,7 @@ for d in glob.glob("/tmp/cordon-egress-*"):
     except OSError:
         continue
     m = re.search(r"cordon-sentinel-[0-9a-f]+", text)
-    if not m:
+    if not m or "rt39c-cross" not in text:  # the holder's own, no other session's
         continue
     try:
         s = socket.socket(socket.AF_UNIX)
@@ -93,7 +93,7 @@ files = ["~/creds/token"]
 `, port)), 0o644))
 	tokenFile := filepath.Join(holder.home, "creds", "token")
 	require.NoError(t, os.MkdirAll(filepath.Dir(tokenFile), 0o755))
-	require.NoError(t, os.WriteFile(tokenFile, []byte("token="+value+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(tokenFile, []byte("rt39c-cross token="+value+"\n"), 0o600))
 	hs := holder.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
 	bg := call(t, hs, "bash", map[string]any{"command": "sleep 120", "background": true, "yield_ms": 500})
 	require.False(t, bg.IsError, text(bg))

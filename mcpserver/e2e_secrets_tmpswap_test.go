@@ -19,11 +19,12 @@ import (
 // file, before bwrap binds the copy over that file for the next call.
 const swapMasked = `
 import ctypes, os, struct, sys
-target, victim = sys.argv[1], sys.argv[2]
+target, victim, marker = sys.argv[1], sys.argv[2], sys.argv[3]
 libc = ctypes.CDLL(None, use_errno=True)
-IN_CREATE, IN_CLOSE_WRITE, IN_ISDIR = 0x100, 0x8, 0x40000000
+IN_CREATE, IN_CLOSE_WRITE = 0x100, 0x8
 fd = libc.inotify_init()
 wds = {libc.inotify_add_watch(fd, b"/tmp", IN_CREATE): "/tmp"}
+ours = set()  # this session's directories: other sessions' are left alone
 print("watching", flush=True)
 while True:
     buf = os.read(fd, 65536)
@@ -36,7 +37,16 @@ while True:
         if d == "/tmp" and name.startswith("cordon-egress-"):
             sub = "/tmp/" + name
             wds[libc.inotify_add_watch(fd, sub.encode(), IN_CLOSE_WRITE)] = sub
-        elif d and d != "/tmp" and name == victim:
+            continue
+        if not d or d == "/tmp":
+            continue
+        if name == "masked-0":
+            try:
+                if marker in open(d + "/masked-0").read():
+                    ours.add(d)
+            except OSError:
+                pass
+        if d in ours and name == victim:
             link = d + "/.swap"
             try:
                 os.symlink("../.." + target, link)
@@ -72,12 +82,12 @@ files = ["~/creds/token"]
 `), 0o644))
 	tokenFile := filepath.Join(w.home, "creds", "token")
 	require.NoError(t, os.MkdirAll(filepath.Dir(tokenFile), 0o755))
-	require.NoError(t, os.WriteFile(tokenFile, []byte("token="+value+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(tokenFile, []byte("rt39c-tmpswap token="+value+"\n"), 0o600))
 	script := filepath.Join(w.ws, "swap.py")
 	require.NoError(t, os.WriteFile(script, []byte(swapMasked), 0o644))
 
 	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
-	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q masked-0", tokenFile), "background": true, "yield_ms": 2000})
+	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q masked-0 rt39c-tmpswap", tokenFile), "background": true, "yield_ms": 2000})
 	require.False(t, bg.IsError, text(bg))
 	require.Contains(t, text(bg), "watching", text(bg))
 	var outs []string
@@ -93,8 +103,8 @@ files = ["~/creds/token"]
 	require.NotContains(t, joined, value, "a command read the real secret file through its swapped masked copy:\n%s", joined)
 }
 
-// TestReadDenyFileThroughWritableTmpResolvConf: the same swap, with no
-// secret configured, of the stub DNS's resolv.conf in the egress
+// TestReadDenyFileThroughWritableTmpResolvConf: the same swap (a secret
+// is configured only so that the watcher knows its own directories) of the stub DNS's resolv.conf in the egress
 // directory, which bwrap binds over /etc/resolv.conf under every network
 // restricted call: the next call reads any read-deny file (here
 // ~/.ssh/id_canary) at /etc/resolv.conf.
@@ -106,10 +116,21 @@ func TestReadDenyFileThroughWritableTmpResolvConf(t *testing.T) {
 network = "restricted"
 allowed_domains = ["localhost"]
 extra_write_allow = ["/tmp"]
+
+[secrets.github]
+from_env = "GITHUB_TOKEN"
+env = "GITHUB_TOKEN"
+hosts = ["localhost"]
+files = ["~/creds/token"]
 `), 0o644))
+	// The secret's file only marks this session's egress directories for
+	// the watcher (resolv.conf is there with no secret too).
+	tokenFile := filepath.Join(w.home, "creds", "token")
+	require.NoError(t, os.MkdirAll(filepath.Dir(tokenFile), 0o755))
+	require.NoError(t, os.WriteFile(tokenFile, []byte("rt39c-resolv token=gh-token-canary\n"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "swap.py"), []byte(swapMasked), 0o644))
 	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
-	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q resolv.conf", w.secret), "background": true, "yield_ms": 2000})
+	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q resolv.conf rt39c-resolv", w.secret), "background": true, "yield_ms": 2000})
 	require.False(t, bg.IsError, text(bg))
 	require.Contains(t, text(bg), "watching", text(bg))
 	var outs []string
