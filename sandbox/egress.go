@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -66,6 +68,10 @@ type egressEndpoint struct {
 	// masked maps each secret file (its canonical path) to the copy with
 	// sentinels in dir that bwrap binds over it (secrets.go).
 	masked map[string]string
+	// token is what the command presents to the proxy's loopback port,
+	// in its proxy variables, when the proxy holds secrets
+	// (internal/egress/caller.go).
+	token string
 }
 
 // startEgress starts the proxy for one call of p, with a unix socket
@@ -76,11 +82,14 @@ func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egress
 	var sock string
 	withSecrets := !hooks.Secrets.Empty()
 	if withSocket || withSecrets {
-		dir, err := os.MkdirTemp("", "cordon-egress-")
+		dir, err := egressDir(p, withSocket)
 		if err != nil {
 			return nil, fmt.Errorf("egress proxy: %w", err)
 		}
 		ep.dir = dir
+	}
+	if withSecrets {
+		ep.token = rand.Text()
 	}
 	if withSocket {
 		sock = filepath.Join(ep.dir, "s")
@@ -101,6 +110,7 @@ func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egress
 		SecretUsed:    hooks.SecretUsed,
 		UpstreamRoots: hooks.UpstreamRoots,
 		Resolve:       hooks.Resolve,
+		Token:         ep.token,
 	}, sock)
 	if err != nil {
 		ep.close()
@@ -108,6 +118,28 @@ func startEgress(p ExecutionPolicy, hooks EgressHooks, withSocket bool) (*egress
 	}
 	ep.proxy, ep.listenPort = proxy, proxy.Port()
 	return ep, nil
+}
+
+// egressDir makes a call's private directory for the proxy. Under bwrap
+// (withSocket) it holds what bwrap binds into the sandbox — the proxy's
+// socket, the trust bundle, the stub's resolv.conf, the secrets' masked
+// copies — and lies in cordon's state directory, which no command of any
+// session, mode or backend can write (a command that could write in it
+// could put a link to any file where bwrap binds from) or, but for what
+// bwrap binds, read. Elsewhere it holds the trust bundle alone, which the
+// command reads where it lies.
+func egressDir(p ExecutionPolicy, withSocket bool) (string, error) {
+	if !withSocket {
+		return os.MkdirTemp("", "cordon-egress-")
+	}
+	if p.StateDir == "" {
+		return "", errors.New("no state directory to hold the proxy's socket")
+	}
+	parent := filepath.Join(p.StateDir, "egress")
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(parent, "")
 }
 
 // port is the proxy's loopback port, the one the command is given.
@@ -127,8 +159,11 @@ func (ep *egressEndpoint) socketInside() string { return egressSocketDir + "/s" 
 // env points every common HTTP client at the proxy, and clears the
 // exceptions a client would connect to directly.
 func (ep *egressEndpoint) env() []string {
-	http := "http://127.0.0.1:" + strconv.Itoa(ep.port())
-	socks := "socks5h://127.0.0.1:" + strconv.Itoa(ep.port())
+	at := "127.0.0.1:" + strconv.Itoa(ep.port())
+	if ep.token != "" {
+		at = "cordon:" + ep.token + "@" + at
+	}
+	http, socks := "http://"+at, "socks5h://"+at
 	env := []string{
 		"HTTP_PROXY=" + http, "HTTPS_PROXY=" + http, "ALL_PROXY=" + socks,
 		"http_proxy=" + http, "https_proxy=" + http, "all_proxy=" + socks,

@@ -24,7 +24,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -87,6 +86,9 @@ type Config struct {
 	// nil) and of each request refused for carrying a sentinel: name, never
 	// value.
 	SecretUsed func(host string, port int, name string, refusal *secrets.Refusal)
+	// Token, when set, is what a client on the loopback port must present
+	// (caller.go).
+	Token string
 }
 
 // Proxy is a running egress proxy.
@@ -95,7 +97,9 @@ type Proxy struct {
 	rules *ruleSet
 	lns   []net.Listener
 	socks *socks5.Server
-	tr    *http.Transport
+	// socksAuth is socks asking for the token.
+	socksAuth *socks5.Server
+	tr        *http.Transport
 
 	mu      sync.Mutex
 	once    map[string]bool     // hosts allowed for this call by the human
@@ -130,19 +134,28 @@ func Start(cfg Config, unixPath string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Token != "" {
+		p.socksAuth, err = socks5.New(&socks5.Config{
+			Resolver: noResolve{}, Dial: p.socksDial,
+			Rules:       &socks5.PermitCommand{EnableConnect: true},
+			Credentials: tokenCredentials(cfg.Token),
+			Logger:      log.New(io.Discard, "", 0),
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	p.lns = append(p.lns, tcp)
 	if unixPath != "" {
-		os.Remove(unixPath)
-		u, err := net.Listen("unix", unixPath)
+		u, err := listenUnix(unixPath)
 		if err != nil {
 			tcp.Close()
 			return nil, err
 		}
-		os.Chmod(unixPath, 0o600)
 		p.lns = append(p.lns, u)
 	}
 	for _, ln := range p.lns {
@@ -188,23 +201,36 @@ func (p *Proxy) serve(ln net.Listener) {
 // handle tells SOCKS5 (its first byte is the version, 5) from HTTP.
 func (p *Proxy) handle(c net.Conn) {
 	defer c.Close()
+	must, served := p.mustAuthenticate(c)
+	if !served {
+		return
+	}
 	br := bufio.NewReader(c)
 	first, err := br.Peek(1)
 	if err != nil {
 		return
 	}
 	if first[0] == 5 {
-		p.socks.ServeConn(&bufferedConn{Conn: c, r: br})
+		s := p.socks
+		if must {
+			s = p.socksAuth
+		}
+		s.ServeConn(&bufferedConn{Conn: c, r: br})
 		return
 	}
-	p.serveHTTP(c, br)
+	p.serveHTTP(c, br, must)
 }
 
-// serveHTTP answers proxy requests on one client connection until it ends.
-func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader) {
+// serveHTTP answers proxy requests on one client connection until it
+// ends; with must, each one presents the token.
+func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, must bool) {
 	for {
 		req, err := http.ReadRequest(br)
 		if err != nil {
+			return
+		}
+		if must && !p.authorized(req) {
+			proxyAuthRequired(c)
 			return
 		}
 		if req.Method == http.MethodConnect {
