@@ -54,13 +54,14 @@ for d in glob.glob("/tmp/cordon-egress-*"):
 
 // TestSecretsUsedThroughAnotherSessionsProxy: the human's secrets are for
 // network-restricted commands only ("under allow and deny commands see
-// neither the value nor a sentinel"). Yet a command of a network-allow
-// session under Landlock reads, in the host's /tmp, the egress directory
-// of a restricted bwrap session of the same user that is running a call
-// (here a background one): its masked copy names that session's
-// sentinel, and its proxy socket takes the command's CONNECT. The proxy
-// then puts the real value in for the secret's host, on behalf of a
-// session that was never given the secret.
+// neither the value nor a sentinel"). A command of a network-allow
+// session under Landlock looks for the egress directory of a restricted
+// bwrap session of the same user that is running a call (here a
+// background one), for its masked copy (the sentinel) and its proxy
+// socket, to have the real value put in on behalf of a session never
+// given the secret. A red-team review found them in /tmp; they now lie in
+// the state directory, and the socket serves bwrap's bridge alone
+// (internal/egress TestProxyServesItsOwnCommandOnly).
 func TestSecretsUsedThroughAnotherSessionsProxy(t *testing.T) {
 	const value = "gh-token-canary" // the harness puts it in cordon's environment
 	var mu sync.Mutex

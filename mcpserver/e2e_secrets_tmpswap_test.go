@@ -57,13 +57,12 @@ while True:
 `
 
 // TestSecretFileMaskSwappedThroughWritableTmp: with the host's /tmp a
-// writable root (extra_write_allow = ["/tmp"]), a command reaches the
-// egress directories cordon makes there (os.MkdirTemp("", …)), its own
-// next call's included. A background watcher replaces the masked copy,
-// once written, by a relative link to the real secret file; bwrap binds
-// what the link leads to over the secret's path, and the next call reads
-// the real value. The masked copies (and the trust bundle, the proxy's
-// socket, resolv.conf) must live where no command can write.
+// writable root (extra_write_allow = ["/tmp"]), a background watcher
+// waits for the masked copy of its next call's egress directory to
+// replace it by a relative link to the real secret file, which bwrap
+// would bind over the secret's path. It found the directories in /tmp (a
+// red-team review); they now lie in the state directory, where no command
+// writes, and the next call never reads the real value.
 func TestSecretFileMaskSwappedThroughWritableTmp(t *testing.T) {
 	const value = "gh-token-canary" // the harness puts it in cordon's environment
 	w := newWorld(t)
@@ -104,10 +103,10 @@ files = ["~/creds/token"]
 }
 
 // TestReadDenyFileThroughWritableTmpResolvConf: the same swap (a secret
-// is configured only so that the watcher knows its own directories) of the stub DNS's resolv.conf in the egress
-// directory, which bwrap binds over /etc/resolv.conf under every network
-// restricted call: the next call reads any read-deny file (here
-// ~/.ssh/id_canary) at /etc/resolv.conf.
+// is configured only so that the watcher knows its own directories) of
+// the stub DNS's resolv.conf, which bwrap binds over /etc/resolv.conf
+// under every network restricted call, would have the next call read
+// any read-deny file (here ~/.ssh/id_canary) there; it never does.
 func TestReadDenyFileThroughWritableTmpResolvConf(t *testing.T) {
 	w := newWorld(t)
 	cfgDir := filepath.Join(w.home, ".config", "cordon")
