@@ -80,9 +80,7 @@ func TestSecretsUsedThroughAnotherSessionsProxy(t *testing.T) {
 
 	// The session with the secret: restricted, bwrap, a secret file.
 	holder := newWorld(t)
-	cfgDir := filepath.Join(holder.home, ".config", "cordon")
-	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(fmt.Sprintf(`
+	holder.writeUserConfig(t, fmt.Sprintf(`
 network = "restricted"
 allowed_domains = ["localhost:%s"]
 
@@ -91,7 +89,7 @@ from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
 files = ["~/creds/token"]
-`, port)), 0o644))
+`, port))
 	tokenFile := filepath.Join(holder.home, "creds", "token")
 	require.NoError(t, os.MkdirAll(filepath.Dir(tokenFile), 0o755))
 	require.NoError(t, os.WriteFile(tokenFile, []byte("rt39c-cross token="+value+"\n"), 0o600))

@@ -55,9 +55,7 @@ func TestSecretsThroughTheServer(t *testing.T) {
 			got = nil
 			mu.Unlock()
 			w := newWorld(t)
-			cfgDir := filepath.Join(w.home, ".config", "cordon")
-			require.NoError(t, os.MkdirAll(cfgDir, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(fmt.Sprintf(`
+			w.writeUserConfig(t, fmt.Sprintf(`
 network = "restricted"
 allowed_domains = ["localhost:%[1]s", "127.0.0.1:%[1]s"]
 
@@ -66,7 +64,7 @@ from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
 files = ["~/.config/gh/hosts.yml"]
-`, port)), 0o644))
+`, port))
 			ghFile := filepath.Join(w.home, ".config", "gh", "hosts.yml")
 			require.NoError(t, os.MkdirAll(filepath.Dir(ghFile), 0o755))
 			require.NoError(t, os.WriteFile(ghFile, []byte("github.com:\n    oauth_token: "+value+"\n"), 0o600))
@@ -187,9 +185,7 @@ func TestSecretsNeverInUnderAllowOrDeny(t *testing.T) {
 	for _, network := range []string{"allow", "deny"} {
 		t.Run(network, func(t *testing.T) {
 			w := newWorld(t)
-			cfgDir := filepath.Join(w.home, ".config", "cordon")
-			require.NoError(t, os.MkdirAll(cfgDir, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(fmt.Sprintf(`
+			w.writeUserConfig(t, fmt.Sprintf(`
 network = %q
 env_passthrough = ["GITHUB_TOKEN", "OTHER_NAME"]
 
@@ -197,7 +193,7 @@ env_passthrough = ["GITHUB_TOKEN", "OTHER_NAME"]
 from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
-`, network)), 0o644))
+`, network))
 			t.Setenv("OTHER_NAME", "prefix-"+value) // the value under another name
 			cs := w.stdio(t, clientOpts{version: "2025-11-25"})
 			res := call(t, cs, "bash", map[string]any{"command": `echo "sees: [$GITHUB_TOKEN] [$OTHER_NAME]"; env | grep -c canary || true`})
@@ -206,4 +202,12 @@ hosts = ["localhost"]
 			assert.NotContains(t, out, value)
 		})
 	}
+}
+
+// writeUserConfig writes the world's user config file.
+func (w *world) writeUserConfig(t testing.TB, toml string) {
+	t.Helper()
+	dir := filepath.Join(w.home, ".config", "cordon")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.toml"), []byte(toml), 0o644))
 }

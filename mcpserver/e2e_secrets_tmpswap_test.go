@@ -66,9 +66,7 @@ while True:
 func TestSecretFileMaskSwappedThroughWritableTmp(t *testing.T) {
 	const value = "gh-token-canary" // the harness puts it in cordon's environment
 	w := newWorld(t)
-	cfgDir := filepath.Join(w.home, ".config", "cordon")
-	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(`
+	w.writeUserConfig(t, `
 network = "restricted"
 allowed_domains = ["localhost"]
 extra_write_allow = ["/tmp"]
@@ -78,7 +76,7 @@ from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
 files = ["~/creds/token"]
-`), 0o644))
+`)
 	tokenFile := filepath.Join(w.home, "creds", "token")
 	require.NoError(t, os.MkdirAll(filepath.Dir(tokenFile), 0o755))
 	require.NoError(t, os.WriteFile(tokenFile, []byte("rt39c-tmpswap token="+value+"\n"), 0o600))
@@ -109,9 +107,7 @@ files = ["~/creds/token"]
 // any read-deny file (here ~/.ssh/id_canary) there; it never does.
 func TestReadDenyFileThroughWritableTmpResolvConf(t *testing.T) {
 	w := newWorld(t)
-	cfgDir := filepath.Join(w.home, ".config", "cordon")
-	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(`
+	w.writeUserConfig(t, `
 network = "restricted"
 allowed_domains = ["localhost"]
 extra_write_allow = ["/tmp"]
@@ -121,7 +117,7 @@ from_env = "GITHUB_TOKEN"
 env = "GITHUB_TOKEN"
 hosts = ["localhost"]
 files = ["~/creds/token"]
-`), 0o644))
+`)
 	// The secret's file only marks this session's egress directories for
 	// the watcher (resolv.conf is there with no secret too).
 	tokenFile := filepath.Join(w.home, "creds", "token")
