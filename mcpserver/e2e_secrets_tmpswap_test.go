@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -84,9 +85,9 @@ files = ["~/creds/token"]
 	require.NoError(t, os.WriteFile(script, []byte(swapMasked), 0o644))
 
 	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
-	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q masked-0 rt39c-tmpswap", tokenFile), "background": true, "yield_ms": 2000})
+	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q masked-0 rt39c-tmpswap", tokenFile), "background": true, "yield_ms": 1000})
 	require.False(t, bg.IsError, text(bg))
-	require.Contains(t, text(bg), "watching", text(bg))
+	awaitWatching(t, cs, text(bg))
 	var outs []string
 	for i := 0; i < 5; i++ {
 		out := text(call(t, cs, "bash", map[string]any{"command": "cat ~/creds/token"}))
@@ -125,9 +126,9 @@ files = ["~/creds/token"]
 	require.NoError(t, os.WriteFile(tokenFile, []byte("rt39c-resolv token=gh-token-canary\n"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "swap.py"), []byte(swapMasked), 0o644))
 	cs := w.stdio(t, clientOpts{version: "2025-11-25"}, "--backend", "bwrap", "--approval", "never")
-	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q resolv.conf rt39c-resolv", w.secret), "background": true, "yield_ms": 2000})
+	bg := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("exec python3 -u swap.py %q resolv.conf rt39c-resolv", w.secret), "background": true, "yield_ms": 1000})
 	require.False(t, bg.IsError, text(bg))
-	require.Contains(t, text(bg), "watching", text(bg))
+	awaitWatching(t, cs, text(bg))
 	var outs []string
 	for i := 0; i < 5; i++ {
 		out := text(call(t, cs, "bash", map[string]any{"command": "cat /etc/resolv.conf"}))
@@ -139,4 +140,15 @@ files = ["~/creds/token"]
 	}
 	joined := strings.Join(outs, "\n---\n")
 	require.NotContains(t, joined, "SECRET-CANARY", "a command read a read-deny file through the swapped resolv.conf:\n%s", joined)
+}
+
+// awaitWatching waits, on a busy machine as on a quiet one, until the
+// background watcher p1 has said it watches (first is what bash returned).
+func awaitWatching(t *testing.T, cs *mcp.ClientSession, first string) {
+	t.Helper()
+	seen := first
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(seen, "watching"); {
+		require.True(t, time.Now().Before(deadline), "the watcher never started: %s", seen)
+		seen += text(call(t, cs, "process_output", map[string]any{"process_id": "p1", "wait_ms": 5000}))
+	}
 }

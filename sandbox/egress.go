@@ -172,6 +172,14 @@ func (ep *egressEndpoint) env() []string {
 	return append(env, ep.secretEnv()...)
 }
 
+// serveTree has the proxy's socket serve the descendants of pid, the
+// call's process, alone.
+func (ep *egressEndpoint) serveTree(pid int) {
+	if ep != nil && ep.proxy != nil {
+		ep.proxy.ServeTree(pid)
+	}
+}
+
 // blocked lists the hosts refused so far.
 func (ep *egressEndpoint) blocked() []string {
 	if ep == nil || ep.proxy == nil {

@@ -147,6 +147,7 @@ func (l *launch) Start() error {
 	}
 	l.exited = make(chan struct{})
 	l.started.Store(true)
+	l.c.egress.serveTree(l.Cmd.Process.Pid)
 	l.ownHelpers.reaper(l.c, l.Cmd.Process.Pid)
 	if _, lost := l.lost.get(); lost {
 		l.Kill() // replaced before the command could be killed

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A proxy serves one call's command, and with secrets it puts their values
@@ -19,8 +20,9 @@ import (
 // of SOCKS5's username/password method), which only the call's command
 // has, in its proxy variables; and a client on the unix socket, which
 // only bwrap's bridge inside the sandbox uses, must be in a pid namespace
-// below cordon's (fromSandbox): a process of the host, a Landlock
-// sandbox's included, is not.
+// below cordon's and descend from the call's process (ServeTree): a
+// process of the host, a Landlock sandbox's included, is not, nor one of
+// another sandbox, nor one that made a pid namespace of its own.
 
 // tokenCredentials accepts any user name with the token as password.
 type tokenCredentials string
@@ -28,6 +30,11 @@ type tokenCredentials string
 func (t tokenCredentials) Valid(_, password string) bool {
 	return subtle.ConstantTimeCompare([]byte(password), []byte(t)) == 1
 }
+
+// anyCredentials accepts any: on the socket the peer is what is checked.
+type anyCredentials struct{}
+
+func (anyCredentials) Valid(_, _ string) bool { return true }
 
 // authorized reports whether req presents the token.
 func (p *Proxy) authorized(req *http.Request) bool {
@@ -47,9 +54,33 @@ func (p *Proxy) authorized(req *http.Request) bool {
 // and whether it may be served at all.
 func (p *Proxy) mustAuthenticate(c net.Conn) (must, served bool) {
 	if _, viaSocket := c.(*net.UnixConn); viaSocket {
-		return false, fromSandbox(c)
+		pid, ok := fromSandbox(c)
+		return false, ok && p.inTree(pid)
 	}
 	return p.cfg.Token != "", true
+}
+
+// treeWait bounds how long a socket client waits for ServeTree: the call
+// names its process as soon as it has started it.
+const treeWait = 10 * time.Second
+
+// ServeTree has the unix socket serve the descendants of pid, the call's
+// process, alone.
+func (p *Proxy) ServeTree(pid int) {
+	p.treeOnce.Do(func() {
+		p.tree = pid
+		close(p.treeSet)
+	})
+}
+
+// inTree reports whether pid descends from the process ServeTree named.
+func (p *Proxy) inTree(pid int) bool {
+	select {
+	case <-p.treeSet:
+	case <-time.After(treeWait):
+		return false
+	}
+	return descends(pid, p.tree)
 }
 
 // proxyAuthRequired asks for the token.

@@ -59,5 +59,18 @@ func TestProxyServesItsOwnCommandOnly(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	n, _ := c.Read(make([]byte, 1))
 	assert.Zero(t, n, "a host process was served on the socket")
+
+	// A process in a pid namespace of its own making (unshare -Urp, which
+	// a Landlock command may run) that does not descend from the call's
+	// process is not served either.
+	other := exec.Command("sleep", "60")
+	require.NoError(t, other.Start())
+	defer other.Process.Kill()
+	p.ServeTree(other.Process.Pid)
+	nested := exec.Command("unshare", "-Urpf", "socat", "-t", "5", "-", "UNIX-CONNECT:"+sock) // -t: the answer's wait after the request
+	nested.Stdin = strings.NewReader(fmt.Sprintf("GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", srv.URL, srv.Listener.Addr()))
+	out, err := nested.Output()
+	require.NoError(t, err)
+	assert.Empty(t, string(out), "a process in its own pid namespace was served")
 	assert.Equal(t, int32(2), hits.Load())
 }

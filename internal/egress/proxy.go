@@ -97,9 +97,16 @@ type Proxy struct {
 	rules *ruleSet
 	lns   []net.Listener
 	socks *socks5.Server
-	// socksAuth is socks asking for the token.
-	socksAuth *socks5.Server
-	tr        *http.Transport
+	// socksAuth is socks asking for the token; socksEither takes a
+	// client with credentials or without (the socket's, whose clients
+	// carry the proxy variables' credentials but need none).
+	socksAuth, socksEither *socks5.Server
+	// tree is the call's process, whose descendants the unix socket
+	// serves, once treeSet is closed (caller.go).
+	tree     int
+	treeSet  chan struct{}
+	treeOnce sync.Once
+	tr       *http.Transport
 
 	mu      sync.Mutex
 	once    map[string]bool     // hosts allowed for this call by the human
@@ -122,7 +129,7 @@ func Start(cfg Config, unixPath string) (*Proxy, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
 	}
-	p := &Proxy{cfg: cfg, rules: rs, once: map[string]bool{}, decided: map[string]Decision{}}
+	p := &Proxy{cfg: cfg, rules: rs, once: map[string]bool{}, decided: map[string]Decision{}, treeSet: make(chan struct{})}
 	p.tr = &http.Transport{DialContext: p.dial, ForceAttemptHTTP2: false, DisableCompression: true,
 		MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}
 	p.socks, err = socks5.New(&socks5.Config{
@@ -135,13 +142,18 @@ func Start(cfg Config, unixPath string) (*Proxy, error) {
 		return nil, err
 	}
 	if cfg.Token != "" {
-		p.socksAuth, err = socks5.New(&socks5.Config{
-			Resolver: noResolve{}, Dial: p.socksDial,
-			Rules:       &socks5.PermitCommand{EnableConnect: true},
-			Credentials: tokenCredentials(cfg.Token),
-			Logger:      log.New(io.Discard, "", 0),
-		})
-		if err != nil {
+		withAuth := func(methods ...socks5.Authenticator) (*socks5.Server, error) {
+			return socks5.New(&socks5.Config{
+				Resolver: noResolve{}, Dial: p.socksDial,
+				Rules:       &socks5.PermitCommand{EnableConnect: true},
+				AuthMethods: methods,
+				Logger:      log.New(io.Discard, "", 0),
+			})
+		}
+		if p.socksAuth, err = withAuth(socks5.UserPassAuthenticator{Credentials: tokenCredentials(cfg.Token)}); err != nil {
+			return nil, err
+		}
+		if p.socksEither, err = withAuth(socks5.NoAuthAuthenticator{}, socks5.UserPassAuthenticator{Credentials: anyCredentials{}}); err != nil {
 			return nil, err
 		}
 	}
@@ -212,8 +224,11 @@ func (p *Proxy) handle(c net.Conn) {
 	}
 	if first[0] == 5 {
 		s := p.socks
-		if must {
+		switch _, viaSocket := c.(*net.UnixConn); {
+		case must:
 			s = p.socksAuth
+		case viaSocket && p.socksEither != nil:
+			s = p.socksEither
 		}
 		s.ServeConn(&bufferedConn{Conn: c, r: br})
 		return
