@@ -1,0 +1,56 @@
+package egress
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestProxySocketRefusesAHostProcessInItsOwnPidNamespace: the unix socket
+// serves only bwrap's bridge, told by its NSpid having more levels than
+// cordon's. But any process of the host — a Landlock sandbox's command
+// (seccomp lets it unshare; under network allow it may make unix sockets),
+// or any unprivileged process — can make a user and pid namespace of its
+// own (`unshare -Urp --fork`) and connect from there: its NSpid has two
+// levels too. It must not be served.
+func TestProxySocketRefusesAHostProcessInItsOwnPidNamespace(t *testing.T) {
+	if _, err := exec.LookPath("socat"); err != nil {
+		t.Skip("socat not installed")
+	}
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "reached")
+	}))
+	t.Cleanup(srv.Close)
+	sock := filepath.Join(t.TempDir(), "s")
+	p, err := Start(Config{Rules: Rules{Allowed: []string{fmt.Sprintf("127.0.0.1:%d", port(srv.URL))}}, Token: "tok-123"}, sock)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+
+	// What `unshare -Urp --fork socat - UNIX-CONNECT:sock` does: no
+	// privilege needed, only user namespaces, which are on by default.
+	cmd := exec.Command("socat", "-t", "20", "-", "UNIX-CONNECT:"+sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	cmd.Stdin = strings.NewReader(fmt.Sprintf("GET %s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", srv.URL, srv.Listener.Addr()))
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "Operation not permitted") {
+		t.Skipf("no user namespaces here: %s", out)
+	}
+	assert.NotContains(t, string(out), "reached", "a host process in a pid namespace of its own making was served on the socket without the token")
+	assert.Zero(t, hits.Load(), "a host process in a pid namespace of its own making reached the host through the socket")
+}
