@@ -54,3 +54,34 @@ func TestProxySocketRefusesAHostProcessInItsOwnPidNamespace(t *testing.T) {
 	assert.NotContains(t, string(out), "reached", "a host process in a pid namespace of its own making was served on the socket without the token")
 	assert.Zero(t, hits.Load(), "a host process in a pid namespace of its own making reached the host through the socket")
 }
+
+// TestProxySocketTakesTheCredentialsItsVariablesCarry: under bwrap the
+// command's ALL_PROXY carries socks5h://cordon:TOKEN@..., and bwrap's
+// bridge relays its bytes to the unix socket as they are. A SOCKS5 client
+// that, given credentials, offers only the username/password method
+// (httpcore, behind httpx, does: one method, the one it has) gets "no
+// acceptable method" (05 FF) from the socket, whose SOCKS server knows only
+// "no authentication": the token the variables now carry breaks it.
+func TestProxySocketTakesTheCredentialsItsVariablesCarry(t *testing.T) {
+	if _, err := exec.LookPath("socat"); err != nil {
+		t.Skip("socat not installed")
+	}
+	sock := filepath.Join(t.TempDir(), "s")
+	p, err := Start(Config{Token: "tok-123"}, sock)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	// bwrap's bridge: a process in a pid namespace below this one.
+	cmd := exec.Command("socat", "-t", "20", "-", "UNIX-CONNECT:"+sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	// Greeting: version 5, one method, username/password (2).
+	cmd.Stdin = strings.NewReader("\x05\x01\x02")
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "Operation not permitted") {
+		t.Skipf("no user namespaces here: %s", out)
+	}
+	assert.Equal(t, "\x05\x02", string(out), "the socket refused the SOCKS5 username/password method the proxy variables ask for")
+}
