@@ -69,8 +69,7 @@ func TestProxyServesItsOwnCommandOnly(t *testing.T) {
 	p.ServeTree(other.Process.Pid)
 	nested := exec.Command("unshare", "-Urpf", "socat", "-t", "5", "-", "UNIX-CONNECT:"+sock) // -t: the answer's wait after the request
 	nested.Stdin = strings.NewReader(fmt.Sprintf("GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", srv.URL, srv.Listener.Addr()))
-	out, err := nested.Output()
-	require.NoError(t, err)
+	out, _ := nested.Output() // refused, socat's write may fail
 	assert.Empty(t, string(out), "a process in its own pid namespace was served")
 	assert.Equal(t, int32(2), hits.Load())
 }
