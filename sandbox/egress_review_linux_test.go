@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/egress"
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,7 @@ import (
 func TestLandlockCommandNeverUsesAnotherCallsProxySocket(t *testing.T) {
 	for _, tool := range []string{"unshare", "socat"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip(tool + " not installed")
+			testenv.SkipUnlessCI(t, tool+" is not installed")
 		}
 	}
 	var hits atomic.Int32
@@ -48,8 +49,11 @@ func TestLandlockCommandNeverUsesAnotherCallsProxySocket(t *testing.T) {
 
 	pol := f.policy(WorkspaceWrite, NetworkAllow)
 	out, _ := f.run(pol, "sh", "-c",
-		`ls "$1"; printf 'GET %s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$2" "$3" | (cd "$1/othercall" && unshare -Up --fork socat -t 20 - UNIX-CONNECT:s)`,
+		`ls "$1"; printf 'GET %s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$2" "$3" | (cd "$1/othercall" && unshare -Up --fork sh -c 'echo unshared; exec socat -d -d -t 20 - UNIX-CONNECT:s' 2>&1)`,
 		"sh", filepath.Join(f.state, "egress"), srv.URL, u.Host)
+	// The attack's every step ran: its own pid namespace, the connection.
+	require.Contains(t, out, "unshared", out)
+	require.Contains(t, out, "successfully connected", out)
 	assert.NotContains(t, out, "reached", out)
 	assert.Zero(t, hits.Load(), "a Landlock command in a pid namespace of its own making used another call's proxy socket: %s", out)
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -23,7 +24,7 @@ import (
 func publicListener(t *testing.T) (net.Listener, netip.Addr) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("a network namespace with a veth pair needs root")
+		testenv.SkipUnlessCI(t, "a network namespace with a veth pair needs root")
 	}
 	pid := os.Getpid()
 	ns, hostIf, nsIf := fmt.Sprintf("cordon-up-%d", pid), fmt.Sprintf("cuh%d", pid%1000000), fmt.Sprintf("cun%d", pid%1000000)

@@ -67,9 +67,12 @@ func TestProxyServesItsOwnCommandOnly(t *testing.T) {
 	require.NoError(t, other.Start())
 	defer other.Process.Kill()
 	p.ServeTree(other.Process.Pid)
-	nested := exec.Command("unshare", "-Urpf", "socat", "-t", "5", "-", "UNIX-CONNECT:"+sock) // -t: the answer's wait after the request
+	nested := exec.Command("unshare", "-Urpf", "socat", "-d", "-d", "-t", "5", "-", "UNIX-CONNECT:"+sock) // -t: the answer's wait after the request
 	nested.Stdin = strings.NewReader(fmt.Sprintf("GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", srv.URL, srv.Listener.Addr()))
+	var log strings.Builder
+	nested.Stderr = &log
 	out, _ := nested.Output() // refused, socat's write may fail
+	require.Contains(t, log.String(), "successfully connected", "the attempt must reach the socket")
 	assert.Empty(t, string(out), "a process in its own pid namespace was served")
 	assert.Equal(t, int32(2), hits.Load())
 }
