@@ -36,9 +36,14 @@ run: deps build
 	@echo; echo "== add cordon to your MCP client (one of them: ./$(BIN) client-config NAME):"; \
 	  ./$(BIN) client-config
 
+# The escape suite runs alone, after the rest: it plants a Docker socket at
+# /run/docker.sock while it runs, and a sandbox of another package that
+# saw the socket when it built its argv failed closed when the socket was
+# gone by the time bwrap bound over it.
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/test/escape$$')
+	$(GO) test -race -count=1 -timeout 20m ./test/escape/
 
 # test-short is the loop to run while working (a few minutes): every
 # package's unit tests without -race, and of the real-sandbox suites one
