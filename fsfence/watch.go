@@ -1,5 +1,7 @@
 package fsfence
 
+import "github.com/cordonhq/cordon/internal/pathx"
+
 // Validating a cached resolution by looking again (entries.go) costs one
 // lstat per path it depends on, some fifty for the default entries: most of
 // what a file-tool call costs. Where the kernel can report changes
@@ -21,14 +23,14 @@ package fsfence
 // confined command holds in cordon's mount namespace, which is the
 // namespace the fence resolves in.
 
-// Inputs names the paths a result was derived from: Paths by how they
-// resolve (every component, and every symlink on the way, as
-// [path/filepath.EvalSymlinks] would look at them), Contents also by what
-// the files hold, and Trees, directories that were searched, by the
-// subdirectories and ".git" entries made, removed or renamed in them.
-type Inputs struct {
-	Paths, Contents, Trees []string
-}
+// Inputs names the paths a result was derived from (see [pathx.Inputs]):
+// Paths by how they resolve (every component, and every symlink on the
+// way, as [path/filepath.EvalSymlinks] would look at them), Contents also
+// by what the files hold, and Trees, directories that were searched, by
+// the subdirectories and ".git" entries made, removed or renamed in them.
+// The sandbox's policy inputs are the same type: what a policy was derived
+// from is what the fence watches.
+type Inputs = pathx.Inputs
 
 // InputWatch tells whether the paths of an [Inputs] may have changed since
 // it was made. It errs on one side only: Current may report a change that

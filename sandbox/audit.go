@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // A repository that a command makes (`git init`, `cargo new`, a clone, a
@@ -136,7 +138,7 @@ func (a auditor) auditNewRepos(known []string, since time.Time, whole bool) ([]C
 // changes disarm made are kept; the error is what is left.
 func (a auditor) disarmWhole(r GitRepo, changes []Change, err error) ([]Change, error) {
 	head := filepath.Join(r.GitDir, "HEAD")
-	if !existsNoFollow(head) {
+	if !pathx.ExistsNoFollow(head) {
 		return changes, nil // set aside already (the gitdir was found twice: bare, and through a .git file)
 	}
 	if herr := a.setAside(head); herr != nil {
@@ -194,7 +196,7 @@ func (a auditor) disarm(r GitRepo, known []string) ([]Change, error) {
 	// A linked worktree's gitdir lives in <commondir>/worktrees/<name>;
 	// a commondir pointing anywhere else borrows another repository's
 	// hooks and configuration.
-	if cd := filepath.Join(r.GitDir, "commondir"); existsNoFollow(cd) && filepath.Dir(r.GitDir) != filepath.Join(r.CommonDir, "worktrees") {
+	if cd := filepath.Join(r.GitDir, "commondir"); pathx.ExistsNoFollow(cd) && filepath.Dir(r.GitDir) != filepath.Join(r.CommonDir, "worktrees") {
 		if err := a.setAside(cd); err != nil {
 			errs = append(errs, err)
 		} else {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+
 	"github.com/cordonhq/cordon/internal/helper"
 
 	"fmt"

@@ -90,7 +90,7 @@ var gitBooleans = []string{"", "true", "false", "yes", "no", "on", "off", "1", "
 func gitConfigPaths(r GitRepo, home string, in *PolicyInputs) []string {
 	entries, inputs := readGitConfig(r, home)
 	for _, p := range inputs {
-		in.content(p)
+		in.NoteContent(p)
 	}
 	base := r.Worktree
 	if base == "" {

@@ -29,7 +29,7 @@ func gitlinkDirs(r GitRepo, in *PolicyInputs) (dirs []string, known bool) {
 		return nil, true
 	}
 	index := filepath.Join(r.GitDir, "index")
-	in.content(index)
+	in.NoteContent(index)
 	if _, err := os.Stat(index); err != nil {
 		return nil, true // no index: no gitlinks
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // GitRepo is a git repository found beneath a writable root. Git runs code
@@ -196,7 +198,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 				}
 				continue // the audit goes on with what changed
 			}
-			in.tree(cur.dir)
+			in.NoteTree(cur.dir)
 			var entries []fs.DirEntry
 			listed := false
 			beyond := cur.depth >= repoScanDepth
@@ -225,7 +227,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 			// Beyond the bound, only what the command made or moved there.
 			fresh := func(name string) bool { return !beyond || changedAfter(filepath.Join(cur.dir, name), changedSince) }
 			if listed && looksLikeGitDir(entries) && fresh("HEAD") || !listed && holdsGitDir(cur.dir) {
-				g := in.canonicalOrClean(cur.dir)
+				g := in.CanonicalOrClean(cur.dir)
 				addRepo(GitRepo{GitDir: g, CommonDir: commonDirOf(g, in)})
 			}
 			if !listed || slices.ContainsFunc(entries, isDotGit) && fresh(".git") {
@@ -294,7 +296,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 		}
 		dirs, known := gitlinkDirs(r, in)
 		for _, dir := range dirs {
-			if withinAny(in.canonicalOrClean(dir), roots) { // else not writable: nothing planted there
+			if pathx.WithinAny(in.CanonicalOrClean(dir), roots) { // else not writable: nothing planted there
 				addAt(dir)
 			}
 		}
@@ -312,7 +314,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 // to, when that lies within one of roots.
 func linkedDir(link string, roots []string) (string, bool) {
 	dir, err := filepath.EvalSymlinks(link)
-	if err != nil || !withinAny(dir, roots) {
+	if err != nil || !pathx.WithinAny(dir, roots) {
 		return "", false
 	}
 	fi, err := os.Stat(dir)
@@ -335,11 +337,11 @@ func leadsInto(link string, dirs []string) bool {
 	existing, rest := filepath.Clean(target), ""
 	for {
 		if resolved, err := filepath.EvalSymlinks(existing); err == nil {
-			return withinAny(filepath.Join(resolved, rest), dirs)
+			return pathx.WithinAny(filepath.Join(resolved, rest), dirs)
 		}
 		parent := filepath.Dir(existing)
 		if parent == existing {
-			return withinAny(filepath.Clean(target), dirs)
+			return pathx.WithinAny(filepath.Clean(target), dirs)
 		}
 		rest = filepath.Join(filepath.Base(existing), rest)
 		existing = parent
@@ -459,12 +461,12 @@ func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return GitRepo{}, false, errGitSymlink
 	case fi.IsDir():
-		g := in.canonicalOrClean(dotgit)
+		g := in.CanonicalOrClean(dotgit)
 		return GitRepo{Worktree: dir, GitDir: g, CommonDir: commonDirOf(g, in)}, true, nil
 	case fi.Mode().IsRegular():
 		r := GitRepo{Worktree: dir, DotGitFile: true}
 		if target, ok := gitPointer(dotgit, "gitdir:", in); ok {
-			if g, err := in.canonical(relativeTo(dir, target)); err == nil {
+			if g, err := in.Canonical(relativeTo(dir, target)); err == nil {
 				if st, err := os.Stat(g); err == nil && st.IsDir() {
 					r.GitDir, r.CommonDir = g, commonDirOf(g, in)
 				}
@@ -478,7 +480,7 @@ func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {
 // commonDirOf reads a gitdir's "commondir" pointer as git does.
 func commonDirOf(gitdir string, in *PolicyInputs) string {
 	if common, ok := gitPointer(filepath.Join(gitdir, "commondir"), "", in); ok {
-		if c, err := in.canonical(relativeTo(gitdir, common)); err == nil {
+		if c, err := in.Canonical(relativeTo(gitdir, common)); err == nil {
 			return c
 		}
 	}
@@ -491,7 +493,7 @@ func submoduleGitDirs(gitdir string, in *PolicyInputs) []string {
 	var out []string
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
-		in.tree(dir)
+		in.NoteTree(dir)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return
@@ -502,7 +504,7 @@ func submoduleGitDirs(gitdir string, in *PolicyInputs) []string {
 			}
 			sub := filepath.Join(dir, e.Name())
 			head := filepath.Join(sub, "HEAD")
-			in.path(head)
+			in.NotePath(head)
 			// git also takes a HEAD that is a symlink (to refs/…).
 			if fi, err := os.Lstat(head); err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0) {
 				out = append(out, sub)
@@ -533,7 +535,7 @@ func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []s
 		// would adopt one a command made there, hooks and all.
 		if r.CommonDir != "" {
 			for _, name := range declaredSubmodules(filepath.Join(r.Worktree, ".gitmodules"), in) {
-				if gd := filepath.Join(r.CommonDir, "modules", filepath.FromSlash(name)); !existsNoFollow(gd) {
+				if gd := filepath.Join(r.CommonDir, "modules", filepath.FromSlash(name)); !pathx.ExistsNoFollow(gd) {
 					paths = append(paths, gd)
 				}
 			}
@@ -549,7 +551,7 @@ func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []s
 		// worktree config from here: repointing one would hand another
 		// worktree planted hooks.
 		if entries, err := os.ReadDir(filepath.Join(r.CommonDir, "worktrees")); err == nil {
-			in.tree(filepath.Join(r.CommonDir, "worktrees"))
+			in.NoteTree(filepath.Join(r.CommonDir, "worktrees"))
 			for _, e := range entries {
 				wt := filepath.Join(r.CommonDir, "worktrees", e.Name())
 				paths = append(paths, filepath.Join(wt, "commondir"), filepath.Join(wt, "config.worktree"), filepath.Join(wt, "gitdir"))
@@ -559,7 +561,7 @@ func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []s
 	}
 	var out []string
 	for _, p := range paths {
-		if withinAny(p, roots) && !slices.Contains(out, p) {
+		if pathx.WithinAny(p, roots) && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -569,7 +571,7 @@ func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []s
 // declaredSubmodules returns the submodule names a .gitmodules declares,
 // read by git: `submodule.NAME.path` keys.
 func declaredSubmodules(file string, in *PolicyInputs) []string {
-	in.content(file)
+	in.NoteContent(file)
 	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}

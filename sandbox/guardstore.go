@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // guardBaseline is what the first of overlapping calls on one root saw:
@@ -157,7 +159,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 		}
 	}
 	for _, p := range named {
-		if rel, ok := relUnder(set.Root, p); ok && (existsNoFollow(p) || !slices.Contains([]string{"", p}, fileOnTheWay(set.Root, p))) && !slices.Contains(base.Named, rel) {
+		if rel, ok := relUnder(set.Root, p); ok && (pathx.ExistsNoFollow(p) || !slices.Contains([]string{"", p}, fileOnTheWay(set.Root, p))) && !slices.Contains(base.Named, rel) {
 			base.Named = append(base.Named, rel)
 		}
 	}

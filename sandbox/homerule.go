@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // homeRule refuses a confined policy whose writable roots contain the home
@@ -79,7 +81,7 @@ func homeAndAncestors(home string) []ancestor {
 		if abs, err := filepath.Abs(home); err == nil {
 			add(abs)
 		}
-		add(canonicalOrClean(home))
+		add(pathx.CanonicalOrClean(home))
 	}
 	out := make([]ancestor, 0, len(paths))
 	for _, p := range paths {
@@ -95,7 +97,7 @@ func homeRootError(p ExecutionPolicy, root, home string) error {
 	switch {
 	case root == string(filepath.Separator):
 		what = "is / and contains your home directory"
-	case home != "" && root != canonicalOrClean(home):
+	case home != "" && root != pathx.CanonicalOrClean(home):
 		what = "contains your home directory " + home
 	}
 	return &UnavailableError{Reason: fmt.Sprintf(
@@ -105,7 +107,7 @@ func homeRootError(p ExecutionPolicy, root, home string) error {
 
 // rootOrigin says which setting made root writable.
 func rootOrigin(p ExecutionPolicy, root string) string {
-	same := func(dir string) bool { return dir != "" && canonicalOrClean(dir) == root }
+	same := func(dir string) bool { return dir != "" && pathx.CanonicalOrClean(dir) == root }
 	switch {
 	case same(p.WorkspaceRoot):
 		return "the workspace"

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,8 +40,8 @@ func TestHomeRuleRefusesARootHoldingHome(t *testing.T) {
 			{name: "extra_write_allow is the home", home: f.home, workspace: f.ws, extra: []string{f.home}, wantRoot: f.home, wantIn: "extra_write_allow"},
 			{name: "extra_write_allow is /", home: f.home, workspace: f.ws, extra: []string{"/"}, wantRoot: "/", wantIn: "extra_write_allow"},
 			{name: "class directory is the home", home: f.home, workspace: f.ws, own: f.home, wantRoot: f.home, wantIn: "class directory"},
-			{name: "home through a symlink", home: linkedHome, workspace: realHome, wantRoot: canonicalOrClean(realHome), wantIn: "the workspace"},
-			{name: "above a symlinked home", home: linkedHome, workspace: filepath.Join(f.base, "real"), wantRoot: canonicalOrClean(filepath.Join(f.base, "real")), wantIn: "the workspace"},
+			{name: "home through a symlink", home: linkedHome, workspace: realHome, wantRoot: pathx.CanonicalOrClean(realHome), wantIn: "the workspace"},
+			{name: "above a symlinked home", home: linkedHome, workspace: filepath.Join(f.base, "real"), wantRoot: pathx.CanonicalOrClean(filepath.Join(f.base, "real")), wantIn: "the workspace"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestHomeRuleRefusesARootHoldingHome(t *testing.T) {
 					ExtraWriteAllow: c.extra, OwnDir: c.own, StateDir: f.state}}
 				p, err := svc.Resolve(Request{TmpDir: f.tmp})
 				require.NoError(t, err, "resolving still works: the file tools read")
-				planted := filepath.Join(canonicalOrClean(c.home), ".bashrc")
+				planted := filepath.Join(pathx.CanonicalOrClean(c.home), ".bashrc")
 				os.Remove(planted)
 				ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required}
 				var out bytes.Buffer
@@ -67,11 +68,11 @@ func TestHomeRuleRefusesARootHoldingHome(t *testing.T) {
 		}
 		t.Run("a directory inside the home works", func(t *testing.T) {
 			for _, home := range []string{f.home, linkedHome} {
-				ws := filepath.Join(canonicalOrClean(home), "proj")
+				ws := filepath.Join(pathx.CanonicalOrClean(home), "proj")
 				require.NoError(t, os.MkdirAll(ws, 0o755))
 				svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws, Home: home, StateDir: f.state,
 					ExtraWriteAllow: []string{filepath.Join(home, ".cache")}}}
-				require.NoError(t, os.MkdirAll(filepath.Join(canonicalOrClean(home), ".cache"), 0o755))
+				require.NoError(t, os.MkdirAll(filepath.Join(pathx.CanonicalOrClean(home), ".cache"), 0o755))
 				p, err := svc.Resolve(Request{TmpDir: f.tmp})
 				require.NoError(t, err)
 				require.NoError(t, p.Refusal())

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/internal/pathx"
 
 	"fmt"
 	"slices"
@@ -136,13 +137,13 @@ func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedA
 		hc.ProxyPort = p.egress.port()
 	}
 	for _, d := range p.ReadDeny {
-		if !withinAny(d, p.WritableRoots) {
+		if !pathx.WithinAny(d, p.WritableRoots) {
 			hc.DenyRead = append(hc.DenyRead, d)
 		}
 	}
 	var guarded []string
 	for _, prot := range slices.Concat(p.Protected, p.readDenyLinks) {
-		if withinAny(prot, userRoots(p)) && !slices.Contains(guarded, prot) {
+		if pathx.WithinAny(prot, userRoots(p)) && !slices.Contains(guarded, prot) {
 			guarded = append(guarded, prot)
 		}
 	}

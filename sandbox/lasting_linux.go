@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/cordonhq/cordon/internal/pathx"
 	"golang.org/x/sys/unix"
 )
 
@@ -260,7 +261,7 @@ func (s *lastingSub) fire(path string) func() {
 func lastingPaths(p ExecutionPolicy, plan mountPlan, landlock bool) []string {
 	paths := slices.Concat(plan.ProtectExisting, plan.PinDirs)
 	for _, d := range slices.Concat(plan.HideFiles, plan.HideDirs) {
-		if !landlock || withinAny(d, p.WritableRoots) {
+		if !landlock || pathx.WithinAny(d, p.WritableRoots) {
 			paths = append(paths, d)
 		}
 	}
@@ -276,7 +277,7 @@ func landlockDenyReadInBwrap(p ExecutionPolicy) []string {
 		// directory that holds one, is read there: the grant goes to the
 		// copy's (the tmpfs's) inode, so a real file the host renames over
 		// the path later is still refused.
-		if !withinAny(d, p.WritableRoots) && p.egress.maskedCopy(d) == "" && len(p.egress.maskedWithin(d)) == 0 {
+		if !pathx.WithinAny(d, p.WritableRoots) && p.egress.maskedCopy(d) == "" && len(p.egress.maskedWithin(d)) == 0 {
 			deny = append(deny, d)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // Settings are the deployment's defaults: the config files, then the flags.
@@ -219,7 +221,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		return ExecutionPolicy{}, errors.New("no workspace: give --workspace or configure fallback_root")
 	}
 	var in PolicyInputs
-	root, err := in.canonical(workspace)
+	root, err := in.Canonical(workspace)
 	if err != nil {
 		return ExecutionPolicy{}, fmt.Errorf("workspace %q: %w", workspace, err)
 	}
@@ -247,19 +249,19 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		WorkspaceReadOnly: set.WorkspaceReadOnly && set.OwnDir != "",
 	}
 	if set.OwnDir != "" {
-		if p.OwnDir, err = in.canonical(set.OwnDir); err != nil {
+		if p.OwnDir, err = in.Canonical(set.OwnDir); err != nil {
 			return ExecutionPolicy{}, fmt.Errorf("own directory: %w", err)
 		}
 	}
 	for _, t := range set.ProgramTrees {
-		c, err := in.canonical(t)
+		c, err := in.Canonical(t)
 		if err != nil {
 			return ExecutionPolicy{}, fmt.Errorf("program directory: %w", err)
 		}
 		p.ProgramTrees = append(p.ProgramTrees, c)
 	}
 	if p.TmpDir != "" {
-		if p.TmpDir, err = in.canonical(p.TmpDir); err != nil {
+		if p.TmpDir, err = in.Canonical(p.TmpDir); err != nil {
 			return ExecutionPolicy{}, fmt.Errorf("session tmp: %w", err)
 		}
 	}
@@ -272,12 +274,12 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 	var links, dirs []string
 	p.ReadDeny, links, dirs = readDenyList(set, p.WritableRoots, &in)
 	for _, l := range links {
-		if withinAny(l, userRoots(p)) {
+		if pathx.WithinAny(l, userRoots(p)) {
 			p.readDenyLinks = append(p.readDenyLinks, l)
 		}
 	}
 	for _, d := range dirs {
-		if withinAny(d, userRoots(p)) {
+		if pathx.WithinAny(d, userRoots(p)) {
 			p.readDenyDirs = append(p.readDenyDirs, d)
 		}
 	}
@@ -286,7 +288,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		beside := set
 		beside.SecretFiles = nil
 		p.readDenyBesideSecrets, _, _ = readDenyList(beside, p.WritableRoots, nil)
-		p.home = canonicalOrClean(set.Home)
+		p.home = pathx.CanonicalOrClean(set.Home)
 	}
 	if p.Mode == WorkspaceWrite {
 		found, err := findReposAndNames(userRoots(p), p.ProtectedNames, &in)
@@ -299,7 +301,7 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		}
 	}
 	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
-	in.finish()
+	in.Finish()
 	p.Inputs = in
 	return p, nil
 }
@@ -326,7 +328,7 @@ func readDenyList(set Settings, roots []string, in *PolicyInputs) (list, links, 
 			return
 		}
 		entry := filepath.Clean(p)
-		place := in.canonicalOrClean(p)
+		place := in.CanonicalOrClean(p)
 		for _, c := range placesOf(entry, place, roots) {
 			if !slices.Contains(list, c) {
 				list = append(list, c)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -323,7 +324,7 @@ func TestReadDenyRemembersWhereAnEntryLed(t *testing.T) {
 	svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: ws, Home: ws}}
 	first, err := svc.Resolve(Request{})
 	require.NoError(t, err)
-	was := filepath.Join(canonicalOrClean(ws), "dotfiles", "ssh")
+	was := filepath.Join(pathx.CanonicalOrClean(ws), "dotfiles", "ssh")
 	assert.Contains(t, first.ReadDeny, was)
 	assert.Contains(t, first.readDenyLinks, link)
 
@@ -332,7 +333,7 @@ func TestReadDenyRemembersWhereAnEntryLed(t *testing.T) {
 	then, err := svc.Resolve(Request{})
 	require.NoError(t, err)
 	assert.Contains(t, then.ReadDeny, was, "the place the entry led to before is no longer hidden")
-	assert.Contains(t, then.ReadDeny, filepath.Join(canonicalOrClean(ws), "empty"))
+	assert.Contains(t, then.ReadDeny, filepath.Join(pathx.CanonicalOrClean(ws), "empty"))
 
 	// Pointed at the workspace itself, it is not remembered: the rest of
 	// the process would have the workspace hidden.
@@ -344,12 +345,12 @@ func TestReadDenyRemembersWhereAnEntryLed(t *testing.T) {
 	require.NoError(t, os.Symlink("dotfiles/ssh", link))
 	last, err := svc.Resolve(Request{})
 	require.NoError(t, err)
-	assert.NotContains(t, last.ReadDeny, canonicalOrClean(ws))
+	assert.NotContains(t, last.ReadDeny, pathx.CanonicalOrClean(ws))
 	assert.Contains(t, last.ReadDeny, was)
 }
 
 func TestLinksOnTheWay(t *testing.T) {
-	base := canonicalOrClean(t.TempDir())
+	base := pathx.CanonicalOrClean(t.TempDir())
 	require.NoError(t, os.MkdirAll(filepath.Join(base, "real", "dir"), 0o755))
 	require.NoError(t, os.Symlink("real", filepath.Join(base, "a")))
 	require.NoError(t, os.Symlink(filepath.Join(base, "a", "dir"), filepath.Join(base, "b")))
@@ -394,7 +395,7 @@ func TestReadDenyThroughDotDot(t *testing.T) {
 	readDenyPlaces.Lock()
 	clear(readDenyPlaces.m)
 	readDenyPlaces.Unlock()
-	assert.Contains(t, resolve().ReadDeny, canonicalOrClean(token))
+	assert.Contains(t, resolve().ReadDeny, pathx.CanonicalOrClean(token))
 }
 
 // TestReadDenyEntryNotMadeByACommand: a read-deny entry in the workspace
@@ -443,7 +444,7 @@ func TestReadDenyEntryNotMadeByACommand(t *testing.T) {
 // audit still sets it aside (a .git symlink would lead the human's git to
 // the command's hooks).
 func TestAuditSetsAsideASymlinkAboveAnEntry(t *testing.T) {
-	root := canonicalOrClean(t.TempDir())
+	root := pathx.CanonicalOrClean(t.TempDir())
 	elsewhere := filepath.Join(root, "elsewhere")
 	require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, "hooks"), 0o755))
 	dotgit := filepath.Join(root, "sub", ".git")

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // protectedList names every protected path as an absolute, lexically
@@ -60,7 +62,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		// file it reads (ln notes.txt .env), which the human would later
 		// fill in place. One that exists is hidden.
 		for _, d := range p.ReadDeny {
-			if withinAny(d, roots) && !existsNoFollow(d) {
+			if pathx.WithinAny(d, roots) && !pathx.ExistsNoFollow(d) {
 				add(d)
 			}
 		}
@@ -83,10 +85,10 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 		add(pathDirsIn(roots, in)...)
 	}
 	if p.ConfigDir != "" {
-		add(in.canonicalOrClean(p.ConfigDir))
+		add(in.CanonicalOrClean(p.ConfigDir))
 	}
 	if p.StateDir != "" {
-		add(in.canonicalOrClean(p.StateDir))
+		add(in.CanonicalOrClean(p.StateDir))
 	}
 	return list, floors, guardOnly
 }
@@ -173,7 +175,7 @@ func pathDirsIn(roots []string, in *PolicyInputs) []string {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
-		c := in.canonicalOrClean(dir)
+		c := in.CanonicalOrClean(dir)
 		for _, r := range roots {
 			if within(c, r) && c != r {
 				out = append(out, c)
@@ -182,11 +184,6 @@ func pathDirsIn(roots []string, in *PolicyInputs) []string {
 		}
 	}
 	return out
-}
-
-// withinAny reports whether path lies in one of roots.
-func withinAny(path string, roots []string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return within(path, r) })
 }
 
 // expandUserPath turns "~/x" into HOME/x, the way git reads paths.
@@ -207,7 +204,7 @@ func controlPlaneOutside(p ExecutionPolicy, backend string) error {
 		if dir.path == "" {
 			continue
 		}
-		c := canonicalOrClean(dir.path)
+		c := pathx.CanonicalOrClean(dir.path)
 		for _, r := range userRoots(p) {
 			if within(c, r) {
 				return &UnavailableError{Reason: fmt.Sprintf(

@@ -1,56 +1,12 @@
 package sandbox
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/cordonhq/cordon/internal/pathx"
 )
-
-// canonicalPath returns p absolute, cleaned and with every symlink
-// resolved. Every consumer of a path list (backends, the FS fence, status)
-// goes through it, so they compare like with like. A path that does not
-// exist is an error wrapping fs.ErrNotExist.
-func canonicalPath(p string) (string, error) {
-	if p == "" {
-		return "", errors.New("empty path")
-	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return "", fmt.Errorf("path %q contains a NUL byte", p)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
-}
-
-// canonicalOrClean resolves p when it exists and otherwise returns it
-// absolute and cleaned, resolving the longest existing prefix so that a
-// missing child of a symlinked parent still names the real location.
-func canonicalOrClean(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	if c, err := filepath.EvalSymlinks(abs); err == nil {
-		return c
-	}
-	dir, rest := abs, ""
-	for dir != filepath.Dir(dir) {
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = filepath.Dir(dir)
-		if c, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(c, rest)
-		}
-	}
-	return abs
-}
 
 // writableRoots is the one function that says where a policy may write:
 // canonical, deduplicated, existing directories. The OS backends and the
@@ -93,7 +49,7 @@ func configuredRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 		if c == "" {
 			continue
 		}
-		canon, err := in.canonical(c)
+		canon, err := in.Canonical(c)
 		if err != nil {
 			continue
 		}
@@ -124,7 +80,7 @@ func narrowByClient(roots []string, p ExecutionPolicy, in *PolicyInputs) (narrow
 	}
 	var canonClient []string
 	for _, c := range p.ClientRoots {
-		if canon, err := in.canonical(c); err == nil {
+		if canon, err := in.Canonical(c); err == nil {
 			canonClient = append(canonClient, canon)
 		}
 	}
@@ -163,9 +119,3 @@ func narrowByClient(roots []string, p ExecutionPolicy, in *PolicyInputs) (narrow
 // access decisions on files are made by the FS fence relative to
 // directory handles.
 func within(path, dir string) bool { return pathx.Within(path, dir) }
-
-// existsNoFollow reports whether p exists, without following a final symlink.
-func existsNoFollow(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil || !errors.Is(err, fs.ErrNotExist)
-}

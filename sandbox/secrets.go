@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/internal/secrets"
 )
 
@@ -90,7 +91,7 @@ func (ep *egressEndpoint) maskFiles(v *secrets.Vault, p ExecutionPolicy) {
 		if len(secretFilesIn([]string{f}, writable)) > 0 {
 			continue
 		}
-		if linkedWhereSandboxesWrite(f, p.home) && withinAny(place, p.readDenyBesideSecrets) {
+		if linkedWhereSandboxesWrite(f, p.home) && pathx.WithinAny(place, p.readDenyBesideSecrets) {
 			continue
 		}
 		data, err := maskedAt(v, place)
@@ -191,7 +192,7 @@ func secretFilesIn(list, roots []string) []string {
 			on = append(on, place)
 		}
 		links, dirs := linksOnTheWay(f)
-		if slices.ContainsFunc(slices.Concat(on, links, dirs), func(x string) bool { return withinAny(x, roots) }) {
+		if slices.ContainsFunc(slices.Concat(on, links, dirs), func(x string) bool { return pathx.WithinAny(x, roots) }) {
 			in = append(in, f)
 		}
 	}

@@ -32,19 +32,19 @@ func linkedWorktreeDirs(p ExecutionPolicy, in *PolicyInputs) []string {
 	if !ok {
 		return nil
 	}
-	gitdir, err := in.canonical(relativeTo(p.WorkspaceRoot, target))
+	gitdir, err := in.Canonical(relativeTo(p.WorkspaceRoot, target))
 	if err != nil || writableBeforeWorktree(p, gitdir, in) {
 		return nil
 	}
 	back, ok := gitPointer(filepath.Join(gitdir, "gitdir"), "", in)
-	if !ok || in.canonicalOrClean(relativeTo(gitdir, back)) != in.canonicalOrClean(dotgit) {
+	if !ok || in.CanonicalOrClean(relativeTo(gitdir, back)) != in.CanonicalOrClean(dotgit) {
 		return nil
 	}
 	common, ok := gitPointer(filepath.Join(gitdir, "commondir"), "", in)
 	if !ok {
 		return nil
 	}
-	commondir, err := in.canonical(relativeTo(gitdir, common))
+	commondir, err := in.Canonical(relativeTo(gitdir, common))
 	if err != nil || filepath.Dir(gitdir) != filepath.Join(commondir, "worktrees") {
 		return nil
 	}
@@ -60,7 +60,7 @@ func linkedWorktreeDirs(p ExecutionPolicy, in *PolicyInputs) []string {
 // makes writable without the worktree, canonical paths compared.
 func writableBeforeWorktree(p ExecutionPolicy, dir string, in *PolicyInputs) bool {
 	for _, root := range append([]string{p.WorkspaceRoot, p.TmpDir}, p.ExtraWriteAllow...) {
-		if root != "" && within(dir, in.canonicalOrClean(root)) {
+		if root != "" && within(dir, in.CanonicalOrClean(root)) {
 			return true
 		}
 	}
@@ -75,7 +75,7 @@ func writableBeforeWorktree(p ExecutionPolicy, dir string, in *PolicyInputs) boo
 // let a command hide a gitdir from the audit; a symlink or a FIFO (which
 // would block the server) is not one.
 func gitPointer(path, prefix string, in *PolicyInputs) (string, bool) {
-	in.content(path)
+	in.NoteContent(path)
 	before, err := os.Lstat(path)
 	if err != nil || !before.Mode().IsRegular() || before.Size() > maxGitPointer {
 		return "", false

@@ -61,7 +61,7 @@ func (c *policyCache) resolve(svc *sandbox.PolicyService, req sandbox.Request) (
 	if err != nil {
 		return first, err
 	}
-	watch := fsfence.WatchInputs(fsfence.Inputs{Paths: first.Inputs.Paths, Contents: first.Inputs.Contents, Trees: first.Inputs.Trees})
+	watch := fsfence.WatchInputs(first.Inputs)
 	if !watch.Current() {
 		return first, nil
 	}
