@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/filestamp"
 	"github.com/cordonhq/cordon/internal/pathx"
 )
 
@@ -181,7 +182,7 @@ func knownRepo(known []string, gitdir string) bool {
 
 func repoIdentity(gitdir string) string {
 	if fi, err := os.Lstat(gitdir); err == nil {
-		if id := fileIdentity(fi); id != "" {
+		if id := filestamp.Identity(fi); id != "" {
 			return id
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/filestamp"
 )
 
 // Git runs programs that its configuration names (core.fsmonitor on every
@@ -249,7 +251,7 @@ func stampOf(paths []string) string {
 		b.WriteString(p)
 		b.WriteByte(0)
 		if fi, err := os.Lstat(p); err == nil {
-			b.WriteString(fileStamp(fi))
+			b.WriteString(filestamp.Of(fi))
 		}
 		b.WriteByte(1)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/filestamp"
 )
 
 // Git's status in a repository also looks into every populated gitlink
@@ -94,8 +96,8 @@ func indexStamp(r GitRepo) (stamp string, trusted bool) {
 			if err != nil {
 				continue
 			}
-			b.WriteString(fileStamp(fi))
-			if ct, ok := changeTime(fi); !ok || now.Sub(ct) < changeTimeSlack {
+			b.WriteString(filestamp.Of(fi))
+			if ct, ok := filestamp.ChangeTime(fi); !ok || now.Sub(ct) < changeTimeSlack {
 				trusted = false
 			}
 		}

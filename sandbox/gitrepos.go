@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/filestamp"
 	"github.com/cordonhq/cordon/internal/pathx"
 )
 
@@ -439,7 +440,7 @@ func changedAfter(dir string, since time.Time) bool {
 	if err != nil {
 		return true
 	}
-	ct, ok := changeTime(fi)
+	ct, ok := filestamp.ChangeTime(fi)
 	return !ok || !ct.Before(since.Add(-changeTimeSlack))
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cordonhq/cordon/internal/filestamp"
 )
 
 // An unfinished rebase, cherry-pick or revert keeps its state in the gitdir
@@ -108,8 +110,8 @@ func stateFingerprint(p string) (fp string, ok bool) {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			fmt.Fprintf(&b, "%v %s %d", fi.Mode(), fileIdentity(fi), fi.Size())
-			if ct, ok := changeTime(fi); ok {
+			fmt.Fprintf(&b, "%v %s %d", fi.Mode(), filestamp.Identity(fi), fi.Size())
+			if ct, ok := filestamp.ChangeTime(fi); ok {
 				fmt.Fprintf(&b, " %d", ct.UnixNano())
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/filestamp"
 )
 
 // A guard keeps the protected paths that no OS mechanism can keep
@@ -222,9 +224,9 @@ func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
 			return n, fmt.Errorf("%w: more than %d files", errGuardTooLarge, maxGuardNodes)
 		}
 	}
-	n.Mode, n.Stamp, n.Mtime = fi.Mode()&(fs.ModePerm|fs.ModeType), fileStamp(fi), fi.ModTime().UnixNano()
+	n.Mode, n.Stamp, n.Mtime = fi.Mode()&(fs.ModePerm|fs.ModeType), filestamp.Of(fi), fi.ModTime().UnixNano()
 	if !fi.IsDir() {
-		n.Links = fileLinks(fi)
+		n.Links = filestamp.Links(fi)
 	}
 	switch {
 	case fi.IsDir():
