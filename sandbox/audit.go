@@ -18,6 +18,7 @@ import (
 
 	"github.com/cordonhq/cordon/internal/filestamp"
 	"github.com/cordonhq/cordon/internal/pathx"
+	"github.com/cordonhq/cordon/internal/procwait"
 )
 
 // A repository that a command makes (`git init`, `cargo new`, a clone, a
@@ -362,7 +363,7 @@ func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := runAwaited(cmd); err != nil {
+	if err := procwait.Run(cmd); err != nil {
 		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
 	}
 	return out.Bytes(), nil

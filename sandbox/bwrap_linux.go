@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/internal/procwait"
 
 	"fmt"
 	"os"
@@ -43,7 +44,7 @@ func (b *bwrapProvider) detect() {
 		var out bytes.Buffer
 		cmd := exec.Command(b.path, "--version")
 		cmd.Stdout = &out
-		if err := runAwaited(cmd); err != nil {
+		if err := procwait.Run(cmd); err != nil {
 			b.err = fmt.Errorf("%s --version failed: %v", b.path, err)
 			return
 		}

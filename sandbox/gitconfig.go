@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/procwait"
 )
 
 // Git runs programs that its configuration names (core.fsmonitor on every
@@ -291,7 +292,7 @@ func runGitConfig(r GitRepo) []gitConfigEntry {
 	cmd.Env = append(cmd.Env, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var stdout bytes.Buffer
 	cmd.Stdout = &limitedWriter{w: &stdout, n: 4 << 20}
-	if runAwaited(cmd) != nil {
+	if procwait.Run(cmd) != nil {
 		return nil
 	}
 	return parseGitConfigList(stdout.Bytes(), dir)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/procwait"
 )
 
 // Git's status in a repository also looks into every populated gitlink
@@ -167,7 +168,7 @@ func listGitlinks(r GitRepo) (links []string, known bool) {
 			break
 		}
 	}
-	awaitExit(cmd.Process, 0)
+	procwait.Exit(cmd.Process, 0)
 	if cmd.Wait() != nil || stderr.Len() > 0 {
 		return links, false
 	}

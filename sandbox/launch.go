@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/internal/procwait"
 
 	"errors"
 	"fmt"
@@ -191,7 +192,7 @@ func (l *launch) Kill() {
 			return
 		default:
 		}
-		if awaitExit(p, killGrace) {
+		if procwait.Exit(p, killGrace) {
 			return
 		}
 	}
@@ -204,7 +205,7 @@ const killGrace = 2 * time.Second
 // Wait waits for the command and tells a runner failure from the
 // command's own exit.
 func (l *launch) Wait() (Outcome, error) {
-	awaitExit(l.Cmd.Process, 0) // holding no P meanwhile (await_linux.go)
+	procwait.Exit(l.Cmd.Process, 0) // holding no P meanwhile (procwait)
 	err := l.Cmd.Wait()
 	if l.exited != nil {
 		close(l.exited)
@@ -286,13 +287,3 @@ func (c *ConfinedArgv) Cleanup() {
 
 // BlockedHosts are the hosts the egress proxy refused so far.
 func (c *ConfinedArgv) BlockedHosts() []string { return c.egress.blocked() }
-
-// runAwaited is exec.Cmd.Run, waiting for the exit in the poller
-// (awaitExit): a helper git or bwrap run holds no P meanwhile.
-func runAwaited(cmd *exec.Cmd) error {
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	awaitExit(cmd.Process, 0)
-	return cmd.Wait()
-}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cordonhq/cordon/internal/helper"
 	"github.com/cordonhq/cordon/internal/peer"
+	"github.com/cordonhq/cordon/internal/procwait"
 	"golang.org/x/sys/unix"
 )
 
@@ -294,7 +295,7 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 	helpersReady, releaseHelpers := peer.RegisterStarting(cmd.Process.Pid)
 	go func() {
 		defer releaseHelpers()
-		awaitExit(cmd.Process, 0) // holding no P meanwhile
+		procwait.Exit(cmd.Process, 0) // holding no P meanwhile
 		cmd.Wait()
 		stopWatch()
 		close(z.exited)

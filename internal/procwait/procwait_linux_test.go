@@ -1,4 +1,4 @@
-package sandbox
+package procwait
 
 import (
 	"os"
@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// awaitExit, through a pidfd or the blocking fallback, waits for the exit
+// Exit, through a pidfd or the blocking fallback, waits for the exit
 // and leaves the status to Wait.
 func TestAwaitExitLeavesTheStatusToWait(t *testing.T) {
 	for name, await := range map[string]func(*os.Process, time.Duration) bool{
-		"pidfd":    awaitExit,
-		"blocking": awaitExitBlocking,
+		"pidfd":    Exit,
+		"blocking": exitBlocking,
 	} {
 		t.Run(name, func(t *testing.T) {
 			slow := exec.Command("sleep", "5")
