@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +15,9 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/ownerwrite"
 	"github.com/cordonhq/cordon/internal/pathx"
-	"github.com/cordonhq/cordon/internal/procwait"
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 )
 
 // A repository that a command makes (`git init`, `cargo new`, a clone, a
@@ -88,23 +87,23 @@ func (a auditor) setAside(p string) error {
 // the audit searches it whole too.
 func (a auditor) auditNewRepos(known []string, since time.Time, whole bool) ([]Change, error) {
 	root := a.root
-	found := searchRepos([]string{root}, a.names, nil, searchBounds{since: since, lookSince: a.lookSince, whole: whole, scratch: a.scratch})
+	found := gitrepo.Search([]string{root}, a.names, nil, gitrepo.Bounds{Since: since, LookSince: a.lookSince, Whole: whole, Scratch: a.scratch})
 	var changes []Change
 	var errs []error
 	// A .git symlink: no sandbox is built while one exists, so this one
 	// is a command's, and the human's git would follow it wherever it
 	// points.
-	for _, p := range found.symlinks {
+	for _, p := range found.Symlinks {
 		errs = append(errs, a.setAside(p))
 		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a .git that is a symlink"})
 	}
 	// A link into the session tmp presents there, to the human's git and
 	// editor, what the command wrote where nobody audits.
-	for _, p := range found.intoScratch {
+	for _, p := range found.IntoScratch {
 		errs = append(errs, a.setAside(p))
 		changes = append(changes, Change{Path: p, What: "disarmed", Detail: "a symlink into the session's private tmp"})
 	}
-	for _, r := range found.repos {
+	for _, r := range found.Repos {
 		if r.GitDir == "" || knownRepo(known, r.GitDir) {
 			continue
 		}
@@ -128,7 +127,7 @@ func (a auditor) auditNewRepos(known []string, since time.Time, whole bool) ([]C
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}
-	c, err := a.disarmNames(found.named)
+	c, err := a.disarmNames(found.Named)
 	changes = append(changes, c...)
 	errs = append(errs, err)
 	return changes, errors.Join(errs...)
@@ -138,7 +137,7 @@ func (a auditor) auditNewRepos(known []string, since time.Time, whole bool) ([]C
 // because it would have moved a read-deny entry (err): its HEAD is set
 // aside, and git no longer takes the directory for a repository. The
 // changes disarm made are kept; the error is what is left.
-func (a auditor) disarmWhole(r GitRepo, changes []Change, err error) ([]Change, error) {
+func (a auditor) disarmWhole(r gitrepo.Repo, changes []Change, err error) ([]Change, error) {
 	head := filepath.Join(r.GitDir, "HEAD")
 	if !pathx.ExistsNoFollow(head) {
 		return changes, nil // set aside already (the gitdir was found twice: bare, and through a .git file)
@@ -152,7 +151,7 @@ func (a auditor) disarmWhole(r GitRepo, changes []Change, err error) ([]Change, 
 
 // repoIDs are what a baseline remembers of repositories: each gitdir's
 // identity (device and inode; the path where there is none) and its path.
-func repoIDs(repos []GitRepo) []string {
+func repoIDs(repos []gitrepo.Repo) []string {
 	var ids []string
 	for _, r := range repos {
 		if r.GitDir == "" {
@@ -190,7 +189,7 @@ func repoIdentity(gitdir string) string {
 	return gitdir
 }
 
-func (a auditor) disarm(r GitRepo, known []string) ([]Change, error) {
+func (a auditor) disarm(r gitrepo.Repo, known []string) ([]Change, error) {
 	root := a.root
 	var changes []Change
 	var errs []error
@@ -244,7 +243,7 @@ func (a auditor) disarmHooks(dir string) ([]Change, error) {
 		return []Change{{Path: dir, What: "disarmed", Detail: "not a directory"}}, nil
 	}
 	var entries []fs.DirEntry
-	err = withOwnerWrite(root, dir, func() (err error) {
+	err = ownerwrite.WithOwnerWrite(root, dir, func() (err error) {
 		entries, err = os.ReadDir(dir)
 		return err
 	})
@@ -288,7 +287,7 @@ func (a auditor) disarmConfig(file string) ([]Change, error) {
 	if err != nil {
 		return nil, nil // without git, nothing reads it
 	}
-	list, err := gitOnFile(gitPath, file, "--list", "-z")
+	list, err := gitrepo.ConfigFile(gitPath, file, "--list", "-z")
 	if err != nil {
 		// Unreadable, or too large to read in gitConfigTimeout: the
 		// human's git, given time, might still run what it names. It is a
@@ -298,7 +297,7 @@ func (a auditor) disarmConfig(file string) ([]Change, error) {
 	var keys []string
 	for _, kv := range strings.Split(string(list), "\x00") {
 		key, value, _ := strings.Cut(kv, "\n")
-		if key == "" || slices.Contains(keys, key) || !gitRunsValue(key, value) {
+		if key == "" || slices.Contains(keys, key) || !gitrepo.RunsValue(key, value) {
 			continue
 		}
 		keys = append(keys, key)
@@ -316,8 +315,8 @@ func (a auditor) disarmConfig(file string) ([]Change, error) {
 	for _, key := range keys {
 		// git writes the file anew beside it: its directory must be
 		// writable.
-		err := withOwnerWrite(root, filepath.Dir(file), func() error {
-			_, err := gitOnFile(gitPath, file, "--unset-all", key)
+		err := ownerwrite.WithOwnerWrite(root, filepath.Dir(file), func() error {
+			_, err := gitrepo.ConfigFile(gitPath, file, "--unset-all", key)
 			if err != nil && strings.Contains(err.Error(), "ermission denied") {
 				return fs.ErrPermission
 			}
@@ -335,40 +334,6 @@ func (a auditor) disarmConfig(file string) ([]Change, error) {
 	return changes, errors.Join(errs...)
 }
 
-// gitRunsValue reports whether git would run a program (or read a file)
-// because of this key and value, or whether it is one the audit unsets
-// anyway (gitAuditKeys).
-func gitRunsValue(key, value string) bool {
-	if gitAuditKeys().MatchString(key) {
-		return true
-	}
-	kind, ok := gitKeyKindOf(key)
-	switch {
-	case !ok:
-		return false
-	case kind != gitKeyCommand:
-		return true
-	case key == "core.fsmonitor":
-		return !slices.Contains(gitBooleans, strings.ToLower(value))
-	case strings.HasPrefix(key, "alias."):
-		return strings.HasPrefix(value, "!")
-	}
-	return true
-}
-
-func gitOnFile(gitPath, file string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), gitConfigTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gitPath, append([]string{"config", "--file", file}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := procwait.Run(cmd); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
-	}
-	return out.Bytes(), nil
-}
-
 // disarmedSuffix names what the audit set aside: git reads no hook and
 // no configuration by such a name.
 const disarmedSuffix = ".cordon-disarmed"
@@ -380,7 +345,7 @@ const disarmedSuffix = ".cordon-disarmed"
 // (a directory without write permission in it) must not stop the rename.
 func setAside(root, p string) error {
 	return inRoot(root, p, func(r *os.Root, rel string) error {
-		return unlocked(r, path.Dir(rel), false, func() error {
+		return ownerwrite.Unlocked(r, path.Dir(rel), false, func() error {
 			aside := rel + disarmedSuffix
 			if _, err := r.Lstat(aside); err == nil {
 				if err := r.Rename(aside, uniqueName(r, aside)); err != nil {
@@ -418,7 +383,7 @@ func keepCopy(root, file string) error {
 		}
 		defer src.Close()
 		name := uniqueName(r, rel+disarmedSuffix)
-		return unlocked(r, path.Dir(rel), false, func() error {
+		return ownerwrite.Unlocked(r, path.Dir(rel), false, func() error {
 			f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 			if err != nil {
 				return err
@@ -432,7 +397,7 @@ func keepCopy(root, file string) error {
 // inRoot runs fn on p, which lies beneath root, through root opened as an
 // os.Root: nothing on the way is followed out of it.
 func inRoot(root, p string, fn func(r *os.Root, rel string) error) error {
-	rel, ok := relUnder(root, p)
+	rel, ok := pathx.RelUnder(root, p)
 	if !ok {
 		return fmt.Errorf("%s is not beneath %s", p, root)
 	}
@@ -442,24 +407,6 @@ func inRoot(root, p string, fn func(r *os.Root, rel string) error) error {
 	}
 	defer r.Close()
 	return fn(r, rel)
-}
-
-// withOwnerWrite is unlocked for dir, a directory beneath root (or root
-// itself), and the directories on the way to it.
-func withOwnerWrite(root, dir string, fn func() error) error {
-	rel := "."
-	if dir != root {
-		var ok bool
-		if rel, ok = relUnder(root, dir); !ok {
-			return fn()
-		}
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return fn()
-	}
-	defer r.Close()
-	return unlocked(r, rel, false, fn)
 }
 
 func firstLine(s string) string {
@@ -473,11 +420,11 @@ func firstLine(s string) string {
 // on the way to one (pkg/.hg -> elsewhere) is set aside instead, since
 // the human's tool would follow it. Nothing is deleted: NAME is renamed
 // NAME.cordon-disarmed.
-func (a auditor) disarmNames(named []namedPath) ([]Change, error) {
+func (a auditor) disarmNames(named []gitrepo.NamedPath) ([]Change, error) {
 	var changes []Change
 	var errs []error
 	for _, n := range named {
-		if rel, ok := relUnder(a.root, n.Path); !ok || slices.Contains(a.knownNamed, rel) {
+		if rel, ok := pathx.RelUnder(a.root, n.Path); !ok || slices.Contains(a.knownNamed, rel) {
 			continue
 		}
 		target, what := a.namedTarget(n)
@@ -497,7 +444,7 @@ func (a auditor) disarmNames(named []namedPath) ([]Change, error) {
 // symlink or a file on the way to it (a file there can name a place
 // elsewhere, as Jujutsu's .jj/repo does), or "" when none (the rest of
 // the name was never made).
-func (a auditor) namedTarget(n namedPath) (target, what string) {
+func (a auditor) namedTarget(n gitrepo.NamedPath) (target, what string) {
 	cur := n.Dir
 	parts := strings.Split(n.Name, "/")
 	for i, part := range parts {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 )
 
 // BenchmarkConfineExecTrue compares a confined `true` with its floor: a plain
@@ -219,7 +220,7 @@ func BenchmarkFindRepos(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		repos, incomplete, err := findRepos([]string{ws}, nil)
+		repos, incomplete, err := gitrepo.Find([]string{ws}, nil)
 		if err != nil || incomplete || len(repos) != 1 {
 			b.Fatal(repos, incomplete, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,7 +71,7 @@ func TestMadeBeyondTheBoundDuringACall(t *testing.T) {
 		// slack for change times, as one made before it is, and older
 		// than the cordon that serves the call (which looks beyond the
 		// bound into what changed since it started).
-		time.Sleep(changeTimeSlack + 500*time.Millisecond)
+		time.Sleep(gitrepo.ChangeTimeSlack + 500*time.Millisecond)
 		defer func(old time.Time) { processStart = old }(processStart)
 		processStart = time.Now()
 		out, o := f.launch(f.policy(WorkspaceWrite, NetworkAllow), "/bin/sh", "-c", `set -e

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -171,7 +172,7 @@ func TestProtectedRepositoryInAnUnlistableDirectory(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(locked, ".git", "hooks"), 0o755))
 	require.NoError(t, os.Chmod(locked, 0o311))
 	t.Cleanup(func() { os.Chmod(locked, 0o755) })
-	repos, _, err := findRepos([]string{ws}, nil)
+	repos, _, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
 	require.Len(t, repos, 1)
 	assert.Equal(t, filepath.Join(locked, ".git"), repos[0].GitDir)
@@ -184,7 +185,7 @@ func TestProtectedRepositoryInAnUnlistableDirectory(t *testing.T) {
 func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
 	ws, elsewhere := t.TempDir(), t.TempDir()
 	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "before"), "old")
-	repos, _, err := findRepos([]string{ws}, nil)
+	repos, _, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
 	known := repoIDs(repos)
 
@@ -205,8 +206,8 @@ func TestAuditLooksPastASymlinkedGit(t *testing.T) {
 	hook := armedRepo(t, filepath.Join(ws, "x"))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(ws, "a", ".git")))
-	_, _, err := findRepos([]string{ws}, nil)
-	require.ErrorIs(t, err, errGitSymlink, "no sandbox is built")
+	_, _, err := gitrepo.Find([]string{ws}, nil)
+	require.ErrorIs(t, err, gitrepo.ErrSymlink, "no sandbox is built")
 	changes, err := auditor{root: ws}.auditNewRepos(nil, time.Now(), false)
 	require.NoError(t, err)
 	assert.Contains(t, changes, Change{Path: filepath.Join(ws, "a", ".git"), What: "disarmed", Detail: "a .git that is a symlink"})
@@ -215,16 +216,16 @@ func TestAuditLooksPastASymlinkedGit(t *testing.T) {
 }
 
 // TestAuditCannotBeOutrunByNewDirectories: the search for repositories
-// stops after repoScanMaxDirs directories, but directories a command made
+// stops after gitrepo.ScanMaxDirs directories, but directories a command made
 // or changed do not count against that for the audit, so making many does
 // not push a repository the command made beyond it.
 func TestAuditCannotBeOutrunByNewDirectories(t *testing.T) {
-	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
-	repoScanMaxDirs = 20
+	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
+	gitrepo.ScanMaxDirs = 20
 	ws := t.TempDir()
 	deep := filepath.Join(ws, "old", "deep")
 	require.NoError(t, os.MkdirAll(deep, 0o755))
-	since := time.Now().Add(changeTimeSlack + 50*time.Millisecond) // what is made from now on has changed since
+	since := time.Now().Add(gitrepo.ChangeTimeSlack + 50*time.Millisecond) // what is made from now on has changed since
 	time.Sleep(100 * time.Millisecond)
 
 	for i := range 30 { // sorted before "old", searched before it
@@ -232,7 +233,7 @@ func TestAuditCannotBeOutrunByNewDirectories(t *testing.T) {
 	}
 	hook := armedRepo(t, filepath.Join(deep, "x"))
 
-	repos, incomplete, err := findRepos([]string{ws}, nil)
+	repos, incomplete, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
 	require.True(t, incomplete, "the bounded search stops in the new directories")
 	require.Empty(t, repos, "… before it reaches the repository")
@@ -279,7 +280,7 @@ func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(src, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(src, "config"), []byte("[core]\n\tworktree = ..\n\tfsmonitor = evil\n"), 0o644))
-	repos, _, err := findRepos([]string{ws}, nil)
+	repos, _, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
 	var gitdirs []string
 	for _, r := range repos {
@@ -304,7 +305,7 @@ func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
 	ws := t.TempDir()
 	gitOut(t, ws, "init", "-q")
 	known := func() []string {
-		repos, _, err := findRepos([]string{ws}, nil)
+		repos, _, err := gitrepo.Find([]string{ws}, nil)
 		require.NoError(t, err)
 		return repoIDs(repos)
 	}()
@@ -372,7 +373,7 @@ func TestRepositoriesGitlinksName(t *testing.T) {
 	}
 	hook := filepath.Join(ws, "a", "b", "c", "d", "e", "deep", ".git", "hooks", "pre-commit")
 	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755))
-	repos, _, err := findRepos([]string{ws}, nil)
+	repos, _, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
 	var gitdirs []string
 	for _, r := range repos {
@@ -392,7 +393,7 @@ func TestRepositoriesGitFindsAtTheDepthLimit(t *testing.T) {
 	handlers := filepath.Join(ws, "pkg", "api", "internal", "handlers") // depth 4
 	require.NoError(t, os.MkdirAll(handlers, 0o755))
 	gitOut(t, handlers, "init", "-q", "--bare")
-	repos, _, err := findRepos([]string{ws}, nil)
+	repos, _, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
 	require.Len(t, repos, 1)
 	assert.Equal(t, handlers, repos[0].GitDir)
@@ -411,7 +412,7 @@ func linkedRepo(t *testing.T, ws, rel string) string {
 
 func gitdirsOf(t *testing.T, ws string) []string {
 	t.Helper()
-	repos, _, err := findRepos([]string{ws}, nil)
+	repos, _, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
 	var out []string
 	for _, r := range repos {
@@ -491,12 +492,12 @@ func TestGitlinkListingIsKeptOnlyWhileTheIndexHolds(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "idx2"), data, 0o644))
 	require.NoError(t, os.Remove(filepath.Join(gitdir, "index")))
 	require.NoError(t, os.Symlink("idx2", filepath.Join(gitdir, "index")))
-	time.Sleep(changeTimeSlack + 200*time.Millisecond) // let the index settle, as an unchanged one has
+	time.Sleep(gitrepo.ChangeTimeSlack + 200*time.Millisecond) // let the index settle, as an unchanged one has
 
-	before := gitlinkListings.Load()
+	before := gitrepo.GitlinkListings.Load()
 	assert.NotContains(t, gitdirsOf(t, ws), deep)
 	assert.NotContains(t, gitdirsOf(t, ws), deep)
-	assert.Equal(t, int64(1), gitlinkListings.Load()-before, "a settled index is listed once")
+	assert.Equal(t, int64(1), gitrepo.GitlinkListings.Load()-before, "a settled index is listed once")
 
 	// The file the symlink leads to, rewritten in place.
 	cmd := exec.Command("git", "update-index", "--add", "--cacheinfo", "160000,"+head+",node_modules/evil")
@@ -563,8 +564,8 @@ func TestAuditSetsAsideLinksIntoTheSessionTmp(t *testing.T) {
 // repository it made is disarmed, and a deep link into a session tmp
 // (its own or another session's) is set aside.
 func TestWholeAuditStillListsWhatACommandMadeDeep(t *testing.T) {
-	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
-	repoScanMaxDirs = 20
+	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
+	gitrepo.ScanMaxDirs = 20
 	root := testBase(t)
 	state := t.TempDir()
 	own, other := filepath.Join(state, "tmp", "own"), filepath.Join(state, "tmp", "other")

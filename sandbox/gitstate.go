@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/ownerwrite"
 )
 
 // An unfinished rebase, cherry-pick or revert keeps its state in the gitdir
@@ -46,7 +47,7 @@ func gitStatePaths(root string, gitdirs []string) []string {
 		// worktree needs only search access): list it as the owner.
 		var entries []os.DirEntry
 		wt := filepath.Join(g, "worktrees")
-		withOwnerWrite(root, wt, func() (err error) {
+		ownerwrite.WithOwnerWrite(root, wt, func() (err error) {
 			entries, err = os.ReadDir(wt)
 			return err
 		})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -270,7 +271,7 @@ func TestDisarmGitStates(t *testing.T) {
 func TestDisarmGitStatesOfANewRepository(t *testing.T) {
 	root := t.TempDir()
 	gitdir := stoppedRebase(t, filepath.Join(root, "new"), filepath.Join(t.TempDir(), "canary"))
-	changes, err := auditor{root: root}.disarm(GitRepo{Worktree: filepath.Join(root, "new"), GitDir: gitdir, CommonDir: gitdir}, nil)
+	changes, err := auditor{root: root}.disarm(gitrepo.Repo{Worktree: filepath.Join(root, "new"), GitDir: gitdir, CommonDir: gitdir}, nil)
 	require.NoError(t, err)
 	var paths []string
 	for _, c := range changes {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/ownerwrite"
 )
 
 // A guard keeps the protected paths that no OS mechanism can keep
@@ -38,7 +39,7 @@ import (
 type guardSet struct {
 	Root  string
 	Paths []string
-	// Repos are the gitdirs that existed before (GitRepo.GitDir, and the
+	// Repos are the gitdirs that existed before (gitrepo.Repo.GitDir, and the
 	// .git pointer files); a repository that is not among them after the
 	// command was made by it, and is audited (audit.go).
 	Repos []string
@@ -288,7 +289,7 @@ func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, e
 	for i := range len(parts) - 1 {
 		comp := strings.Join(parts[:i+1], "/")
 		var now nodeState
-		err := unlocked(r, path.Dir(comp), false, func() (err error) {
+		err := ownerwrite.Unlocked(r, path.Dir(comp), false, func() (err error) {
 			now, err = lookNode(r, comp, false, nil)
 			return err
 		})
@@ -301,7 +302,7 @@ func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, e
 		}
 		switch {
 		case now.Kind == nodeSymlink && was != nodeSymlink:
-			return []Change{{Path: abs(comp), What: "redirected"}}, unlocked(r, path.Dir(comp), false, func() error { return r.Remove(comp) })
+			return []Change{{Path: abs(comp), What: "redirected"}}, ownerwrite.Unlocked(r, path.Dir(comp), false, func() error { return r.Remove(comp) })
 		case (now.Kind == nodeFile || now.Kind == nodeOther) && was == nodeDir && !host:
 			// A command put a file where a directory on the way stood: a
 			// tool may read it as a pointer elsewhere (Jujutsu's .jj/repo
@@ -316,7 +317,7 @@ func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, e
 		}
 	}
 	var now pathState
-	err := unlocked(r, rel, true, func() (err error) {
+	err := ownerwrite.Unlocked(r, rel, true, func() (err error) {
 		now, err = snapshotPath(r, rel, false, nil)
 		return err
 	})
@@ -345,7 +346,7 @@ func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, e
 	var asideErr error
 	if host && what == "changed" {
 		var kept string
-		asideErr = unlocked(r, path.Dir(rel), false, func() (err error) {
+		asideErr = ownerwrite.Unlocked(r, path.Dir(rel), false, func() (err error) {
 			kept, err = setAsideHost(r, rel, now.Tree[0].Kind)
 			return err
 		})
@@ -358,12 +359,12 @@ func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, e
 		}
 	}
 	if len(now.Tree) > 0 {
-		if err := unlocked(r, rel, true, func() error { return r.RemoveAll(rel) }); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := ownerwrite.Unlocked(r, rel, true, func() error { return r.RemoveAll(rel) }); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, errors.Join(asideErr, fmt.Errorf("guard: removing %s: %w", abs(rel), err))
 		}
 	}
 	for _, n := range then.Tree {
-		if err := unlocked(r, path.Dir(n.Rel), false, func() error { return recreate(r, n) }); err != nil {
+		if err := ownerwrite.Unlocked(r, path.Dir(n.Rel), false, func() error { return recreate(r, n) }); err != nil {
 			return nil, fmt.Errorf("guard: restoring %s: %w", abs(n.Rel), err)
 		}
 	}
@@ -433,81 +434,6 @@ func copyExcl(r *os.Root, rel, name string) error {
 // hostAsideClock names the set-aside versions; tests move it.
 var hostAsideClock = time.Now
 
-// unlocked runs fn, and once more when it failed for want of permission,
-// after giving the owner rwx on the directories from the root down to
-// rel, and with deep on those beneath rel too. The modes on the way to rel
-// are put back afterwards; beneath it, what fn removed or restored has the
-// mode it should. Not as root, a command can take write access away
-// from directories it made or owns, which are the user's and so cordon's:
-// that must not keep what it planted there.
-func unlocked(r *os.Root, rel string, deep bool, fn func() error) error {
-	err := fn()
-	if !errors.Is(err, fs.ErrPermission) {
-		return err
-	}
-	undo := grantOwnerWrite(r, rel, deep)
-	defer undo()
-	return fn()
-}
-
-// grantOwnerWrite adds u+rwx to the directories from r down to rel (and,
-// with deep, beneath it) that lack it, and returns what puts the modes on
-// the way back. A directory of another owner stays as it is: chmod fails.
-func grantOwnerWrite(r *os.Root, rel string, deep bool) (undo func()) {
-	type changed struct {
-		path string
-		mode fs.FileMode
-	}
-	var done []changed
-	onTheWay := true
-	grant := func(p string) bool {
-		fi, err := r.Lstat(p)
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-		if perm := fi.Mode().Perm(); perm&0o700 != 0o700 && r.Chmod(p, perm|0o700) == nil && onTheWay {
-			done = append(done, changed{p, perm})
-		}
-		return true
-	}
-	undo = func() {
-		for i := len(done) - 1; i >= 0; i-- {
-			if fi, err := r.Lstat(done[i].path); err == nil && fi.IsDir() {
-				r.Chmod(done[i].path, done[i].mode)
-			}
-		}
-	}
-	grant(".")
-	if rel != "." && rel != "" {
-		parts := strings.Split(rel, "/")
-		for i := range parts {
-			if !grant(strings.Join(parts[:i+1], "/")) {
-				return undo
-			}
-		}
-	}
-	if !deep {
-		return undo
-	}
-	onTheWay = false
-	var walk func(dir string)
-	walk = func(dir string) {
-		d, err := r.Open(dir)
-		if err != nil {
-			return
-		}
-		names, _ := d.Readdirnames(-1)
-		d.Close()
-		for _, name := range names {
-			if p := path.Join(dir, name); grant(p) {
-				walk(p)
-			}
-		}
-	}
-	walk(rel)
-	return undo
-}
-
 // restoreTimes puts the recorded modification times back, children before
 // parents (making an entry touches its directory's).
 func restoreTimes(r *os.Root, tree []nodeState) error {
@@ -565,13 +491,4 @@ func recreate(r *os.Root, n nodeState) error {
 		return r.Symlink(n.Target, n.Rel)
 	}
 	return nil // a FIFO or device is not made again
-}
-
-// relTo returns p relative to root, slash-separated, when p is beneath it.
-func relUnder(root, p string) (string, bool) {
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == "." || !within(p, root) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -261,9 +262,9 @@ func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
 	eachGuardStore(t, func(t *testing.T, s guardStore) {
 		root := testBase(t)
 		gitOut(t, root, "init", "-q")
-		before, _, err := findRepos([]string{root}, nil)
+		before, _, err := gitrepo.Find([]string{root}, nil)
 		require.NoError(t, err)
-		set := func(repos []GitRepo) guardSet {
+		set := func(repos []gitrepo.Repo) guardSet {
 			s := guardSet{Root: root, Repos: repoIDs(repos)}
 			for _, r := range repos {
 				s.Paths = append(s.Paths, filepath.Join(r.GitDir, "hooks"), filepath.Join(r.GitDir, "config"))
@@ -278,7 +279,7 @@ func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
 		hook := armedRepo(t, x)
 		gitOut(t, x, "config", "core.fsmonitor", "./evil.sh")
 
-		after, _, err := findRepos([]string{root}, nil)
+		after, _, err := gitrepo.Find([]string{root}, nil)
 		require.NoError(t, err)
 		require.Len(t, after, 2)
 		second, err := s.begin(set(after))
@@ -298,7 +299,7 @@ func guardedRepo(t *testing.T) (string, guardHold) {
 	t.Helper()
 	root := testBase(t)
 	gitOut(t, root, "init", "-q")
-	repos, _, err := findRepos([]string{root}, nil)
+	repos, _, err := gitrepo.Find([]string{root}, nil)
 	require.NoError(t, err)
 	set := guardSet{Root: root, Repos: repoIDs(repos),
 		Paths: []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config")}}
@@ -375,21 +376,21 @@ func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
 // audit search the whole root: a repository made beyond the bound is
 // disarmed, one that was there already is left alone.
 func TestGuardSearchesTheWholeRootPastTheBound(t *testing.T) {
-	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
-	repoScanMaxDirs = 20
+	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
+	gitrepo.ScanMaxDirs = 20
 	root := testBase(t)
 	for i := range 30 {
 		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
 	}
 	humanHook := armedRepo(t, filepath.Join(root, "zzz", "human"))
-	repos, incomplete, err := findRepos([]string{root}, nil)
+	repos, incomplete, err := gitrepo.Find([]string{root}, nil)
 	require.NoError(t, err)
 	require.True(t, incomplete)
 	require.Empty(t, repos, "the bounded search does not reach zzz")
 
 	// All of it older than the baseline, as if made by an earlier call.
 	defer func(old func() time.Time) { baselineClock = old }(baselineClock)
-	baselineClock = func() time.Time { return time.Now().Add(changeTimeSlack + 3*time.Second) }
+	baselineClock = func() time.Time { return time.Now().Add(gitrepo.ChangeTimeSlack + 3*time.Second) }
 	h, err := memStore.begin(guardSet{Root: root, Repos: repoIDs(repos), Incomplete: incomplete})
 	require.NoError(t, err)
 	evilHook := armedRepo(t, filepath.Join(root, "zzz", "evil"))

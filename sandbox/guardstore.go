@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/pathx"
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 )
 
 // guardBaseline is what the first of overlapping calls on one root saw:
@@ -87,7 +88,7 @@ func (b *guardBaseline) noteHost(host hostChanges) bool {
 			b.HostChangedAll = true
 			continue
 		}
-		if rel, ok := relUnder(b.Root, p); ok && !slices.Contains(b.HostChanged, rel) {
+		if rel, ok := pathx.RelUnder(b.Root, p); ok && !slices.Contains(b.HostChanged, rel) {
 			b.HostChanged = append(b.HostChanged, rel)
 			changed = true
 		}
@@ -148,18 +149,18 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 		// Beyond the bound, a repository the baseline did not know would
 		// be taken for a command's: know them all.
 		base.Whole = true
-		whole := searchRepos([]string{set.Root}, set.Names, nil, searchBounds{whole: true})
-		for _, id := range repoIDs(whole.repos) {
+		whole := gitrepo.Search([]string{set.Root}, set.Names, nil, gitrepo.Bounds{Whole: true})
+		for _, id := range repoIDs(whole.Repos) {
 			if !slices.Contains(base.Repos, id) {
 				base.Repos = append(base.Repos, id)
 			}
 		}
-		for _, n := range whole.named {
+		for _, n := range whole.Named {
 			named = append(named, n.Path)
 		}
 	}
 	for _, p := range named {
-		if rel, ok := relUnder(set.Root, p); ok && (pathx.ExistsNoFollow(p) || !slices.Contains([]string{"", p}, fileOnTheWay(set.Root, p))) && !slices.Contains(base.Named, rel) {
+		if rel, ok := pathx.RelUnder(set.Root, p); ok && (pathx.ExistsNoFollow(p) || !slices.Contains([]string{"", p}, fileOnTheWay(set.Root, p))) && !slices.Contains(base.Named, rel) {
 			base.Named = append(base.Named, rel)
 		}
 	}
@@ -206,7 +207,7 @@ func (b *guardBaseline) add(set guardSet) error {
 		}
 	}
 	for _, p := range set.Paths {
-		rel, ok := relUnder(b.Root, p)
+		rel, ok := pathx.RelUnder(b.Root, p)
 		if !ok || b.Paths[rel] != nil {
 			continue
 		}
@@ -250,7 +251,7 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	// bounded search stops.
 	since := time.Unix(0, b.Taken)
 	if b.Taken == 0 {
-		since = everything // an older cordon's baseline
+		since = gitrepo.Everything // an older cordon's baseline
 	}
 	a := auditor{root: b.Root, keep: b.ReadDeny, scratch: b.Scratch}
 	if b.NamesKnown {

@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/cordonhq/cordon/internal/pathx"
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 )
 
 // Settings are the deployment's defaults: the config files, then the flags.
@@ -95,13 +95,13 @@ type ExecutionPolicy struct {
 	// repository that appears during a command is audited after it
 	// (audit.go). RepoScanIncomplete says the search stopped early, even
 	// past its usual bound; repoScanWhole that it went past that bound.
-	Repos              []GitRepo
+	Repos              []gitrepo.Repo
 	RepoScanIncomplete bool
 	repoScanWhole      bool
 	// named are the protected names the same search met beneath the
 	// writable roots, at any depth it reaches: in Protected too, and what
 	// the guard's audit knows were there before a command (audit.go).
-	named []namedPath
+	named []gitrepo.NamedPath
 	// unconfinable, when set, is why no backend may confine this policy
 	// (a .git that is a symlink); the file tools still work.
 	unconfinable error
@@ -291,13 +291,18 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		p.home = pathx.CanonicalOrClean(set.Home)
 	}
 	if p.Mode == WorkspaceWrite {
-		found, err := findReposAndNames(userRoots(p), p.ProtectedNames, &in)
-		p.Repos, p.named, p.RepoScanIncomplete, p.repoScanWhole, p.unconfinable = found.repos, found.named, found.incomplete, found.whole, err
-		if found.incomplete && err == nil {
+		found, err := gitrepo.FindWithNames(userRoots(p), p.ProtectedNames, &in)
+		if err != nil {
+			// A .git symlink is a protected path that is a symlink, and
+			// refused as every backend refuses one.
+			err = fmt.Errorf("%w: %w", errProtectedSymlink, err)
+		}
+		p.Repos, p.named, p.RepoScanIncomplete, p.repoScanWhole, p.unconfinable = found.Repos, found.Named, found.Incomplete, found.Whole, err
+		if found.Incomplete && err == nil {
 			// Past even the whole search's bound, repositories and
 			// protected names go unseen: fail closed rather than run
 			// commands that could arm them.
-			p.unconfinable = fmt.Errorf("%w: more than %d directories beneath the writable roots (outside node_modules); run cordon on a smaller workspace, or in read-only mode", errTooLargeToGuard, auditMaxDirs)
+			p.unconfinable = fmt.Errorf("%w: more than %d directories beneath the writable roots (outside node_modules); run cordon on a smaller workspace, or in read-only mode", gitrepo.ErrTooLarge, gitrepo.MaxDirs)
 		}
 	}
 	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
@@ -370,15 +375,19 @@ func firstNonEmpty(values ...string) string {
 	return ""
 }
 
-// ExpandHome turns a leading "~/" into the home directory. Config values
-// must be absolute or start with "~/"; anything else is refused by the
-// config loader before it gets here.
-func ExpandHome(p, home string) string {
-	if p == "~" {
-		return home
+// GitDirs are the gitdirs of the policy's repositories, which the file
+// tools never write, whatever their names: a bare repository's, or
+// one that a .git file points to, holds what git runs and the state of an
+// unfinished rebase as much as a .git does (the guard sets aside such state
+// that a command leaves; a file tool's write would have come in between).
+func (p ExecutionPolicy) GitDirs() []string {
+	var dirs []string
+	for _, r := range p.Repos {
+		for _, d := range []string{r.GitDir, r.CommonDir} {
+			if d != "" && !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
 	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		return filepath.Join(home, rest)
-	}
-	return p
+	return dirs
 }

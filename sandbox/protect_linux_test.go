@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/pathx"
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -451,7 +452,7 @@ func TestAuditSetsAsideASymlinkAboveAnEntry(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(dotgit), 0o755))
 	require.NoError(t, os.Symlink(elsewhere, dotgit))
 	a := auditor{root: root, keep: []string{filepath.Join(dotgit, "secret")}}
-	changes, err := a.auditNewRepos(nil, everything, false)
+	changes, err := a.auditNewRepos(nil, gitrepo.Everything, false)
 	require.NoError(t, err)
 	require.NotEmpty(t, changes)
 	_, err = os.Lstat(dotgit)

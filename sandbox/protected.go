@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordonhq/cordon/internal/pathx"
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 )
 
 // protectedList names every protected path as an absolute, lexically
@@ -16,7 +17,7 @@ import (
 // session tmp, the git paths of every repository found, the read-deny
 // entries in a root that do not exist yet, the directories of cordon's PATH that lie in a root, and cordon's own
 // config and state directories.
-func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyInputs) (list []string, floors map[string]string, guardOnly map[string]bool) {
+func protectedList(p ExecutionPolicy, set Settings, repos []gitrepo.Repo, in *PolicyInputs) (list []string, floors map[string]string, guardOnly map[string]bool) {
 	addFrom := func(floor string, paths ...string) {
 		for _, path := range paths {
 			if path == "" {
@@ -71,7 +72,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 			if r.Worktree != "" && !slices.Contains(roots, r.Worktree) {
 				floor = r.Worktree
 			}
-			addFrom(floor, repoProtected(r, p.WritableRoots, set.Home, in)...)
+			addFrom(floor, gitrepo.Protected(r, p.WritableRoots, set.Home, in)...)
 			// `git submodule update` rewrites a submodule's config with
 			// what it already says (core.worktree): a read-only bind would
 			// break it, so that one file is guarded on every backend.
@@ -94,8 +95,8 @@ func protectedList(p ExecutionPolicy, set Settings, repos []GitRepo, in *PolicyI
 }
 
 // isSubmoduleGitDir reports whether gitdir lies in a repository's modules/.
-func isSubmoduleGitDir(gitdir string, repos []GitRepo) bool {
-	return gitdir != "" && slices.ContainsFunc(repos, func(r GitRepo) bool {
+func isSubmoduleGitDir(gitdir string, repos []gitrepo.Repo) bool {
+	return gitdir != "" && slices.ContainsFunc(repos, func(r gitrepo.Repo) bool {
 		return r.CommonDir != "" && within(gitdir, filepath.Join(r.CommonDir, "modules"))
 	})
 }
@@ -123,7 +124,7 @@ func userRoots(p ExecutionPolicy) []string {
 // which sets it aside if a command makes it (as the file tools' rule,
 // fsfence).
 func fileOnTheWay(base, p string) string {
-	rel, ok := relUnder(base, p)
+	rel, ok := pathx.RelUnder(base, p)
 	if !ok {
 		return p
 	}
@@ -184,14 +185,6 @@ func pathDirsIn(roots []string, in *PolicyInputs) []string {
 		}
 	}
 	return out
-}
-
-// expandUserPath turns "~/x" into HOME/x, the way git reads paths.
-func expandUserPath(p, home string) string {
-	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
-		return ExpandHome(p, home)
-	}
-	return p
 }
 
 // controlPlaneOutside refuses a policy whose writable roots contain

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -121,10 +122,10 @@ func protectedEntryOf(rel string) (string, bool) {
 // repositories and protected names the policy's search found.
 func guardSetFor(t *testing.T, root string) guardSet {
 	t.Helper()
-	found, err := findReposAndNames([]string{root}, DefaultProtectedNames, nil)
+	found, err := gitrepo.FindWithNames([]string{root}, DefaultProtectedNames, nil)
 	require.NoError(t, err)
-	set := guardSet{Root: root, Repos: repoIDs(found.repos), Incomplete: found.incomplete, Whole: found.whole, Names: DefaultProtectedNames}
-	for _, n := range found.named {
+	set := guardSet{Root: root, Repos: repoIDs(found.Repos), Incomplete: found.Incomplete, Whole: found.Whole, Names: DefaultProtectedNames}
+	for _, n := range found.Named {
 		set.Named = append(set.Named, n.Path)
 	}
 	return set
@@ -185,8 +186,8 @@ func TestAuditSetsAsideNewProtectedNames(t *testing.T) {
 // the human's configuration beyond the bound is not taken for a
 // command's.
 func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
-	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
-	repoScanMaxDirs = 20
+	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
+	gitrepo.ScanMaxDirs = 20
 	root := testBase(t)
 	for i := range 30 {
 		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
@@ -260,8 +261,8 @@ func TestPackageMovedWithItsConfig(t *testing.T) {
 // the next call's protection: the policy searches past its bound, and the
 // next command's writes to them do not stay, on both backends.
 func TestFloodDoesNotUnprotect(t *testing.T) {
-	defer func(old int) { repoScanMaxDirs = old }(repoScanMaxDirs)
-	repoScanMaxDirs = 20
+	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
+	gitrepo.ScanMaxDirs = 20
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
@@ -297,8 +298,8 @@ func TestFloodDoesNotUnprotect(t *testing.T) {
 // could hide what a command arms: no sandbox is built for it, on either
 // backend, and nothing runs.
 func TestFloodPastTheWholeSearchFailsClosed(t *testing.T) {
-	defer func(scan, audit int) { repoScanMaxDirs, auditMaxDirs = scan, audit }(repoScanMaxDirs, auditMaxDirs)
-	repoScanMaxDirs, auditMaxDirs = 20, 40
+	defer func(scan, audit int) { gitrepo.ScanMaxDirs, gitrepo.MaxDirs = scan, audit }(gitrepo.ScanMaxDirs, gitrepo.MaxDirs)
+	gitrepo.ScanMaxDirs, gitrepo.MaxDirs = 20, 40
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
@@ -311,7 +312,7 @@ func TestFloodPastTheWholeSearchFailsClosed(t *testing.T) {
 			if err == nil {
 				_, err = prov.Confine([]string{"touch", filepath.Join(f.ws, "ran")}, cp)
 			}
-			require.ErrorIs(t, err, errTooLargeToGuard)
+			require.ErrorIs(t, err, gitrepo.ErrTooLarge)
 			assert.Contains(t, err.Error(), "run cordon on a smaller workspace")
 			assert.NoFileExists(t, filepath.Join(f.ws, "ran"))
 			ro := f.policy(ReadOnly, NetworkDeny)

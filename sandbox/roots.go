@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cordonhq/cordon/internal/pathx"
+	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 )
 
 // writableRoots is the one function that says where a policy may write:
@@ -36,7 +37,7 @@ func configuredRoots(p ExecutionPolicy, in *PolicyInputs) []string {
 		}
 		candidates = append(candidates, p.ExtraWriteAllow...)
 		candidates = append(candidates, p.OwnDir)
-		candidates = append(candidates, linkedWorktreeDirs(p, in)...)
+		candidates = append(candidates, gitrepo.LinkedWorktreeDirs(p.WorkspaceRoot, append([]string{p.TmpDir}, p.ExtraWriteAllow...), in)...)
 	case ReadOnly:
 	default:
 		return nil

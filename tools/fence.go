@@ -48,7 +48,7 @@ func (tb *Toolbox) reading(call Call, p string, defaultWorkspace bool) (sandbox.
 }
 
 func fenceConfig(pol sandbox.ExecutionPolicy) fsfence.Config {
-	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: slices.Concat(pol.Protected, gitDirs(pol.Repos)),
+	return fsfence.Config{WritableRoots: pol.WritableRoots, Protected: slices.Concat(pol.Protected, pol.GitDirs()),
 		ReadDeny: pol.ReadDeny, ProtectedNames: slices.Concat(fileToolProtectedNames, pol.ProtectedNames), ProtectedFileNames: fileToolProtectedFileNames}
 }
 
@@ -64,23 +64,6 @@ var fileToolProtectedFileNames = []string{"HEAD"}
 // by write_file — a gitdir with a hook, a .git pointer file — would be one
 // that the human's git trusts and no audit saw made.
 var fileToolProtectedNames = []string{".git"}
-
-// gitDirs are the gitdirs of the policy's repositories, which the file
-// tools never write either, whatever their names: a bare repository's, or
-// one that a .git file points to, holds what git runs and the state of an
-// unfinished rebase as much as a .git does (the guard sets aside such state
-// that a command leaves; a file tool's write would have come in between).
-func gitDirs(repos []sandbox.GitRepo) []string {
-	var dirs []string
-	for _, r := range repos {
-		for _, d := range []string{r.GitDir, r.CommonDir} {
-			if d != "" && !slices.Contains(dirs, d) {
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	return dirs
-}
 
 // toolPath turns a tool's path argument into an absolute, lexically cleaned
 // path: absolute as given, or relative to the workspace root. An empty path

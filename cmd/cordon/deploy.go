@@ -7,6 +7,7 @@ import (
 
 	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/internal/config"
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 )
@@ -135,7 +136,7 @@ func expandPath(p, home string) string {
 	if p == "" {
 		return ""
 	}
-	return filepath.Clean(sandbox.ExpandHome(p, home))
+	return filepath.Clean(pathx.ExpandHome(p, home))
 }
 
 // classProfile is one spawn class's [profiles.NAME]: its network replaces

@@ -51,3 +51,12 @@ func withinRel(path, dir string) bool {
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
+
+// RelUnder returns p relative to root, slash-separated, when p is beneath it.
+func RelUnder(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || !Within(p, root) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}

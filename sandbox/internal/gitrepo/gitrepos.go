@@ -1,4 +1,4 @@
-package sandbox
+package gitrepo
 
 import (
 	"errors"
@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/ownerwrite"
 	"github.com/cordonhq/cordon/internal/pathx"
 )
 
-// GitRepo is a git repository found beneath a writable root. Git runs code
+// Repo is a git repository found beneath a writable root. Git runs code
 // from its gitdir (hooks, config) when the human runs git there later,
 // outside any sandbox, so those paths are protected.
-type GitRepo struct {
+type Repo struct {
 	// Worktree is the directory whose .git names GitDir, or "" for a gitdir
 	// found on its own (a submodule's, under .git/modules).
 	Worktree string
@@ -42,125 +43,125 @@ const (
 
 // Bounds of the search; variables so that tests can reach them cheaply.
 var (
-	// repoScanMaxDirs bounds the directories searched per root, so a
+	// ScanMaxDirs bounds the directories searched per root, so a
 	// huge tree cannot make every call slow; what lies beyond is named in
 	// the policy (RepoScanIncomplete) and in `cordon status`.
-	repoScanMaxDirs = 10000
-	// auditMaxDirs bounds, apart, the directories the audit searches that
+	ScanMaxDirs = 10000
+	// MaxDirs bounds, apart, the directories the audit searches that
 	// changed since its baseline. They do not count against
-	// repoScanMaxDirs: else a command could make ten thousand directories
+	// ScanMaxDirs: else a command could make ten thousand directories
 	// to push a repository it made beyond the search.
-	auditMaxDirs = 1_000_000
+	MaxDirs = 1_000_000
 )
 
 // repoScanSkip are directories never searched: package trees that nobody
 // commits in, and which hold more directories than everything else.
 var repoScanSkip = []string{"node_modules"}
 
-// errTooLargeToGuard: the search for repositories and protected names
+// ErrTooLarge: the search for repositories and protected names
 // stopped even past its usual bound, so a command could arm what it did
 // not see.
-var errTooLargeToGuard = errors.New("workspace too large to guard")
+var ErrTooLarge = errors.New("workspace too large to guard")
 
-// errGitSymlink is returned when a .git found in a writable root is a
+// ErrSymlink is returned when a .git found in a writable root is a
 // symlink: cordon would have to follow it to protect the hooks behind it.
-var errGitSymlink = fmt.Errorf("%w: a .git that is a symlink", errProtectedSymlink)
+var ErrSymlink = errors.New("a .git that is a symlink")
 
-// findRepos searches each root for repositories: the root's own, nested
+// Find searches each root for repositories: the root's own, nested
 // ones down to repoScanDepth levels, and the submodule gitdirs of each.
-// It reports whether the search stopped early at repoScanMaxDirs, and
-// errGitSymlink for a .git that is a symlink (after searching everything
+// It reports whether the search stopped early at ScanMaxDirs, and
+// ErrSymlink for a .git that is a symlink (after searching everything
 // else).
-func findRepos(roots []string, in *PolicyInputs) (repos []GitRepo, incomplete bool, err error) {
-	found := searchRepos(roots, nil, in, searchBounds{})
-	return found.repos, found.incomplete, found.symlinkErr()
+func Find(roots []string, in *pathx.Inputs) (repos []Repo, incomplete bool, err error) {
+	found := Search(roots, nil, in, Bounds{})
+	return found.Repos, found.Incomplete, found.symlinkErr()
 }
 
-// findReposAndNames is the policy's search: findRepos, which also finds
+// FindWithNames is the policy's search: Find, which also finds
 // the protected names at any depth the search reaches (named): for each
 // directory it lists, the names whose first component it holds. One
 // search serves both, so the names cost a lookup per directory entry and
-// nothing else. Where the bounded search stops at repoScanMaxDirs (a huge
+// nothing else. Where the bounded search stops at ScanMaxDirs (a huge
 // tree, or one an earlier command flooded with directories to push your
 // nested .claude/ or repository out of its reach), it searches again
-// without that bound, up to auditMaxDirs, as the guard does (whole); and
+// without that bound, up to MaxDirs, as the guard does (whole); and
 // incomplete says that even that search stopped.
-func findReposAndNames(roots, names []string, in *PolicyInputs) (found repoSearch, err error) {
-	found = searchRepos(roots, names, in, searchBounds{})
-	if found.incomplete {
-		found = searchRepos(roots, names, in, searchBounds{whole: true})
-		found.whole = true
+func FindWithNames(roots, names []string, in *pathx.Inputs) (found Found, err error) {
+	found = Search(roots, names, in, Bounds{})
+	if found.Incomplete {
+		found = Search(roots, names, in, Bounds{Whole: true})
+		found.Whole = true
 	}
 	return found, found.symlinkErr()
 }
 
-// symlinkErr is errGitSymlink for the first .git symlink the search met.
-func (found repoSearch) symlinkErr() error {
-	if len(found.symlinks) == 0 {
+// symlinkErr is ErrSymlink for the first .git symlink the search met.
+func (found Found) symlinkErr() error {
+	if len(found.Symlinks) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", errGitSymlink, found.symlinks[0])
+	return fmt.Errorf("%w: %s; replace it with the directory it points to, or with a \"gitdir:\" file", ErrSymlink, found.Symlinks[0])
 }
 
-// repoSearch is what searchRepos found.
-type repoSearch struct {
-	repos      []GitRepo
-	incomplete bool
-	// whole: the search went past repoScanMaxDirs (findReposAndNames).
-	whole bool
-	// symlinks are the .git entries that are symlinks: git would follow
+// Found is what Search found.
+type Found struct {
+	Repos      []Repo
+	Incomplete bool
+	// Whole: the search went past ScanMaxDirs (FindWithNames).
+	Whole bool
+	// Symlinks are the .git entries that are symlinks: git would follow
 	// them, cordon does not.
-	symlinks []string
-	// intoScratch are the symlinks met that lead into a scratch
+	Symlinks []string
+	// IntoScratch are the symlinks met that lead into a scratch
 	// directory (the session tmp): writable by the command and searched by
 	// nobody, so whatever the human's tools find through such a link
 	// (a repository's config, a .vscode) is the command's.
-	intoScratch []string
-	// named are the protected names met in the directories listed: each
+	IntoScratch []string
+	// Named are the protected names met in the directories listed: each
 	// directory joined with every name whose first component it holds
 	// (the rest of the name may not exist).
-	named []namedPath
+	Named []NamedPath
 }
 
-// namedPath is a protected name met beneath a writable root: Path is Dir
+// NamedPath is a protected name met beneath a writable root: Path is Dir
 // joined with the name.
-type namedPath struct{ Dir, Name, Path string }
+type NamedPath struct{ Dir, Name, Path string }
 
-// searchBounds say how far searchRepos goes.
-type searchBounds struct {
-	// since, when set (the audit), is the baseline's time: a directory
+// Bounds say how far Search goes.
+type Bounds struct {
+	// Since, when set (the audit), is the baseline's time: a directory
 	// changed since then (made, or given or losing an entry: its ctime)
-	// does not count against repoScanMaxDirs, and one that did not change
+	// does not count against ScanMaxDirs, and one that did not change
 	// is skipped past it.
-	since time.Time
-	// lookSince, when before since, widens which directories beyond
+	Since time.Time
+	// LookSince, when before Since, widens which directories beyond
 	// the depth are listed to those changed since then (what is taken
 	// from them is still only what changed since since).
-	lookSince time.Time
-	// whole: unchanged directories count against auditMaxDirs, not
-	// repoScanMaxDirs (a root whose bounded search stopped).
-	whole bool
-	// scratch are the writable directories outside the roots (session
+	LookSince time.Time
+	// Whole: unchanged directories count against MaxDirs, not
+	// ScanMaxDirs (a root whose bounded search stopped).
+	Whole bool
+	// Scratch are the writable directories outside the roots (session
 	// tmps): a symlink that leads into one is reported (intoScratch), not
 	// followed.
-	scratch []string
+	Scratch []string
 }
 
-// searchRepos is findRepos, which the audit also uses: a .git symlink that
+// Search is Find, which the audit also uses: a .git symlink that
 // a command made must not hide the repositories it made beside it.
-func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (found repoSearch) {
-	changedSince, scratch := bounds.since, bounds.scratch
-	unchangedMax := repoScanMaxDirs
-	if bounds.whole {
-		unchangedMax = auditMaxDirs
+func Search(roots, names []string, in *pathx.Inputs, bounds Bounds) (found Found) {
+	changedSince, scratch := bounds.Since, bounds.Scratch
+	unchangedMax := ScanMaxDirs
+	if bounds.Whole {
+		unchangedMax = MaxDirs
 	}
 	byFirst := namesByFirstComponent(names)
 	seen := map[string]bool{}
-	addRepo := func(r GitRepo) {
+	addRepo := func(r Repo) {
 		key := r.Worktree + "\x00" + r.GitDir
 		if !seen[key] {
 			seen[key] = true
-			found.repos = append(found.repos, r)
+			found.Repos = append(found.Repos, r)
 		}
 	}
 	// The audit after a command (not the baseline's whole search) lists,
@@ -168,8 +169,8 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 	// command, and takes from them only the repositories and names made
 	// or moved there since: a command's fresh deep tree is searched, a
 	// human's deep configuration is left as the bound says.
-	auditing := changedSince.After(everything)
-	lookFurther := bounds.lookSince.After(everything) && bounds.lookSince.Before(changedSince)
+	auditing := changedSince.After(Everything)
+	lookFurther := bounds.LookSince.After(Everything) && bounds.LookSince.Before(changedSince)
 	for _, root := range roots {
 		type item struct {
 			dir   string
@@ -188,12 +189,12 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 			}
 			visited[cur.dir] = true
 			if !changedSince.IsZero() && changedAfter(cur.dir, changedSince) {
-				if changed++; changed > auditMaxDirs {
-					found.incomplete = true
+				if changed++; changed > MaxDirs {
+					found.Incomplete = true
 					break
 				}
 			} else if scanned++; scanned > unchangedMax {
-				found.incomplete = true
+				found.Incomplete = true
 				if changedSince.IsZero() {
 					break
 				}
@@ -203,14 +204,14 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 			var entries []fs.DirEntry
 			listed := false
 			beyond := cur.depth >= repoScanDepth
-			if !beyond || auditing && (changedAfter(cur.dir, changedSince) || lookFurther && changedAfter(cur.dir, bounds.lookSince)) {
+			if !beyond || auditing && (changedAfter(cur.dir, changedSince) || lookFurther && changedAfter(cur.dir, bounds.LookSince)) {
 				var lerr error
 				entries, lerr = os.ReadDir(cur.dir)
 				if errors.Is(lerr, fs.ErrPermission) && !changedSince.IsZero() {
 					// The audit: a command (as the user) may have taken
 					// read access away (chmod 111) from a directory that
 					// git still passes through.
-					lerr = withOwnerWrite(root, cur.dir, func() (err error) {
+					lerr = ownerwrite.WithOwnerWrite(root, cur.dir, func() (err error) {
 						entries, err = os.ReadDir(cur.dir)
 						return err
 					})
@@ -229,13 +230,13 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 			fresh := func(name string) bool { return !beyond || changedAfter(filepath.Join(cur.dir, name), changedSince) }
 			if listed && looksLikeGitDir(entries) && fresh("HEAD") || !listed && holdsGitDir(cur.dir) {
 				g := in.CanonicalOrClean(cur.dir)
-				addRepo(GitRepo{GitDir: g, CommonDir: commonDirOf(g, in)})
+				addRepo(Repo{GitDir: g, CommonDir: commonDirOf(g, in)})
 			}
 			if !listed || slices.ContainsFunc(entries, isDotGit) && fresh(".git") {
 				r, ok, err := repoAt(cur.dir, in)
 				switch {
-				case errors.Is(err, errGitSymlink):
-					found.symlinks = append(found.symlinks, filepath.Join(cur.dir, ".git"))
+				case errors.Is(err, ErrSymlink):
+					found.Symlinks = append(found.Symlinks, filepath.Join(cur.dir, ".git"))
 				case ok:
 					addRepo(r)
 				}
@@ -243,7 +244,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 			for _, e := range entries {
 				for _, rest := range namesStartingWith(byFirst, e.Name()) {
 					if fresh(e.Name()) {
-						found.named = append(found.named, namedPath{cur.dir, path.Join(e.Name(), rest), filepath.Join(cur.dir, e.Name(), filepath.FromSlash(rest))})
+						found.Named = append(found.Named, NamedPath{cur.dir, path.Join(e.Name(), rest), filepath.Join(cur.dir, e.Name(), filepath.FromSlash(rest))})
 					}
 				}
 			}
@@ -264,7 +265,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 					if dir, ok := linkedDir(link, roots); ok {
 						queue = append(queue, item{dir, cur.depth + 1})
 					} else if len(scratch) > 0 && fresh(e.Name()) && leadsInto(link, scratch) {
-						found.intoScratch = append(found.intoScratch, link)
+						found.IntoScratch = append(found.IntoScratch, link)
 					}
 				}
 			}
@@ -276,20 +277,20 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 	addAt := func(dir string) {
 		r, ok, err := repoAt(dir, in)
 		switch {
-		case errors.Is(err, errGitSymlink):
-			if p := filepath.Join(dir, ".git"); !slices.Contains(found.symlinks, p) {
-				found.symlinks = append(found.symlinks, p)
+		case errors.Is(err, ErrSymlink):
+			if p := filepath.Join(dir, ".git"); !slices.Contains(found.Symlinks, p) {
+				found.Symlinks = append(found.Symlinks, p)
 			}
 		case ok:
 			addRepo(r)
 		}
 	}
 	everywhere := false
-	for i := 0; i < len(found.repos); i++ {
-		r := found.repos[i]
+	for i := 0; i < len(found.Repos); i++ {
+		r := found.Repos[i]
 		if r.Worktree != "" || r.GitDir == r.CommonDir {
 			for _, m := range submoduleGitDirs(r.CommonDir, in) {
-				addRepo(GitRepo{GitDir: m, CommonDir: m})
+				addRepo(Repo{GitDir: m, CommonDir: m})
 			}
 		}
 		if everywhere {
@@ -304,7 +305,7 @@ func searchRepos(roots, names []string, in *PolicyInputs, bounds searchBounds) (
 		if !known {
 			everywhere = true
 			if !walkEveryDotGit(roots, addAt) {
-				found.incomplete = true
+				found.Incomplete = true
 			}
 		}
 	}
@@ -351,7 +352,7 @@ func leadsInto(link string, dirs []string) bool {
 
 // walkEveryDotGit calls fn for every directory beneath roots, at any depth
 // and in node_modules too, that holds a .git; it reports false when it
-// stopped at auditMaxDirs.
+// stopped at MaxDirs.
 func walkEveryDotGit(roots []string, fn func(dir string)) bool {
 	seen := 0
 	for _, root := range roots {
@@ -359,7 +360,7 @@ func walkEveryDotGit(roots []string, fn func(dir string)) bool {
 		for len(queue) > 0 {
 			dir := queue[0]
 			queue = queue[1:]
-			if seen++; seen > auditMaxDirs {
+			if seen++; seen > MaxDirs {
 				return false
 			}
 			entries, err := os.ReadDir(dir)
@@ -441,31 +442,31 @@ func changedAfter(dir string, since time.Time) bool {
 		return true
 	}
 	ct, ok := filestamp.ChangeTime(fi)
-	return !ok || !ct.Before(since.Add(-changeTimeSlack))
+	return !ok || !ct.Before(since.Add(-ChangeTimeSlack))
 }
 
-// everything is a changedSince before any change: a search with it goes
-// through the whole root (up to auditMaxDirs).
-var everything = time.Unix(1, 0)
+// Everything is a changedSince before any change: a search with it goes
+// through the whole root (up to MaxDirs).
+var Everything = time.Unix(1, 0)
 
-// changeTimeSlack covers file systems whose timestamps lag the clock by
+// ChangeTimeSlack covers file systems whose timestamps lag the clock by
 // up to a tick, and a clock that steps back a little.
-const changeTimeSlack = 2 * time.Second
+const ChangeTimeSlack = 2 * time.Second
 
 // repoAt returns the repository whose .git lies in dir, if any.
-func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {
+func repoAt(dir string, in *pathx.Inputs) (Repo, bool, error) {
 	dotgit := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(dotgit)
 	switch {
 	case err != nil:
-		return GitRepo{}, false, nil
+		return Repo{}, false, nil
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return GitRepo{}, false, errGitSymlink
+		return Repo{}, false, ErrSymlink
 	case fi.IsDir():
 		g := in.CanonicalOrClean(dotgit)
-		return GitRepo{Worktree: dir, GitDir: g, CommonDir: commonDirOf(g, in)}, true, nil
+		return Repo{Worktree: dir, GitDir: g, CommonDir: commonDirOf(g, in)}, true, nil
 	case fi.Mode().IsRegular():
-		r := GitRepo{Worktree: dir, DotGitFile: true}
+		r := Repo{Worktree: dir, DotGitFile: true}
 		if target, ok := gitPointer(dotgit, "gitdir:", in); ok {
 			if g, err := in.Canonical(relativeTo(dir, target)); err == nil {
 				if st, err := os.Stat(g); err == nil && st.IsDir() {
@@ -475,11 +476,11 @@ func repoAt(dir string, in *PolicyInputs) (GitRepo, bool, error) {
 		}
 		return r, true, nil
 	}
-	return GitRepo{}, false, nil
+	return Repo{}, false, nil
 }
 
 // commonDirOf reads a gitdir's "commondir" pointer as git does.
-func commonDirOf(gitdir string, in *PolicyInputs) string {
+func commonDirOf(gitdir string, in *pathx.Inputs) string {
 	if common, ok := gitPointer(filepath.Join(gitdir, "commondir"), "", in); ok {
 		if c, err := in.Canonical(relativeTo(gitdir, common)); err == nil {
 			return c
@@ -490,7 +491,7 @@ func commonDirOf(gitdir string, in *PolicyInputs) string {
 
 // submoduleGitDirs returns the gitdirs under gitdir/modules: a directory
 // holding a HEAD file is one, and may hold modules of its own.
-func submoduleGitDirs(gitdir string, in *PolicyInputs) []string {
+func submoduleGitDirs(gitdir string, in *pathx.Inputs) []string {
 	var out []string
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
@@ -519,12 +520,12 @@ func submoduleGitDirs(gitdir string, in *PolicyInputs) []string {
 	return out
 }
 
-// repoProtected lists the paths of one repository that git reads code or
+// Protected lists the paths of one repository that git reads code or
 // configuration from, keeping those inside the writable roots (the rest
 // is read-only already): hooks, config, config.worktree, commondir, the
 // pointers of its linked worktrees, .gitmodules and a .git pointer file,
 // and whatever its configuration names (gitconfig.go).
-func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []string {
+func Protected(r Repo, roots []string, home string, in *pathx.Inputs) []string {
 	var paths []string
 	if r.Worktree != "" {
 		paths = append(paths, filepath.Join(r.Worktree, ".gitmodules"))
@@ -571,7 +572,7 @@ func repoProtected(r GitRepo, roots []string, home string, in *PolicyInputs) []s
 
 // declaredSubmodules returns the submodule names a .gitmodules declares,
 // read by git: `submodule.NAME.path` keys.
-func declaredSubmodules(file string, in *PolicyInputs) []string {
+func declaredSubmodules(file string, in *pathx.Inputs) []string {
 	in.NoteContent(file)
 	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() {
 		return nil
@@ -580,7 +581,7 @@ func declaredSubmodules(file string, in *PolicyInputs) []string {
 	if err != nil {
 		return nil
 	}
-	out, err := gitOnFile(gitPath, file, "--name-only", "--get-regexp", `^submodule\..*\.path$`)
+	out, err := ConfigFile(gitPath, file, "--name-only", "--get-regexp", `^submodule\..*\.path$`)
 	if err != nil {
 		return nil
 	}

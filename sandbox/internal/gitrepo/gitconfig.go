@@ -1,8 +1,9 @@
-package sandbox
+package gitrepo
 
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/internal/procwait"
 )
 
@@ -90,7 +92,7 @@ var gitBooleans = []string{"", "true", "false", "yes", "no", "on", "off", "1", "
 // every command a key names, include targets, and the files the
 // configuration came from. Paths are absolute and clean; the caller keeps
 // those in writable roots.
-func gitConfigPaths(r GitRepo, home string, in *PolicyInputs) []string {
+func gitConfigPaths(r Repo, home string, in *pathx.Inputs) []string {
 	entries, inputs := readGitConfig(r, home)
 	for _, p := range inputs {
 		in.NoteContent(p)
@@ -110,7 +112,7 @@ func gitConfigPaths(r GitRepo, home string, in *PolicyInputs) []string {
 		}
 		switch kind {
 		case gitKeyHooks:
-			dir := relativeTo(base, expandUserPath(e.value, home))
+			dir := relativeTo(base, pathx.ExpandUser(e.value, home))
 			out = append(out, dir)
 			if filepath.Base(dir) == "_" {
 				// husky 9 points git at .husky/_, whose scripts run the
@@ -122,7 +124,7 @@ func gitConfigPaths(r GitRepo, home string, in *PolicyInputs) []string {
 			if e.origin != "" {
 				from = filepath.Dir(e.origin)
 			}
-			out = append(out, relativeTo(from, expandUserPath(e.value, home)))
+			out = append(out, relativeTo(from, pathx.ExpandUser(e.value, home)))
 		case gitKeyCommand:
 			if e.key == "core.fsmonitor" && slices.Contains(gitBooleans, strings.ToLower(e.value)) {
 				continue
@@ -147,7 +149,7 @@ func commandPaths(cmd, base, home string) []string {
 	})
 	var out []string
 	for _, w := range words {
-		w = expandUserPath(w, home)
+		w = pathx.ExpandUser(w, home)
 		if strings.ContainsRune(w, '/') {
 			out = append(out, relativeTo(base, w))
 		}
@@ -178,7 +180,7 @@ type gitConfigReading struct {
 }
 
 // readGitConfig returns r's configuration and the files it depends on.
-func readGitConfig(r GitRepo, home string) ([]gitConfigEntry, []string) {
+func readGitConfig(r Repo, home string) ([]gitConfigEntry, []string) {
 	key := r.Worktree + "\x00" + r.GitDir
 	gitConfigCache.Lock()
 	cached, ok := gitConfigCache.m[key]
@@ -198,7 +200,7 @@ func readGitConfig(r GitRepo, home string) ([]gitConfigEntry, []string) {
 			inputs = append(inputs, e.origin)
 		}
 		if kind, ok := gitKeyKindOf(e.key); ok && kind == gitKeyInclude {
-			if t := relativeTo(filepath.Dir(e.origin), expandUserPath(e.value, home)); !slices.Contains(inputs, t) {
+			if t := relativeTo(filepath.Dir(e.origin), pathx.ExpandUser(e.value, home)); !slices.Contains(inputs, t) {
 				inputs = append(inputs, t)
 			}
 		}
@@ -222,7 +224,7 @@ const maxGitConfigCache = 1024
 
 // gitConfigCandidates are the files git reads configuration from whether
 // or not they exist yet: a new ~/.gitconfig changes the reading.
-func gitConfigCandidates(r GitRepo, home string) []string {
+func gitConfigCandidates(r Repo, home string) []string {
 	var c []string
 	if r.GitDir != "" {
 		c = append(c, filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree"))
@@ -267,7 +269,7 @@ var gitEnvDropped = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_
 // runGitConfig runs git. Without git, or where git refuses the repository
 // (another user's, safe.directory), there is nothing git would run there
 // either, and the reading is empty.
-func runGitConfig(r GitRepo) []gitConfigEntry {
+func runGitConfig(r Repo) []gitConfigEntry {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		return nil
@@ -335,4 +337,40 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// ConfigFile runs `git config --file file args...` with git at gitPath,
+// reading that file alone, as git would (no system file, the C locale).
+func ConfigFile(gitPath, file string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitConfigTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gitPath, append([]string{"config", "--file", file}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := procwait.Run(cmd); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// RunsValue reports whether git would run a program (or read a file)
+// because of this key and value, or whether it is one the audit unsets
+// anyway (gitAuditKeys).
+func RunsValue(key, value string) bool {
+	if gitAuditKeys().MatchString(key) {
+		return true
+	}
+	kind, ok := gitKeyKindOf(key)
+	switch {
+	case !ok:
+		return false
+	case kind != gitKeyCommand:
+		return true
+	case key == "core.fsmonitor":
+		return !slices.Contains(gitBooleans, strings.ToLower(value))
+	case strings.HasPrefix(key, "alias."):
+		return strings.HasPrefix(value, "!")
+	}
+	return true
 }

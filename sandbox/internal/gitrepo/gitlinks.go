@@ -1,4 +1,4 @@
-package sandbox
+package gitrepo
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/filestamp"
+	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/internal/procwait"
 )
 
@@ -27,7 +28,7 @@ import (
 // 160000), beneath r's work tree. known is false when git could not say
 // (it failed, or took too long) or could not say all (a sparse index holds
 // directories it did not expand): the caller must then look everywhere.
-func gitlinkDirs(r GitRepo, in *PolicyInputs) (dirs []string, known bool) {
+func gitlinkDirs(r Repo, in *pathx.Inputs) (dirs []string, known bool) {
 	if r.Worktree == "" || r.GitDir == "" {
 		return nil, true
 	}
@@ -67,9 +68,9 @@ var gitlinkCache = struct {
 	m map[string]gitlinkReading
 }{m: map[string]gitlinkReading{}}
 
-// gitlinkListings counts the times git was asked (tests watch the cache
+// GitlinkListings counts the times git was asked (tests watch the cache
 // with it).
-var gitlinkListings atomic.Int64
+var GitlinkListings atomic.Int64
 
 type gitlinkReading struct {
 	stamp string
@@ -82,7 +83,7 @@ type gitlinkReading struct {
 // false while one of them changed too recently for its change time to
 // tell a later change apart (git's "racily clean" rule), and where change
 // times are not known: the listing is then not kept.
-func indexStamp(r GitRepo) (stamp string, trusted bool) {
+func indexStamp(r Repo) (stamp string, trusted bool) {
 	paths := []string{filepath.Join(r.GitDir, "index")}
 	shared, _ := filepath.Glob(filepath.Join(r.GitDir, "sharedindex.*"))
 	paths = append(paths, shared...)
@@ -98,7 +99,7 @@ func indexStamp(r GitRepo) (stamp string, trusted bool) {
 				continue
 			}
 			b.WriteString(filestamp.Of(fi))
-			if ct, ok := filestamp.ChangeTime(fi); !ok || now.Sub(ct) < changeTimeSlack {
+			if ct, ok := filestamp.ChangeTime(fi); !ok || now.Sub(ct) < ChangeTimeSlack {
 				trusted = false
 			}
 		}
@@ -114,8 +115,8 @@ func indexStamp(r GitRepo) (stamp string, trusted bool) {
 // names): so git reads the index, and nothing else of the repository,
 // from a bare repository of cordon's own (gitShell), and with --sparse
 // expands nothing.
-func listGitlinks(r GitRepo) (links []string, known bool) {
-	gitlinkListings.Add(1)
+func listGitlinks(r Repo) (links []string, known bool) {
+	GitlinkListings.Add(1)
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		return nil, true // without git, no git of the human's reads it either
@@ -179,13 +180,13 @@ func listGitlinks(r GitRepo) (links []string, known bool) {
 // cordon's, with r's object format (the one setting that changes how an
 // index reads) and links to r's shared index files (a split index names
 // one), for git to read r's index in.
-func gitShell(gitPath string, r GitRepo) (string, error) {
+func gitShell(gitPath string, r Repo) (string, error) {
 	shell, err := os.MkdirTemp("", "cordon-index-")
 	if err != nil {
 		return "", err
 	}
 	config := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
-	if f, _ := gitOnFile(gitPath, filepath.Join(r.CommonDir, "config"), "--get", "extensions.objectformat"); strings.TrimSpace(string(f)) == "sha256" {
+	if f, _ := ConfigFile(gitPath, filepath.Join(r.CommonDir, "config"), "--get", "extensions.objectformat"); strings.TrimSpace(string(f)) == "sha256" {
 		config = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n"
 	}
 	for _, d := range []string{"objects", "refs"} {

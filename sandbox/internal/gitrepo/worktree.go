@@ -1,4 +1,4 @@
-package sandbox
+package gitrepo
 
 import (
 	"io"
@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
-// linkedWorktreeDirs returns the gitdir and commondir of a linked worktree
+// LinkedWorktreeDirs returns the gitdir and commondir of a linked worktree
 // whose .git is a "gitdir: …" file, so that git can commit from it. A .git
 // that is a symlink is not followed here; protection refuses it.
 //
@@ -21,19 +23,20 @@ import (
 //   - the gitdir is <commondir>/worktrees/<name>, and its "commondir" file
 //     names that commondir;
 //   - its "gitdir" file points back at this workspace's .git;
-//   - neither lies in a place the policy can already write (the workspace,
-//     an extra root, the session tmp): a command could have made those.
-func linkedWorktreeDirs(p ExecutionPolicy, in *PolicyInputs) []string {
-	if p.WorkspaceRoot == "" {
+//   - neither lies in the workspace or in writable, the other places the
+//     policy can already write (an extra root, the session tmp): a command
+//     could have made those.
+func LinkedWorktreeDirs(workspace string, writable []string, in *pathx.Inputs) []string {
+	if workspace == "" {
 		return nil
 	}
-	dotgit := filepath.Join(p.WorkspaceRoot, ".git")
+	dotgit := filepath.Join(workspace, ".git")
 	target, ok := gitPointer(dotgit, "gitdir:", in)
 	if !ok {
 		return nil
 	}
-	gitdir, err := in.Canonical(relativeTo(p.WorkspaceRoot, target))
-	if err != nil || writableBeforeWorktree(p, gitdir, in) {
+	gitdir, err := in.Canonical(relativeTo(workspace, target))
+	if err != nil || writableBeforeWorktree(workspace, writable, gitdir, in) {
 		return nil
 	}
 	back, ok := gitPointer(filepath.Join(gitdir, "gitdir"), "", in)
@@ -49,7 +52,7 @@ func linkedWorktreeDirs(p ExecutionPolicy, in *PolicyInputs) []string {
 		return nil
 	}
 	for _, dir := range []string{gitdir, commondir} {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || writableBeforeWorktree(p, dir, in) {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || writableBeforeWorktree(workspace, writable, dir, in) {
 			return nil
 		}
 	}
@@ -58,9 +61,9 @@ func linkedWorktreeDirs(p ExecutionPolicy, in *PolicyInputs) []string {
 
 // writableBeforeWorktree reports whether dir lies in a place the policy
 // makes writable without the worktree, canonical paths compared.
-func writableBeforeWorktree(p ExecutionPolicy, dir string, in *PolicyInputs) bool {
-	for _, root := range append([]string{p.WorkspaceRoot, p.TmpDir}, p.ExtraWriteAllow...) {
-		if root != "" && within(dir, in.CanonicalOrClean(root)) {
+func writableBeforeWorktree(workspace string, writable []string, dir string, in *pathx.Inputs) bool {
+	for _, root := range append([]string{workspace}, writable...) {
+		if root != "" && pathx.Within(dir, in.CanonicalOrClean(root)) {
 			return true
 		}
 	}
@@ -74,7 +77,7 @@ func writableBeforeWorktree(p ExecutionPolicy, dir string, in *PolicyInputs) boo
 // when a prefix is given. A path cordon reads differently from git would
 // let a command hide a gitdir from the audit; a symlink or a FIFO (which
 // would block the server) is not one.
-func gitPointer(path, prefix string, in *PolicyInputs) (string, bool) {
+func gitPointer(path, prefix string, in *pathx.Inputs) (string, bool) {
 	in.NoteContent(path)
 	before, err := os.Lstat(path)
 	if err != nil || !before.Mode().IsRegular() || before.Size() > maxGitPointer {
