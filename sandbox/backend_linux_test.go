@@ -2,9 +2,7 @@ package sandbox
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -103,41 +102,6 @@ func (f *fixture) probe(p ExecutionPolicy, args ...string) string {
 	return strings.TrimSpace(out)
 }
 
-// snapshot records every entry beneath dir (type, mode, size, content
-// hash, link target) without following symlinks, so a test can prove the
-// file system did not change.
-func snapshot(t *testing.T, dirs ...string) map[string]string {
-	t.Helper()
-	snap := map[string]string{}
-	for _, dir := range dirs {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				snap[p] = "error: " + err.Error()
-				return nil
-			}
-			fi, err := os.Lstat(p)
-			if err != nil {
-				return nil
-			}
-			desc := fmt.Sprintf("%v %d", fi.Mode(), fi.Size())
-			switch {
-			case fi.Mode()&fs.ModeSymlink != 0:
-				target, _ := os.Readlink(p)
-				desc += " -> " + target
-			case fi.Mode().IsRegular():
-				data, _ := os.ReadFile(p)
-				desc += fmt.Sprintf(" %x", sha256.Sum256(data))
-			}
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				desc += fmt.Sprintf(" nlink=%d", st.Nlink)
-			}
-			snap[p] = desc
-			return nil
-		})
-	}
-	return snap
-}
-
 func eachBackend(t *testing.T, fn func(t *testing.T, prov Provider)) {
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
@@ -170,10 +134,10 @@ func TestBackendReadOnly(t *testing.T) {
 		for _, target := range []string{f.wsFile, f.outsideFile} {
 			for _, m := range mutations {
 				t.Run(m.name+"/"+filepath.Base(filepath.Dir(target)), func(t *testing.T) {
-					before := snapshot(t, f.ws, f.outside)
+					before := testenv.Snapshot(t, f.ws, f.outside)
 					out, code := f.sh(p, m.script, target)
 					assert.NotEqual(t, 0, code, "%s must fail: %s", m.name, out)
-					assert.Equal(t, before, snapshot(t, f.ws, f.outside), "the file system changed")
+					assert.Equal(t, before, testenv.Snapshot(t, f.ws, f.outside), "the file system changed")
 				})
 			}
 		}
@@ -229,10 +193,10 @@ func TestBackendWorkspaceWrite(t *testing.T) {
 		}
 		for _, e := range escapes {
 			t.Run(e.name, func(t *testing.T) {
-				before := snapshot(t, f.outside)
+				before := testenv.Snapshot(t, f.outside)
 				out, code := f.sh(p, e.script, f.outsideFile)
 				assert.NotEqual(t, 0, code, out)
-				assert.Equal(t, before, snapshot(t, f.outside), "outside changed: %s", out)
+				assert.Equal(t, before, testenv.Snapshot(t, f.outside), "outside changed: %s", out)
 				assert.NoFileExists(t, filepath.Join(f.ws, "hardlink"))
 			})
 		}

@@ -1,14 +1,12 @@
 package sandbox
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/helper"
-	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 )
 
 // BenchmarkConfineExecTrue compares a confined `true` with its floor: a plain
@@ -177,7 +175,7 @@ func BenchmarkReadGrants(b *testing.B) {
 }
 
 // BenchmarkGuard is what recording and checking the protected paths that
-// no mount can cover adds to each confined command (guard.go): joining the
+// no mount can cover adds to each confined command (package guard): joining the
 // store before the command and leaving it after.
 func BenchmarkGuard(b *testing.B) {
 	for _, prov := range []Provider{newBwrap(), newLandlock()} {
@@ -199,30 +197,5 @@ func BenchmarkGuard(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(c.guard.paths())), "paths")
 		})
-	}
-}
-
-// BenchmarkFindRepos is the search for repositories in a workspace of some
-// 3,000 directories, which the audit after every workspace-write command
-// repeats (audit.go), and resolving a policy too.
-func BenchmarkFindRepos(b *testing.B) {
-	ws := b.TempDir()
-	for i := range 15 {
-		for j := range 14 {
-			for k := range 14 {
-				if err := os.MkdirAll(filepath.Join(ws, fmt.Sprintf("a%d/b%d/c%d", i, j, k)), 0o755); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(ws, "a3", "b2", ".git"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		repos, incomplete, err := gitrepo.Find([]string{ws}, nil)
-		if err != nil || incomplete || len(repos) != 1 {
-			b.Fatal(repos, incomplete, err)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
+	"github.com/cordonhq/cordon/sandbox/internal/guard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,8 +73,8 @@ func TestMadeBeyondTheBoundDuringACall(t *testing.T) {
 		// than the cordon that serves the call (which looks beyond the
 		// bound into what changed since it started).
 		time.Sleep(gitrepo.ChangeTimeSlack + 500*time.Millisecond)
-		defer func(old time.Time) { processStart = old }(processStart)
-		processStart = time.Now()
+		defer func(old time.Time) { guard.ProcessStart = old }(guard.ProcessStart)
+		guard.ProcessStart = time.Now()
 		out, o := f.launch(f.policy(WorkspaceWrite, NetworkAllow), "/bin/sh", "-c", `set -e
 mkdir -p x1/x2/x3/x4/x5/x6 && cd x1/x2/x3/x4/x5/x6 && git init -q . && printf '#!/bin/sh\necho pwned\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout
 git config core.fsmonitor 'echo pwned'

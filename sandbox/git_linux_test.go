@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,10 +39,10 @@ func TestGitWorksInTheWorkspace(t *testing.T) {
 			assert.Equal(t, 0, code, out)
 			assert.Contains(t, out, "from the sandbox")
 			if prov.Name() == "bwrap" {
-				hooksBefore := snapshot(t, filepath.Join(f.ws, ".git", "hooks"), filepath.Join(f.ws, ".git", "config"))
+				hooksBefore := testenv.Snapshot(t, filepath.Join(f.ws, ".git", "hooks"), filepath.Join(f.ws, ".git", "config"))
 				out, code = f.sh(f.policy(WorkspaceWrite, NetworkAllow), `printf '#!/bin/sh\nevil\n' > .git/hooks/pre-commit; git config core.hooksPath /tmp/evil`)
 				assert.NotEqual(t, 0, code, out)
-				assert.Equal(t, hooksBefore, snapshot(t, filepath.Join(f.ws, ".git", "hooks"), filepath.Join(f.ws, ".git", "config")))
+				assert.Equal(t, hooksBefore, testenv.Snapshot(t, filepath.Join(f.ws, ".git", "hooks"), filepath.Join(f.ws, ".git", "config")))
 			}
 
 			// A linked worktree: its gitdir and the common dir outside the
@@ -76,7 +77,7 @@ func TestSelfProtectionWhenWorkspaceHoldsTheControlPlane(t *testing.T) {
 		ExtraReadDeny: []string{filepath.Join(f.ws, ".aws")}}}
 	p, err := svc.Resolve(Request{TmpDir: f.tmp})
 	require.NoError(t, err)
-	before := snapshot(t, f.ws)
+	before := testenv.Snapshot(t, f.ws)
 	cases := map[string]string{
 		"write the config":   `echo 'mode = "danger-full-access"' > .config/cordon/config.toml`,
 		"replace the config": `rm -rf .config/cordon`,
@@ -92,7 +93,7 @@ func TestSelfProtectionWhenWorkspaceHoldsTheControlPlane(t *testing.T) {
 			assert.NotContains(t, out, canary, name)
 		}
 	}
-	assert.Equal(t, before, snapshot(t, f.ws), "the workspace changed")
+	assert.Equal(t, before, testenv.Snapshot(t, f.ws), "the workspace changed")
 	out, code := f.sh(p, `echo ok > notes.txt && cat notes.txt`)
 	assert.Equal(t, 0, code, out)
 }

@@ -29,7 +29,7 @@ import (
 //     each, and a sandbox one of whose paths is replaced, removed or
 //     moved is killed whole (a cold launch, a warm sandbox with its
 //     call): its command ends with ProtectionLost.
-//   - The guard (guard.go) holds the existing protected paths too, and
+//   - The guard (package guard) holds the existing protected paths too, and
 //     puts back, once the sandbox is gone, whatever was written to them
 //     in the moment between the rename and the kill. What the host put
 //     there is not lost: the guard keeps it aside, beside the path
@@ -305,7 +305,7 @@ func (l *lostProtection) set(path string) {
 
 // replaced returns every path that lost its protection ("" among them when
 // events were lost): the host changed them, and the guard keeps the host's
-// version aside (guard.go).
+// version aside (package guard).
 func (l *lostProtection) replaced() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

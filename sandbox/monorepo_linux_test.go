@@ -94,9 +94,9 @@ func TestMonorepoWorkBesideNestedConfigs(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 		}
-		gitOut(t, f.ws, "init", "-q")
-		gitOut(t, f.ws, "add", "-A")
-		gitOut(t, f.ws, "commit", "-q", "-m", "first")
+		testenv.Git(t, f.ws, "init", "-q")
+		testenv.Git(t, f.ws, "add", "-A")
+		testenv.Git(t, f.ws, "commit", "-q", "-m", "first")
 		configs := map[string]string{}
 		for _, rel := range []string{"pkg/.vscode/settings.json", "pkg/.claude/settings.json", "web/.vscode/launch.json", "py/.vscode/settings.json", "rs/.claude/settings.json"} {
 			b, err := os.ReadFile(filepath.Join(f.ws, rel))
@@ -139,7 +139,7 @@ git log --oneline | wc -l
 		assert.FileExists(t, filepath.Join(f.ws, "web", "package-lock.json"))
 		assert.FileExists(t, filepath.Join(f.ws, "web", "node_modules", "left", ".vscode", "settings.json"), "node_modules is not searched")
 		assert.FileExists(t, filepath.Join(f.ws, "rs", "Cargo.lock"))
-		log := gitOut(t, f.ws, "show", "--stat", "--format=%s", "HEAD")
+		log := testenv.Git(t, f.ws, "show", "--stat", "--format=%s", "HEAD")
 		assert.Contains(t, log, "v2", "the commit is on the host")
 		assert.Contains(t, log, "pkg/main.go")
 		for rel, want := range configs {

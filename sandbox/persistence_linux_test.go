@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,27 +25,27 @@ import (
 func gitWorld(t *testing.T, f *fixture) {
 	t.Helper()
 	upstream := filepath.Join(f.base, "upstream.git")
-	gitOut(t, f.base, "init", "-q", "--bare", upstream)
+	testenv.Git(t, f.base, "init", "-q", "--bare", upstream)
 	seed := filepath.Join(f.base, "seed")
-	gitOut(t, f.base, "clone", "-q", upstream, seed)
-	gitOut(t, seed, "commit", "-q", "--allow-empty", "-m", "lib")
-	gitOut(t, seed, "push", "-q", "origin", "HEAD:main")
+	testenv.Git(t, f.base, "clone", "-q", upstream, seed)
+	testenv.Git(t, seed, "commit", "-q", "--allow-empty", "-m", "lib")
+	testenv.Git(t, seed, "push", "-q", "origin", "HEAD:main")
 
-	gitOut(t, f.ws, "init", "-q")
+	testenv.Git(t, f.ws, "init", "-q")
 	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, ".husky"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(f.ws, ".husky", "pre-commit"), []byte("#!/bin/sh\ntrue\n"), 0o755))
-	gitOut(t, f.ws, "config", "core.hooksPath", ".husky")
-	gitOut(t, f.ws, "submodule", "add", "-q", upstream, "lib")
+	testenv.Git(t, f.ws, "config", "core.hooksPath", ".husky")
+	testenv.Git(t, f.ws, "submodule", "add", "-q", upstream, "lib")
 	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, "a", "b", "sub"), 0o755))
-	gitOut(t, filepath.Join(f.ws, "a", "b", "sub"), "init", "-q")
-	gitOut(t, filepath.Join(f.ws, "a", "b", "sub"), "commit", "-q", "--allow-empty", "-m", "nested")
+	testenv.Git(t, filepath.Join(f.ws, "a", "b", "sub"), "init", "-q")
+	testenv.Git(t, filepath.Join(f.ws, "a", "b", "sub"), "commit", "-q", "--allow-empty", "-m", "nested")
 	require.NoError(t, os.WriteFile(filepath.Join(f.ws, ".gitignore"), []byte("a/\n"), 0o644))
-	gitOut(t, f.ws, "add", "-A")
-	gitOut(t, f.ws, "commit", "-q", "-m", "first")
+	testenv.Git(t, f.ws, "add", "-A")
+	testenv.Git(t, f.ws, "commit", "-q", "-m", "first")
 	// What `git sparse-checkout init` turns on (without thinning the
 	// checkout), and the worktree config it writes.
-	gitOut(t, f.ws, "config", "extensions.worktreeConfig", "true")
-	gitOut(t, f.ws, "config", "--worktree", "core.sparseCheckout", "false")
+	testenv.Git(t, f.ws, "config", "extensions.worktreeConfig", "true")
+	testenv.Git(t, f.ws, "config", "--worktree", "core.sparseCheckout", "false")
 }
 
 // plant is one way of making the human's git run a payload: a script
@@ -183,15 +184,15 @@ func TestGitWorkflowsInTheSandbox(t *testing.T) {
 
 		out, code = f.sh(p, `git `+id+` worktree add -q inner-wt && echo y > inner-wt/y.txt && git -C inner-wt `+id+` add y.txt && git -C inner-wt `+id+` commit -qm in-worktree && echo ok`)
 		assert.Equal(t, 0, code, out)
-		assert.Contains(t, gitOut(t, filepath.Join(f.ws, "inner-wt"), "log", "--oneline", "-1"), "in-worktree")
+		assert.Contains(t, testenv.Git(t, filepath.Join(f.ws, "inner-wt"), "log", "--oneline", "-1"), "in-worktree")
 
 		// A new upstream commit recorded by the human; the agent updates.
 		seed := filepath.Join(f.base, "seed")
-		gitOut(t, seed, "commit", "-q", "--allow-empty", "-m", "lib 2")
-		gitOut(t, seed, "push", "-q", "origin", "HEAD:main")
-		gitOut(t, filepath.Join(f.ws, "lib"), "pull", "-q", "origin", "main")
-		gitOut(t, f.ws, "commit", "-qam", "bump lib")
-		gitOut(t, filepath.Join(f.ws, "lib"), "checkout", "-q", "HEAD~1")
+		testenv.Git(t, seed, "commit", "-q", "--allow-empty", "-m", "lib 2")
+		testenv.Git(t, seed, "push", "-q", "origin", "HEAD:main")
+		testenv.Git(t, filepath.Join(f.ws, "lib"), "pull", "-q", "origin", "main")
+		testenv.Git(t, f.ws, "commit", "-qam", "bump lib")
+		testenv.Git(t, filepath.Join(f.ws, "lib"), "checkout", "-q", "HEAD~1")
 		out, code = f.sh(p, `git `+id+` submodule update && git -C lib log --oneline -1`)
 		assert.Equal(t, 0, code, out)
 		assert.Contains(t, out, "lib 2")
@@ -208,10 +209,10 @@ func TestGitWorkflowsInTheSandbox(t *testing.T) {
 		pkg := fmt.Sprintf(`{"name":"app","version":"1.0.0","private":true,"scripts":{"prepare":"husky"},"devDependencies":{"husky":"file:%s"}}`,
 			filepath.Join(f.base, strings.TrimSpace(string(tarball))))
 		require.NoError(t, os.WriteFile(filepath.Join(f.ws, "package.json"), []byte(pkg), 0o644))
-		before := gitOut(t, f.ws, "config", "--get", "core.hooksPath")
+		before := testenv.Git(t, f.ws, "config", "--get", "core.hooksPath")
 		out, o := f.launch(p, "bash", "-c", `npm_config_cache=$TMPDIR/npm npm install --offline --no-audit --no-fund 2>&1; echo "exit $?"`)
 		assert.Contains(t, out, "exit 0", "npm install must succeed")
-		assert.Equal(t, before, gitOut(t, f.ws, "config", "--get", "core.hooksPath"), "core.hooksPath is the human's to change")
+		assert.Equal(t, before, testenv.Git(t, f.ws, "config", "--get", "core.hooksPath"), "core.hooksPath is the human's to change")
 		if prov.Name() == "bwrap" {
 			assert.Contains(t, out, "could not write config file .git/config", "husky passes on git's refusal")
 		} else {

@@ -92,15 +92,16 @@ type ExecutionPolicy struct {
 	WorkspaceReadOnly bool
 	// Repos are the git repositories found beneath the writable roots
 	// (workspace-write only): their git paths are in Protected, and a
-	// repository that appears during a command is audited after it
-	// (audit.go). RepoScanIncomplete says the search stopped early, even
-	// past its usual bound; repoScanWhole that it went past that bound.
+	// repository that appears during a command is audited after it (the
+	// guard's audit, sandbox/internal/guard). RepoScanIncomplete says the
+	// search stopped early, even past its usual bound; repoScanWhole that
+	// it went past that bound.
 	Repos              []gitrepo.Repo
 	RepoScanIncomplete bool
 	repoScanWhole      bool
 	// named are the protected names the same search met beneath the
 	// writable roots, at any depth it reaches: in Protected too, and what
-	// the guard's audit knows were there before a command (audit.go).
+	// the guard's audit knows were there before a command.
 	named []gitrepo.NamedPath
 	// unconfinable, when set, is why no backend may confine this policy
 	// (a .git that is a symlink); the file tools still work.

@@ -18,7 +18,7 @@ type mountPlan struct {
 	// Guard are the protected paths that do not exist yet. No mount can
 	// keep them from being made without leaving a mount point on the
 	// host, so they are guarded instead: cordon looks at them before the
-	// command and undoes, after it, whatever it made there (guard.go).
+	// command and undoes, after it, whatever it made there (package guard).
 	Guard []string
 	// ProtectMissing are the first missing components of the Guard paths,
 	// for a backend that can refuse the creation of a path that does not

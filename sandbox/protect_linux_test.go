@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/cordonhq/cordon/internal/pathx"
-	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,12 +44,12 @@ func TestProtectedPathsBwrap(t *testing.T) {
 		"cordon config dir":        `mkdir -p "$1" && printf x > "$1/config.toml"`,
 		"read the state directory": `ls "$2" && cat "$2"/*`,
 	}
-	before := snapshot(t, f.ws, f.home)
+	before := testenv.Snapshot(t, f.ws, f.home)
 	for name, script := range attempts {
 		t.Run(name, func(t *testing.T) {
 			out, o := f.launch(p, "/bin/sh", "-c", script, "sh", filepath.Join(f.home, ".config", "cordon"), f.state)
 			assert.True(t, o.ExitCode != 0 || len(o.Undone) > 0, "neither refused nor undone: %s", out)
-			assert.Equal(t, before, snapshot(t, f.ws, f.home), "the file system changed or a stub was left behind")
+			assert.Equal(t, before, testenv.Snapshot(t, f.ws, f.home), "the file system changed or a stub was left behind")
 		})
 	}
 	t.Run("ordinary writes and git still work", func(t *testing.T) {
@@ -69,13 +69,13 @@ func TestProtectedPathsBwrap(t *testing.T) {
 func TestNoStubsLeftBehind(t *testing.T) {
 	eachBackend(t, func(t *testing.T, prov Provider) {
 		f := newFixture(t, prov)
-		before := snapshot(t, f.ws)
+		before := testenv.Snapshot(t, f.ws)
 		p := f.policy(WorkspaceWrite, NetworkAllow)
 		_, code := f.sh(p, `true`)
 		require.Equal(t, 0, code)
 		_, code = f.sh(f.policy(ReadOnly, NetworkAllow), `true`)
 		require.Equal(t, 0, code)
-		assert.Equal(t, before, snapshot(t, f.ws), "a run left files or directories in the workspace")
+		assert.Equal(t, before, testenv.Snapshot(t, f.ws), "a run left files or directories in the workspace")
 	})
 }
 
@@ -160,7 +160,7 @@ func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
 		for _, e := range entries {
 			deny = append(deny, filepath.Join(f.ws, e))
 		}
-		return setup{f: f, before: snapshot(t, f.ws), policy: func() ExecutionPolicy {
+		return setup{f: f, before: testenv.Snapshot(t, f.ws), policy: func() ExecutionPolicy {
 			svc := PolicyService{Settings: Settings{Mode: WorkspaceWrite, Workspace: f.ws, Home: f.home,
 				StateDir: f.state, ConfigDir: filepath.Join(f.home, ".config", "cordon"),
 				ExtraReadDeny: deny}}
@@ -197,7 +197,7 @@ func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
 			out, o := s.f.launch(s.policy(), "/bin/sh", "-c", script+`; `+readAll)
 			assert.NotContains(t, out, "CANARY")
 			require.NoError(t, o.GuardErr)
-			after := snapshot(t, s.f.ws)
+			after := testenv.Snapshot(t, s.f.ws)
 			for rel := range secrets {
 				path := filepath.Join(s.f.ws, rel)
 				assert.Equal(t, s.before[path], after[path], "%s moved or changed: the next call would not look for it there", path)
@@ -217,7 +217,7 @@ func TestReadDenyInsideAWritableRootCannotBeMoved(t *testing.T) {
 		out, code := s.f.sh(s.policy(), `mv other other2 && mv other2 other && mv file.txt f2 && mv f2 file.txt && cat file.txt`)
 		assert.Equal(t, 0, code, out)
 		assert.Contains(t, out, "inside")
-		assert.Equal(t, s.before, snapshot(t, s.f.ws))
+		assert.Equal(t, s.before, testenv.Snapshot(t, s.f.ws))
 	})
 }
 
@@ -438,23 +438,4 @@ func TestReadDenyEntryNotMadeByACommand(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestAuditSetsAsideASymlinkAboveAnEntry: a symlink a command put in the
-// place of a directory that held a read-deny entry holds nothing: the
-// audit still sets it aside (a .git symlink would lead the human's git to
-// the command's hooks).
-func TestAuditSetsAsideASymlinkAboveAnEntry(t *testing.T) {
-	root := pathx.CanonicalOrClean(t.TempDir())
-	elsewhere := filepath.Join(root, "elsewhere")
-	require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, "hooks"), 0o755))
-	dotgit := filepath.Join(root, "sub", ".git")
-	require.NoError(t, os.MkdirAll(filepath.Dir(dotgit), 0o755))
-	require.NoError(t, os.Symlink(elsewhere, dotgit))
-	a := auditor{root: root, keep: []string{filepath.Join(dotgit, "secret")}}
-	changes, err := a.auditNewRepos(nil, gitrepo.Everything, false)
-	require.NoError(t, err)
-	require.NotEmpty(t, changes)
-	_, err = os.Lstat(dotgit)
-	assert.ErrorIs(t, err, fs.ErrNotExist, "the .git symlink was left")
 }

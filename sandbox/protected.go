@@ -2,11 +2,9 @@ package sandbox
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/cordonhq/cordon/internal/pathx"
 	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
@@ -39,7 +37,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []gitrepo.Repo, in *Po
 		roots := userRoots(p)
 		for _, root := range roots {
 			for _, name := range p.ProtectedNames {
-				if kept := fileOnTheWay(root, filepath.Join(root, filepath.FromSlash(name))); kept != "" {
+				if kept := pathx.FileOnTheWay(root, filepath.Join(root, filepath.FromSlash(name))); kept != "" {
 					add(kept)
 				}
 			}
@@ -52,7 +50,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []gitrepo.Repo, in *Po
 		// writable on purpose (a wrapped agent's own config directory).
 		for _, n := range p.named {
 			if !slices.ContainsFunc(roots, func(r string) bool { return within(r, n.Path) }) {
-				if kept := fileOnTheWay(n.Dir, n.Path); kept != "" {
+				if kept := pathx.FileOnTheWay(n.Dir, n.Path); kept != "" {
 					addFrom(n.Dir, kept)
 				}
 			}
@@ -111,38 +109,6 @@ func userRoots(p ExecutionPolicy) []string {
 		}
 	}
 	return roots
-}
-
-// fileOnTheWay returns the first file (not a directory, not a symlink)
-// between base and p, or p when there is none. Such a file is what the
-// tool that reads p reads instead: Jujutsu's .jj/repo is a file naming
-// the repository elsewhere when the workspace is not the repository's
-// first, and its config.toml is found there. It is protected in p's
-// place, so that a command cannot point it elsewhere. A file as the
-// name's first component stands for nothing (a kernel tree's .config is
-// not ~/.config): then it returns "", and the name is left to the audit,
-// which sets it aside if a command makes it (as the file tools' rule,
-// fsfence).
-func fileOnTheWay(base, p string) string {
-	rel, ok := pathx.RelUnder(base, p)
-	if !ok {
-		return p
-	}
-	cur := base
-	parts := strings.Split(filepath.ToSlash(rel), "/")
-	for i, part := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		switch {
-		case err != nil || fi.Mode()&fs.ModeSymlink != 0:
-			return p // missing, or a symlink (protect.go refuses those)
-		case !fi.IsDir() && i == 0:
-			return "" // a kernel tree's .config file is not ~/.config
-		case !fi.IsDir():
-			return cur
-		}
-	}
-	return p
 }
 
 // scratchDirs are the places commands write that nobody searches: the

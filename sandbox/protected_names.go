@@ -25,7 +25,7 @@ var ProtectedNameList = mustParseProtectedNames(protectedNamesData)
 // DefaultProtectedNames are the names of ProtectedNameList: the paths that
 // stay read-only even in workspace-write wherever they lie beneath a
 // writable root (protected.go). Git's own paths are not listed: they come
-// from the repositories actually found (gitrepos.go), read as git reads
+// from the repositories actually found (package gitrepo), read as git reads
 // them.
 var DefaultProtectedNames = func() []string {
 	names := make([]string, len(ProtectedNameList))
@@ -33,6 +33,16 @@ var DefaultProtectedNames = func() []string {
 		names[i] = e.Name
 	}
 	return names
+}()
+
+// protectedNameTools names the tool each protected name belongs to, for
+// what the audit says when it sets one aside.
+var protectedNameTools = func() map[string]string {
+	tools := make(map[string]string, len(ProtectedNameList))
+	for _, e := range ProtectedNameList {
+		tools[e.Name] = e.Tool
+	}
+	return tools
 }()
 
 func mustParseProtectedNames(data string) []ProtectedName {

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
+	"github.com/cordonhq/cordon/sandbox/internal/guard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,7 +54,7 @@ func TestProtectedNamesPlantedAtAnyDepth(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 		}
-		before := snapshot(t, f.ws)
+		before := testenv.Snapshot(t, f.ws)
 		p := f.policy(WorkspaceWrite, NetworkAllow)
 		// Each name as a file here, as a directory holding tasks.json there.
 		asFile, asDir := []string{".", "pkg", "new", "deep/a/b", "app"}, []string{"pkg2", "new2/x"}
@@ -84,7 +86,7 @@ func TestProtectedNamesPlantedAtAnyDepth(t *testing.T) {
 		}
 		// What existed is as it was; what the command made beside it is
 		// gone or set aside (NAME.cordon-disarmed), never loaded again.
-		after := snapshot(t, f.ws)
+		after := testenv.Snapshot(t, f.ws)
 		for path, desc := range before {
 			if !strings.HasPrefix(desc, "d") { // a directory's size and links change with what it holds
 				assert.Equal(t, desc, after[path], "%s changed", path)
@@ -120,95 +122,15 @@ func protectedEntryOf(rel string) (string, bool) {
 
 // guardSetFor is the guard set a launch would take for root: the
 // repositories and protected names the policy's search found.
-func guardSetFor(t *testing.T, root string) guardSet {
+func guardSetFor(t *testing.T, root string) guard.Set {
 	t.Helper()
 	found, err := gitrepo.FindWithNames([]string{root}, DefaultProtectedNames, nil)
 	require.NoError(t, err)
-	set := guardSet{Root: root, Repos: repoIDs(found.Repos), Incomplete: found.Incomplete, Whole: found.Whole, Names: DefaultProtectedNames}
+	set := guard.Set{Root: root, Repos: guard.RepoIDs(found.Repos), Incomplete: found.Incomplete, Whole: found.Whole, Names: DefaultProtectedNames}
 	for _, n := range found.Named {
 		set.Named = append(set.Named, n.Path)
 	}
 	return set
-}
-
-// TestAuditSetsAsideNewProtectedNames: what a command makes under a
-// protected name beneath the top of the root is set aside once it is
-// over, a symlink on the way to one too; the human's, there before, stay.
-func TestAuditSetsAsideNewProtectedNames(t *testing.T) {
-	root := testBase(t)
-	outside := testBase(t)
-	write := func(p, content string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-	}
-	write(filepath.Join(root, "pkg", ".vscode", "settings.json"), "{}")
-	write(filepath.Join(root, "pkg", ".hg", "store", "x"), "")
-	write(filepath.Join(outside, "repo", "config.toml"), "[hooks]")
-	h, err := memStore.begin(guardSetFor(t, root))
-	require.NoError(t, err)
-
-	// The command's.
-	write(filepath.Join(root, "new", ".envrc"), "evil")
-	write(filepath.Join(root, "pkg", ".claude", "settings.json"), `{"hooks":{}}`)
-	write(filepath.Join(root, "pkg", ".hg", "hgrc"), "[hooks]")
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
-	require.NoError(t, os.Symlink(outside, filepath.Join(root, "other", ".jj")))
-	changes, err := h.end()
-	require.NoError(t, err)
-
-	var disarmed []string
-	for _, c := range changes {
-		disarmed = append(disarmed, c.Path)
-	}
-	for _, rel := range []string{"new/.envrc", "pkg/.claude", "pkg/.hg/hgrc", "other/.jj"} {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		assert.Contains(t, disarmed, p)
-		_, err := os.Lstat(p)
-		assert.True(t, os.IsNotExist(err), "%s is still there", rel)
-		_, err = os.Lstat(p + disarmedSuffix)
-		assert.NoError(t, err, "%s is set aside, not deleted", rel)
-	}
-	assert.FileExists(t, filepath.Join(root, "pkg", ".vscode", "settings.json"), "the human's stays")
-	assert.FileExists(t, filepath.Join(outside, "repo", "config.toml"), "nothing is followed out of the root")
-
-	// A baseline of an older cordon, which knew no names: nothing is set
-	// aside on its word.
-	base, err := takeBaseline(guardSetFor(t, root))
-	require.NoError(t, err)
-	base.NamesKnown = false
-	write(filepath.Join(root, "later", ".mcp.json"), "{}")
-	base.restoreAfter(t)
-	assert.FileExists(t, filepath.Join(root, "later", ".mcp.json"))
-}
-
-// TestAuditKnowsProtectedNamesPastTheBound: where the policy's bounded
-// search stops, it searches the whole root, and so does the baseline, so
-// the human's configuration beyond the bound is not taken for a
-// command's.
-func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
-	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
-	gitrepo.ScanMaxDirs = 20
-	root := testBase(t)
-	for i := range 30 {
-		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
-	}
-	human := filepath.Join(root, "zzz", ".vscode", "tasks.json")
-	require.NoError(t, os.MkdirAll(filepath.Dir(human), 0o755))
-	require.NoError(t, os.WriteFile(human, []byte("{}"), 0o644))
-	set := guardSetFor(t, root)
-	require.True(t, set.Whole, "the bounded search stopped")
-	require.False(t, set.Incomplete)
-	require.Contains(t, set.Named, filepath.Dir(human), "the whole search reaches zzz")
-
-	h, err := memStore.begin(set)
-	require.NoError(t, err)
-	evil := filepath.Join(root, "zzz2", ".envrc")
-	require.NoError(t, os.MkdirAll(filepath.Dir(evil), 0o755))
-	require.NoError(t, os.WriteFile(evil, []byte("evil"), 0o644))
-	_, err = h.end()
-	require.NoError(t, err)
-	assert.NoFileExists(t, evil)
-	assert.FileExists(t, human, "the human's was there before")
 }
 
 // TestProtectedNameThatIsAWritableRoot: a protected name made a writable
@@ -251,7 +173,7 @@ func TestPackageMovedWithItsConfig(t *testing.T) {
 		require.Equal(t, 0, o.ExitCode, out)
 		assert.FileExists(t, filepath.Join(f.ws, "moved", "main.go"))
 		assert.NoDirExists(t, filepath.Join(f.ws, "moved", ".vscode"))
-		assert.FileExists(t, filepath.Join(f.ws, "moved", ".vscode"+disarmedSuffix, "tasks.json"), "set aside, not deleted")
+		assert.FileExists(t, filepath.Join(f.ws, "moved", ".vscode"+guard.DisarmedSuffix, "tasks.json"), "set aside, not deleted")
 	})
 }
 

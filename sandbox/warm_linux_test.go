@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/internal/helper"
+	"github.com/cordonhq/cordon/sandbox/internal/guard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -559,7 +560,7 @@ func testWarmGuardThatCannotBeginStartsNothing(t *testing.T, w *warmFixture) {
 	p := w.policy(WorkspaceWrite, NetworkAllow)
 	before := w.warmUp(p)
 
-	store := guardDir(p.StateDir)
+	store := guard.Dir(p.StateDir)
 	require.NoError(t, os.Remove(store)) // empty between calls
 	require.NoError(t, os.WriteFile(store, nil, 0o600))
 	canary := filepath.Join(w.ws, "ran")

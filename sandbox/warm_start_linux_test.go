@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/sandbox/internal/guard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -88,12 +89,12 @@ func (f *fakeSandbox) receive(t *testing.T) {
 
 // call runs `true` in the fake sandbox as the server's foreground call
 // does, guarding root's protected paths, and reports how its start went.
-func (f *fakeSandbox) call(t *testing.T, set guardSet) (*warmCall, warmStart) {
+func (f *fakeSandbox) call(t *testing.T, set guard.Set) (*warmCall, warmStart) {
 	return f.callWith(&warmPool{closed: true}, set, RunSpec{Argv: []string{"true"}})
 }
 
-func (f *fakeSandbox) callWith(pool *warmPool, set guardSet, spec RunSpec) (*warmCall, warmStart) {
-	c := &ConfinedArgv{guard: &launchGuard{store: memStore, sets: []guardSet{set}}}
+func (f *fakeSandbox) callWith(pool *warmPool, set guard.Set, spec RunSpec) (*warmCall, warmStart) {
+	c := &ConfinedArgv{guard: &launchGuard{store: guard.StoreFor(""), sets: []guard.Set{set}}}
 	w := &warmCall{pool: pool, z: f.z, c: c, done: make(chan struct{})}
 	return w, w.start([]byte(`{"argv":["true"]}`), spec, &tailWriter{max: tailSize})
 }
@@ -110,7 +111,7 @@ func (f *fakeSandbox) reply(t *testing.T, r string) {
 // the sandbox is gone: the guard ends after the last of them, so a process
 // still writing cannot plant a hook after it.
 func TestWarmZygoteEndingAsItStartsACommand(t *testing.T) {
-	root, set := guardWorld(t)
+	root, set := guardedHooks(t)
 	hook := filepath.Join(root, ".git", "hooks", "pre-commit")
 	// The command the zygote started before it died, still writing.
 	planter := exec.Command("bash", "-c", `for i in $(seq 20); do echo evil > "$0"; sleep 0.02; done`, hook)
@@ -131,7 +132,7 @@ func TestWarmZygoteEndingAsItStartsACommand(t *testing.T) {
 // says the command started does not hold the call past its timeout: the
 // call goes on as started, and Kill ends the sandbox whole.
 func TestWarmZygoteStoppedAsItStartsACommand(t *testing.T) {
-	_, set := guardWorld(t)
+	_, set := guardedHooks(t)
 	f := newFakeSandbox(t, exec.Command("sleep", "300"), true)
 	go f.takeRequest(t)
 
@@ -163,7 +164,7 @@ func TestWarmZygoteStoppedAsItStartsACommand(t *testing.T) {
 // zygote's reason as a runner failure, its input is never read, and the
 // sandbox, still serving, goes back to the pool.
 func TestWarmLateRefusal(t *testing.T) {
-	_, set := guardWorld(t)
+	_, set := guardedHooks(t)
 	f := newFakeSandbox(t, exec.Command("sleep", "300"), true)
 	go func() {
 		f.receive(t)
@@ -207,4 +208,13 @@ func TestWarmLongRefusalIsRead(t *testing.T) {
 			assert.Equal(t, 127, res.ExitCode, out.String())
 		}), "the sandbox was ended for a command that could not start")
 	})
+}
+
+// guardedHooks is a root whose .git/hooks the guard keeps as it was.
+func guardedHooks(t *testing.T) (root string, set guard.Set) {
+	t.Helper()
+	root = testBase(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "hooks", "pre-commit.sample"), []byte("#!/bin/sh\n"), 0o755))
+	return root, guard.Set{Root: root, Paths: []string{filepath.Join(root, ".git", "hooks")}}
 }

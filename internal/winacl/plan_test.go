@@ -34,7 +34,7 @@ type resolved struct {
 // session tmp and whatever the setup function puts in the workspace
 // first: the workspace and the tmp as writable roots (the tmp only, in
 // read-only), the protected names beneath the workspace, and git's paths
-// when setup made a repository (sandbox/protected.go, gitrepos.go).
+// when setup made a repository (sandbox/protected.go, sandbox/internal/gitrepo).
 func testPolicy(t *testing.T, mode testMode, setup func(ws string)) resolved {
 	t.Helper()
 	ws, tmp := realTempDir(t), realTempDir(t)

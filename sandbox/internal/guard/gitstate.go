@@ -1,4 +1,4 @@
-package sandbox
+package guard
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/cordonhq/cordon/internal/filestamp"
 	"github.com/cordonhq/cordon/internal/ownerwrite"
+	"github.com/cordonhq/cordon/internal/pathx"
 )
 
 // An unfinished rebase, cherry-pick or revert keeps its state in the gitdir
@@ -39,7 +40,7 @@ var gitStateNames = []string{"rebase-merge", "rebase-apply", "sequencer"}
 func gitStatePaths(root string, gitdirs []string) []string {
 	var dirs []string
 	for _, g := range gitdirs {
-		if !within(g, root) {
+		if !pathx.Within(g, root) {
 			continue
 		}
 		dirs = append(dirs, g)
@@ -143,7 +144,7 @@ func (a auditor) disarmGitStates(paths []string, before map[string]string) ([]Ch
 			errs = append(errs, fmt.Errorf("setting aside %s: %w", p, errKeptInPlace))
 			continue
 		}
-		if err := setAside(a.root, p); err != nil {
+		if err := SetAside(a.root, p); err != nil {
 			errs = append(errs, fmt.Errorf("setting aside %s: %w", p, err))
 			continue
 		}

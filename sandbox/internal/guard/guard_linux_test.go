@@ -1,4 +1,4 @@
-package sandbox
+package guard
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,21 +20,21 @@ import (
 // guardWorld is a root with protected paths in every state a guard meets:
 // a tree (hooks), a file (config), a missing name, a missing name beneath
 // a missing directory.
-func guardWorld(t *testing.T) (root string, set guardSet) {
+func guardWorld(t *testing.T) (root string, set Set) {
 	t.Helper()
-	root = testBase(t)
+	root = t.TempDir()
 	must := func(err error) { t.Helper(); require.NoError(t, err) }
 	must(os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
 	must(os.WriteFile(filepath.Join(root, ".git", "hooks", "pre-commit.sample"), []byte("#!/bin/sh\n"), 0o755))
 	must(os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tbare = false\n"), 0o640))
-	set = guardSet{Root: root, Paths: []string{
+	set = Set{Root: root, Paths: []string{
 		filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config"),
 		filepath.Join(root, ".envrc"), filepath.Join(root, ".config", "git"),
 	}}
 	return root, set
 }
 
-func restoreAll(t *testing.T, set guardSet) []Change {
+func restoreAll(t *testing.T, set Set) []Change {
 	t.Helper()
 	base, err := takeBaseline(set)
 	require.NoError(t, err)
@@ -91,7 +92,7 @@ func TestGuardUndoes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			root, set := guardWorld(t)
-			before := snapshot(t, filepath.Join(root, ".git"))
+			before := testenv.Snapshot(t, filepath.Join(root, ".git"))
 			base, err := takeBaseline(set)
 			require.NoError(t, err)
 			require.NoError(t, c.attack(root))
@@ -100,7 +101,7 @@ func TestGuardUndoes(t *testing.T) {
 				c.want[i].Path = filepath.Join(root, c.want[i].Path)
 			}
 			assert.ElementsMatch(t, c.want, got)
-			assertSameTree(t, before, snapshot(t, filepath.Join(root, ".git")))
+			assertSameTree(t, before, testenv.Snapshot(t, filepath.Join(root, ".git")))
 			assert.NoFileExists(t, filepath.Join(root, ".envrc"))
 			assert.NoDirExists(t, filepath.Join(root, ".config", "git"))
 			// Nothing to undo the second time.
@@ -152,15 +153,15 @@ func TestGuardTooLarge(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "hooks", string(rune('a'+i))), nil, 0o644))
 	}
 	_, err := takeBaseline(set)
-	assert.ErrorIs(t, err, errGuardTooLarge)
+	assert.ErrorIs(t, err, ErrTooLarge)
 }
 
 // eachGuardStore runs test on the store of a state directory and on the
 // in-memory one.
-func eachGuardStore(t *testing.T, test func(t *testing.T, s guardStore)) {
-	for name, store := range map[string]func(t *testing.T) guardStore{
-		"file": func(t *testing.T) guardStore { return fileStoreFor(testBase(t)) },
-		"mem":  func(*testing.T) guardStore { return memStore },
+func eachGuardStore(t *testing.T, test func(t *testing.T, s Store)) {
+	for name, store := range map[string]func(t *testing.T) Store{
+		"file": func(t *testing.T) Store { return fileStoreFor(t.TempDir()) },
+		"mem":  func(*testing.T) Store { return memStore },
 	} {
 		t.Run(name, func(t *testing.T) { test(t, store(t)) })
 	}
@@ -171,19 +172,19 @@ func eachGuardStore(t *testing.T, test func(t *testing.T, s guardStore)) {
 // a call that starts while another's command has planted something must
 // not take the plant for the baseline.
 func TestGuardStoreOverlappingCalls(t *testing.T) {
-	eachGuardStore(t, func(t *testing.T, s guardStore) {
+	eachGuardStore(t, func(t *testing.T, s Store) {
 		root, set := guardWorld(t)
-		first, err := s.begin(set)
+		first, err := s.Begin(set)
 		require.NoError(t, err)
 		hook := filepath.Join(root, ".git", "hooks", "pre-commit")
 		require.NoError(t, os.WriteFile(hook, []byte("evil"), 0o755)) // the first call's command
-		second, err := s.begin(set)
+		second, err := s.Begin(set)
 		require.NoError(t, err)
-		got, err := first.end()
+		got, err := first.End()
 		require.NoError(t, err)
 		assert.Empty(t, got, "a call that is not the last restores nothing")
 		assert.FileExists(t, hook, "the second call still runs")
-		got, err = second.end()
+		got, err = second.End()
 		require.NoError(t, err)
 		assert.Equal(t, []Change{{Path: filepath.Join(root, ".git", "hooks"), What: "changed"}}, got)
 		assert.NoFileExists(t, hook, "the plant was undone by the last call, from the first one's baseline")
@@ -197,24 +198,24 @@ func TestGuardStoreOverlappingCalls(t *testing.T) {
 // paths rewrote the baseline; the first call, ending last, restores those
 // paths too, not only the ones it recorded (and keeps in memory).
 func TestGuardStoreFirstEndsLast(t *testing.T) {
-	eachGuardStore(t, func(t *testing.T, s guardStore) {
+	eachGuardStore(t, func(t *testing.T, s Store) {
 		root, set := guardWorld(t)
-		first, err := s.begin(set)
+		first, err := s.Begin(set)
 		require.NoError(t, err)
 		more := set
 		vscode := filepath.Join(root, ".vscode")
 		more.Paths = append(slices.Clone(set.Paths), vscode)
-		second, err := s.begin(more)
+		second, err := s.Begin(more)
 		require.NoError(t, err)
 		require.NoError(t, os.MkdirAll(vscode, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(vscode, "tasks.json"), []byte("evil"), 0o644))
 		envrc := filepath.Join(root, ".envrc")
 		require.NoError(t, os.WriteFile(envrc, []byte("evil"), 0o644))
 
-		got, err := second.end()
+		got, err := second.End()
 		require.NoError(t, err)
 		assert.Empty(t, got, "a call that is not the last restores nothing")
-		got, err = first.end()
+		got, err = first.End()
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []Change{{Path: envrc, What: "created"}, {Path: vscode, What: "created"}}, got)
 		assert.NoFileExists(t, envrc)
@@ -229,16 +230,16 @@ func TestGuardStoreFirstEndsLast(t *testing.T) {
 // next start restores it.
 func TestRecoverGuards(t *testing.T) {
 	root, set := guardWorld(t)
-	state := testBase(t)
-	h, err := fileStoreFor(state).begin(set)
+	state := t.TempDir()
+	h, err := fileStoreFor(state).Begin(set)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".envrc"), []byte("evil"), 0o644))
 	h.(*fileHold).live.Close() // what the kernel does when cordon is killed
-	got, err := RecoverGuards(state)
+	got, err := Recover(state)
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(root, ".envrc"), What: "created"}}, got)
 	assert.NoFileExists(t, filepath.Join(root, ".envrc"))
-	assertGuardDirEmpty(t, guardDir(state))
+	assertGuardDirEmpty(t, Dir(state))
 }
 
 // assertGuardDirEmpty: nothing of the guard stays on disk between calls
@@ -259,51 +260,51 @@ func assertGuardDirEmpty(t *testing.T, dir string) {
 // background process that holds the root, make such overlaps an ordinary
 // thing for a model to arrange.
 func TestGuardStoreAuditsRepositoriesMadeBeforeAJoin(t *testing.T) {
-	eachGuardStore(t, func(t *testing.T, s guardStore) {
-		root := testBase(t)
-		gitOut(t, root, "init", "-q")
+	eachGuardStore(t, func(t *testing.T, s Store) {
+		root := t.TempDir()
+		testenv.Git(t, root, "init", "-q")
 		before, _, err := gitrepo.Find([]string{root}, nil)
 		require.NoError(t, err)
-		set := func(repos []gitrepo.Repo) guardSet {
-			s := guardSet{Root: root, Repos: repoIDs(repos)}
+		set := func(repos []gitrepo.Repo) Set {
+			s := Set{Root: root, Repos: RepoIDs(repos)}
 			for _, r := range repos {
 				s.Paths = append(s.Paths, filepath.Join(r.GitDir, "hooks"), filepath.Join(r.GitDir, "config"))
 			}
 			return s
 		}
-		first, err := s.begin(set(before))
+		first, err := s.Begin(set(before))
 		require.NoError(t, err)
 
 		// The first call's command makes a repository, armed.
 		x := filepath.Join(root, "x")
 		hook := armedRepo(t, x)
-		gitOut(t, x, "config", "core.fsmonitor", "./evil.sh")
+		testenv.Git(t, x, "config", "core.fsmonitor", "./evil.sh")
 
 		after, _, err := gitrepo.Find([]string{root}, nil)
 		require.NoError(t, err)
 		require.Len(t, after, 2)
-		second, err := s.begin(set(after))
+		second, err := s.Begin(set(after))
 		require.NoError(t, err)
-		_, err = first.end()
+		_, err = first.End()
 		require.NoError(t, err)
-		_, err = second.end()
+		_, err = second.End()
 		require.NoError(t, err)
 		assert.NoFileExists(t, hook, "the hook a command planted in a repository it made")
-		assert.NotContains(t, gitOut(t, x, "config", "--list", "--local"), "fsmonitor")
+		assert.NotContains(t, testenv.Git(t, x, "config", "--list", "--local"), "fsmonitor")
 	})
 }
 
 // guardedRepo is a repository whose hooks and config a call guards: its
 // root, and the call's hold (to end as the call would).
-func guardedRepo(t *testing.T) (string, guardHold) {
+func guardedRepo(t *testing.T) (string, Hold) {
 	t.Helper()
-	root := testBase(t)
-	gitOut(t, root, "init", "-q")
+	root := t.TempDir()
+	testenv.Git(t, root, "init", "-q")
 	repos, _, err := gitrepo.Find([]string{root}, nil)
 	require.NoError(t, err)
-	set := guardSet{Root: root, Repos: repoIDs(repos),
+	set := Set{Root: root, Repos: RepoIDs(repos),
 		Paths: []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config")}}
-	h, err := memStore.begin(set)
+	h, err := memStore.Begin(set)
 	require.NoError(t, err)
 	return root, h
 }
@@ -323,7 +324,7 @@ func plantHook(t *testing.T, gitdir string) string {
 func armedRepo(t *testing.T, dir string) string {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	gitOut(t, dir, "init", "-q")
+	testenv.Git(t, dir, "init", "-q")
 	return plantHook(t, filepath.Join(dir, ".git"))
 }
 
@@ -335,7 +336,7 @@ func TestGuardAuditsARepositoryMovedAway(t *testing.T) {
 	require.NoError(t, os.MkdirAll(x, 0o755))
 	require.NoError(t, os.Rename(filepath.Join(root, ".git"), filepath.Join(x, ".git")))
 	hook := plantHook(t, filepath.Join(x, ".git"))
-	_, err := h.end()
+	_, err := h.End()
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 }
@@ -351,7 +352,7 @@ func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
 	hook := plantHook(t, filepath.Join(root, ".git"))
 	x := filepath.Join(root, "x")
 	newHook := armedRepo(t, x)
-	gitOut(t, x, "config", "core.fsmonitor", "evil")
+	testenv.Git(t, x, "config", "core.fsmonitor", "evil")
 	for _, d := range []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git"), filepath.Join(x, ".git", "hooks"), filepath.Join(x, ".git"), x, root} {
 		require.NoError(t, os.Chmod(d, 0o555))
 	}
@@ -363,11 +364,11 @@ func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
 			return nil
 		})
 	})
-	_, err := h.end()
+	_, err := h.End()
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
 	assert.NoFileExists(t, newHook)
-	assert.NotContains(t, gitOut(t, x, "config", "--list", "--local"), "fsmonitor")
+	assert.NotContains(t, testenv.Git(t, x, "config", "--list", "--local"), "fsmonitor")
 }
 
 // TestGuardSearchesTheWholeRootPastTheBound: when the policy's search for
@@ -378,7 +379,7 @@ func TestProtectedPathsUndoneThoughMadeReadOnly(t *testing.T) {
 func TestGuardSearchesTheWholeRootPastTheBound(t *testing.T) {
 	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
 	gitrepo.ScanMaxDirs = 20
-	root := testBase(t)
+	root := t.TempDir()
 	for i := range 30 {
 		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
 	}
@@ -391,10 +392,10 @@ func TestGuardSearchesTheWholeRootPastTheBound(t *testing.T) {
 	// All of it older than the baseline, as if made by an earlier call.
 	defer func(old func() time.Time) { baselineClock = old }(baselineClock)
 	baselineClock = func() time.Time { return time.Now().Add(gitrepo.ChangeTimeSlack + 3*time.Second) }
-	h, err := memStore.begin(guardSet{Root: root, Repos: repoIDs(repos), Incomplete: incomplete})
+	h, err := memStore.Begin(Set{Root: root, Repos: RepoIDs(repos), Incomplete: incomplete})
 	require.NoError(t, err)
 	evilHook := armedRepo(t, filepath.Join(root, "zzz", "evil"))
-	_, err = h.end()
+	_, err = h.End()
 	require.NoError(t, err)
 	assert.NoFileExists(t, evilHook)
 	assert.FileExists(t, humanHook, "the human's repository was there before")

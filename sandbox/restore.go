@@ -5,20 +5,30 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+
+	"github.com/cordonhq/cordon/sandbox/internal/guard"
 )
 
-// launchGuard is what one launch guards (guard.go), root by root, and the
-// places it holds in the store while its command runs.
+// Change is one thing the guard undid, or set aside, after a command
+// (see guard.Change).
+type Change = guard.Change
+
+// RecoverGuards restores what a cordon killed mid-call left guarded in
+// stateDir (see guard.Recover): a server or `cordon exec` calls it first.
+func RecoverGuards(stateDir string) ([]Change, error) { return guard.Recover(stateDir) }
+
+// launchGuard is what one launch guards (sandbox/internal/guard), root by
+// root, and the places it holds in the store while its command runs.
 type launchGuard struct {
-	store guardStore
-	sets  []guardSet
-	holds []guardHold
+	store guard.Store
+	sets  []guard.Set
+	holds []guard.Hold
 	// mounted: the backend keeps protected paths read-only by mounts
 	// (bwrap) and guards them only for when a mount is lost.
 	mounted bool
 	// host are the paths the watch saw the host replace while the
 	// sandbox lived (noteHost).
-	host hostChanges
+	host guard.HostChanges
 }
 
 // noteHost tells the guard which paths the host replaced while the
@@ -38,11 +48,11 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	if p.Mode != WorkspaceWrite {
 		return nil
 	}
-	g := &launchGuard{store: storeFor(p.StateDir)}
-	ids := repoIDs(p.Repos)
+	g := &launchGuard{store: guard.StoreFor(p.StateDir)}
+	ids := guard.RepoIDs(p.Repos)
 	top := outermost(paths)
 	for _, root := range userRoots(p) {
-		set := guardSet{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, Whole: p.repoScanWhole, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames, Scratch: scratchDirs(p)}
+		set := guard.Set{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, Whole: p.repoScanWhole, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames, Scratch: scratchDirs(p), Tools: protectedNameTools}
 		for _, n := range p.named {
 			if containingRoot(n.Path, p.WritableRoots) == root {
 				set.Named = append(set.Named, n.Path)
@@ -115,10 +125,10 @@ func (g *launchGuard) paths() []string {
 // protected paths cannot be recorded does not run.
 func (g *launchGuard) begin() error {
 	for _, set := range g.sets {
-		h, err := g.store.begin(set)
+		h, err := g.store.Begin(set)
 		if err != nil {
 			g.end()
-			if errors.Is(err, errGuardTooLarge) {
+			if errors.Is(err, guard.ErrTooLarge) {
 				hint := " (install bubblewrap, whose read-only mounts need no copy)"
 				if g.mounted {
 					hint = " (make the protected paths smaller, or keep them out of the writable roots)"
@@ -137,7 +147,7 @@ func (g *launchGuard) end() ([]Change, error) {
 	var changes []Change
 	var errs []error
 	for _, h := range g.holds {
-		c, err := h.endAfterHost(g.host)
+		c, err := h.EndAfterHost(g.host)
 		changes = append(changes, c...)
 		errs = append(errs, err)
 	}

@@ -1,141 +1,56 @@
-package sandbox
+package guard
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/pathx"
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func gitOut(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return string(out)
-}
-
-// TestProtectedFromTheRepositories: git's own paths come from the
-// repositories found and from their configuration, read as git reads it.
-func TestProtectedFromTheRepositories(t *testing.T) {
-	f := newFixture(t, newBwrap())
-	ws := f.ws
-	gitOut(t, ws, "init", "-q")
-	for _, kv := range [][2]string{
-		{"core.hooksPath", ".husky/_"},
-		{"core.fsmonitor", "./tools/fsm.sh"},
-		{"filter.lfsish.clean", "sh ./tools/clean.sh %f"},
-		{"alias.t", "!./scripts/t.sh --all"},
-		{"alias.st", "status"},
-		{"include.path", "extra.gitconfig"},
-		{"gpg.program", "/usr/bin/gpg"},
-	} {
-		gitOut(t, ws, "config", kv[0], kv[1])
-	}
-	// Nested repositories, three levels down; one inside node_modules.
-	for _, d := range []string{"a/b/sub", "node_modules/pkg"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
-		gitOut(t, filepath.Join(ws, d), "init", "-q")
-	}
-	// A submodule's gitdir, and a checkout pointing at it with a .git file.
-	modDir := filepath.Join(ws, ".git", "modules", "lib")
-	require.NoError(t, os.MkdirAll(filepath.Join(modDir, "hooks"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(modDir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, "lib"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "lib", ".git"), []byte("gitdir: ../.git/modules/lib\n"), 0o644))
-
-	p := f.policy(WorkspaceWrite, NetworkAllow)
-	for _, want := range []string{
-		".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir", ".gitmodules",
-		".husky/_", ".husky", "tools/fsm.sh", "tools/clean.sh", "scripts/t.sh", ".git/extra.gitconfig",
-		"a/b/sub/.git/hooks", "a/b/sub/.git/config",
-		".git/modules/lib/hooks", ".git/modules/lib/config", "lib/.git",
-		".envrc", ".claude", ".vscode", ".bash_aliases",
-	} {
-		assert.Contains(t, p.Protected, filepath.Join(ws, want))
-	}
-	for _, not := range []string{"node_modules/pkg/.git/hooks", "status"} {
-		assert.NotContains(t, p.Protected, filepath.Join(ws, not))
-	}
-	var gitdirs []string
-	for _, r := range p.Repos {
-		gitdirs = append(gitdirs, r.GitDir)
-	}
-	assert.Contains(t, gitdirs, filepath.Join(ws, "a", "b", "sub", ".git"))
-	assert.Contains(t, gitdirs, modDir)
-	assert.Contains(t, p.Inputs.Contents, filepath.Join(ws, ".git", "config"), "the policy is recomputed when the config changes")
-	assert.Contains(t, p.Inputs.Trees, filepath.Join(ws, "a", "b"), "… and when a repository may appear")
-}
-
-// TestHomeRootRefusedNotListed: a writable root that holds the home is
-// refused (homerule.go) instead of protecting a list of the home's
-// start-up locations; a project inside the home protects none of them.
-func TestHomeRootRefusedNotListed(t *testing.T) {
-	f := newFixture(t, newBwrap())
-	p := f.policyAt(f.home, WorkspaceWrite)
-	var ue *UnavailableError
-	require.ErrorAs(t, p.Refusal(), &ue)
-	_, err := p.ToConfined()
-	require.ErrorAs(t, err, &ue)
-	p = f.policy(WorkspaceWrite, NetworkAllow)
-	require.NoError(t, p.Refusal())
-	assert.NotContains(t, p.Protected, filepath.Join(f.home, ".vimrc"))
-}
-
-// TestSymlinkedNestedGitRefused: a .git that is a symlink anywhere in the
-// search is refused, like the workspace's own (SPEC §1).
-func TestSymlinkedNestedGitRefused(t *testing.T) {
-	f := newFixture(t, newBwrap())
-	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, "vendor", "x"), 0o755))
-	require.NoError(t, os.Symlink(f.outside, filepath.Join(f.ws, "vendor", "x", ".git")))
-	cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
-	require.NoError(t, err)
-	_, err = newBwrap().Confine([]string{"true"}, cp)
-	assert.ErrorIs(t, err, errProtectedSymlink)
-	assert.Contains(t, err.Error(), filepath.Join("vendor", "x", ".git"))
-}
-
 // TestAuditDisarmsNewRepositories: what a command made into a repository
 // keeps its commits, loses whatever would run for the human.
 func TestAuditDisarmsNewRepositories(t *testing.T) {
-	f := newFixture(t, newBwrap())
-	gitOut(t, f.ws, "init", "-q")
-	gitOut(t, f.ws, "commit", "-q", "--allow-empty", "-m", "first")
-	known := repoIDs(f.policy(WorkspaceWrite, NetworkAllow).Repos)
+	ws := t.TempDir()
+	testenv.Git(t, ws, "init", "-q")
+	testenv.Git(t, ws, "commit", "-q", "--allow-empty", "-m", "first")
+	repos, _, err := gitrepo.Find([]string{ws}, nil)
+	require.NoError(t, err)
+	known := RepoIDs(repos)
 
-	sub := filepath.Join(f.ws, "sub")
+	sub := filepath.Join(ws, "sub")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
-	gitOut(t, sub, "init", "-q")
-	gitOut(t, sub, "commit", "-q", "--allow-empty", "-m", "made inside")
+	testenv.Git(t, sub, "init", "-q")
+	testenv.Git(t, sub, "commit", "-q", "--allow-empty", "-m", "made inside")
 	require.NoError(t, os.WriteFile(filepath.Join(sub, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
 	for _, kv := range [][2]string{{"core.fsmonitor", "./fsm.sh"}, {"core.hooksPath", "hooks"}, {"alias.x", "!evil"},
 		{"alias.st", "status"}, {"include.path", "/tmp/evil"}, {"remote.origin.url", "https://example.com/x.git"},
 		{"protocol.ext.allow", "always"}, {"remote.up.url", "ext::sh -c evil"}, {"tar.evil.command", "./evil"},
 		{"http.cookieFile", "/home/u/.bashrc"}, {"http.saveCookies", "true"}, {"core.worktree", ".git/hooks"}} {
-		gitOut(t, sub, "config", kv[0], kv[1])
+		testenv.Git(t, sub, "config", kv[0], kv[1])
 	}
 	// A worktree made the way git does is kept; one whose commondir leads
 	// to another repository is not.
-	gitOut(t, f.ws, "worktree", "add", "-q", "wt")
-	forged := filepath.Join(f.ws, "forged")
+	testenv.Git(t, ws, "worktree", "add", "-q", "wt")
+	forged := filepath.Join(ws, "forged")
 	require.NoError(t, os.MkdirAll(filepath.Join(forged, "gd"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(forged, "gd", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(forged, "gd", "commondir"), []byte("../../sub/.git\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(forged, ".git"), []byte("gitdir: gd\n"), 0o644))
 
-	changes, err := auditor{root: f.ws}.auditNewRepos(known, time.Now(), false)
+	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	var got []string
 	for _, c := range changes {
-		got = append(got, strings.TrimPrefix(c.Path, f.ws+"/")+" "+c.Detail)
+		got = append(got, strings.TrimPrefix(c.Path, ws+"/")+" "+c.Detail)
 	}
 	assert.ElementsMatch(t, []string{
 		"sub/.git/hooks/pre-commit a hook made inside the sandbox",
@@ -144,10 +59,10 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 		"sub/.git/config http.cookiefile", "sub/.git/config http.savecookies", "sub/.git/config core.worktree",
 		"forged/gd/commondir a commondir outside the repository",
 	}, got)
-	cfg := gitOut(t, sub, "config", "--list", "--local")
+	cfg := testenv.Git(t, sub, "config", "--list", "--local")
 	assert.Contains(t, cfg, "alias.st=status", "what runs nothing is kept")
 	assert.Contains(t, cfg, "remote.origin.url=")
-	assert.Contains(t, gitOut(t, sub, "log", "--oneline"), "made inside", "the commits are kept")
+	assert.Contains(t, testenv.Git(t, sub, "log", "--oneline"), "made inside", "the commits are kept")
 	assert.FileExists(t, filepath.Join(sub, ".git", "hooks", "pre-commit.sample"))
 	assert.FileExists(t, filepath.Join(sub, ".git", "hooks", "pre-commit.cordon-disarmed"), "set aside, not lost")
 	copies, err := filepath.Glob(filepath.Join(sub, ".git", "config.cordon-disarmed-*"))
@@ -156,26 +71,10 @@ func TestAuditDisarmsNewRepositories(t *testing.T) {
 	kept, err := os.ReadFile(copies[0])
 	require.NoError(t, err)
 	assert.Contains(t, string(kept), "fsmonitor", "what was unset is kept beside the config")
-	assert.FileExists(t, filepath.Join(f.ws, ".git", "worktrees", "wt", "commondir"))
-	again, err := auditor{root: f.ws}.auditNewRepos(known, time.Now(), false)
+	assert.FileExists(t, filepath.Join(ws, ".git", "worktrees", "wt", "commondir"))
+	again, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	assert.Empty(t, again, "nothing is left to disarm")
-}
-
-// TestProtectedRepositoryInAnUnlistableDirectory: a directory its owner
-// may enter but not list (mode 0311) still has its .git looked at, as git
-// would find it there. Root lists it anyway; TestUnprivileged runs this as
-// nobody, where the listing fails.
-func TestProtectedRepositoryInAnUnlistableDirectory(t *testing.T) {
-	ws := t.TempDir()
-	locked := filepath.Join(ws, "locked")
-	require.NoError(t, os.MkdirAll(filepath.Join(locked, ".git", "hooks"), 0o755))
-	require.NoError(t, os.Chmod(locked, 0o311))
-	t.Cleanup(func() { os.Chmod(locked, 0o755) })
-	repos, _, err := gitrepo.Find([]string{ws}, nil)
-	require.NoError(t, err)
-	require.Len(t, repos, 1)
-	assert.Equal(t, filepath.Join(locked, ".git"), repos[0].GitDir)
 }
 
 // TestAuditRemovesAGitFileNamingAGitdirElsewhere: a command that makes a
@@ -184,12 +83,12 @@ func TestProtectedRepositoryInAnUnlistableDirectory(t *testing.T) {
 // that was there before the command stays.
 func TestAuditRemovesAGitFileNamingAGitdirElsewhere(t *testing.T) {
 	ws, elsewhere := t.TempDir(), t.TempDir()
-	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "before"), "old")
+	testenv.Git(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "before"), "old")
 	repos, _, err := gitrepo.Find([]string{ws}, nil)
 	require.NoError(t, err)
-	known := repoIDs(repos)
+	known := RepoIDs(repos)
 
-	gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "gd"), "x")
+	testenv.Git(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(elsewhere, "gd"), "x")
 	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "gd", "hooks", "pre-commit"), []byte("#!/bin/sh\nevil\n"), 0o755))
 	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
@@ -251,7 +150,7 @@ func TestAuditRemovesAConfigGitCannotList(t *testing.T) {
 	ws := t.TempDir()
 	x := filepath.Join(ws, "x")
 	require.NoError(t, os.MkdirAll(x, 0o755))
-	gitOut(t, x, "init", "-q")
+	testenv.Git(t, x, "init", "-q")
 	cfg := filepath.Join(x, ".git", "config")
 	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
@@ -273,7 +172,7 @@ func TestAuditRemovesAConfigGitCannotList(t *testing.T) {
 // and the .git beside it still counts.
 func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 	ws := t.TempDir()
-	gitOut(t, ws, "init", "-q")
+	testenv.Git(t, ws, "init", "-q")
 	src := filepath.Join(ws, "src")
 	for _, d := range []string{"objects", "refs"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(src, d), 0o755))
@@ -288,7 +187,7 @@ func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{filepath.Join(ws, ".git"), src}, gitdirs)
 
-	known := repoIDs(repos[:1])
+	known := RepoIDs(repos[:1])
 	changes, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{Path: filepath.Join(src, "config"), What: "disarmed", Detail: "core.worktree"},
@@ -303,11 +202,11 @@ func TestRepositoriesGitFindsWithoutADotGit(t *testing.T) {
 // command made from being disarmed.
 func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
 	ws := t.TempDir()
-	gitOut(t, ws, "init", "-q")
+	testenv.Git(t, ws, "init", "-q")
 	known := func() []string {
 		repos, _, err := gitrepo.Find([]string{ws}, nil)
 		require.NoError(t, err)
-		return repoIDs(repos)
+		return RepoIDs(repos)
 	}()
 	plant := func(gitdir string) string {
 		hook := filepath.Join(gitdir, "hooks", "pre-commit")
@@ -319,7 +218,7 @@ func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
 	for name, tail := range map[string]string{"nul": "\x00\n", "newlines": strings.Repeat("\n", 5000)} {
 		dir := filepath.Join(ws, name)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
-		gitOut(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(ws, ".git", "evil-"+name), name)
+		testenv.Git(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(ws, ".git", "evil-"+name), name)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: ../.git/evil-"+name+tail), 0o644))
 		hooks = append(hooks, plant(filepath.Join(ws, ".git", "evil-"+name)))
 	}
@@ -329,8 +228,8 @@ func TestAuditReadsGitFilesAsGitDoes(t *testing.T) {
 	hooks = append(hooks, plant(mod))
 	locked := filepath.Join(ws, "locked")
 	require.NoError(t, os.MkdirAll(locked, 0o755))
-	gitOut(t, locked, "init", "-q")
-	gitOut(t, locked, "config", "core.fsmonitor", "evil")
+	testenv.Git(t, locked, "init", "-q")
+	testenv.Git(t, locked, "config", "core.fsmonitor", "evil")
 	require.NoError(t, os.WriteFile(filepath.Join(locked, ".git", "config.lock"), nil, 0o644))
 
 	_, err := auditor{root: ws}.auditNewRepos(known, time.Now(), false)
@@ -360,15 +259,15 @@ func TestProtectedRepositoryBeneathAnUnreadableDirectory(t *testing.T) {
 // search does not go: the repositories there are found too.
 func TestRepositoriesGitlinksName(t *testing.T) {
 	ws := t.TempDir()
-	gitOut(t, ws, "init", "-q")
+	testenv.Git(t, ws, "init", "-q")
 	var want []string
 	for _, rel := range []string{"a/b/c/d/e/deep", "node_modules/dep"} {
 		dir := filepath.Join(ws, filepath.FromSlash(rel))
 		require.NoError(t, os.MkdirAll(dir, 0o755))
-		gitOut(t, dir, "init", "-q")
-		gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "s")
-		head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
-		gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+","+rel)
+		testenv.Git(t, dir, "init", "-q")
+		testenv.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "s")
+		head := strings.TrimSpace(testenv.Git(t, dir, "rev-parse", "HEAD"))
+		testenv.Git(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+","+rel)
 		want = append(want, filepath.Join(dir, ".git"))
 	}
 	hook := filepath.Join(ws, "a", "b", "c", "d", "e", "deep", ".git", "hooks", "pre-commit")
@@ -380,139 +279,9 @@ func TestRepositoriesGitlinksName(t *testing.T) {
 		gitdirs = append(gitdirs, r.GitDir)
 	}
 	assert.Subset(t, gitdirs, want)
-	_, err = auditor{root: ws}.auditNewRepos(repoIDs(repos[:1]), time.Now(), false)
+	_, err = auditor{root: ws}.auditNewRepos(RepoIDs(repos[:1]), time.Now(), false)
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook)
-}
-
-// TestRepositoriesGitFindsAtTheDepthLimit: the search looks at the
-// directories on its last level for a .git without listing them, and for
-// what makes a directory a gitdir too.
-func TestRepositoriesGitFindsAtTheDepthLimit(t *testing.T) {
-	ws := t.TempDir()
-	handlers := filepath.Join(ws, "pkg", "api", "internal", "handlers") // depth 4
-	require.NoError(t, os.MkdirAll(handlers, 0o755))
-	gitOut(t, handlers, "init", "-q", "--bare")
-	repos, _, err := gitrepo.Find([]string{ws}, nil)
-	require.NoError(t, err)
-	require.Len(t, repos, 1)
-	assert.Equal(t, handlers, repos[0].GitDir)
-}
-
-// linkedRepo makes a repository with one commit at rel beneath ws and
-// returns its HEAD, for a gitlink to name.
-func linkedRepo(t *testing.T, ws, rel string) string {
-	t.Helper()
-	dir := filepath.Join(ws, filepath.FromSlash(rel))
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	gitOut(t, dir, "init", "-q")
-	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "s")
-	return strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
-}
-
-func gitdirsOf(t *testing.T, ws string) []string {
-	t.Helper()
-	repos, _, err := gitrepo.Find([]string{ws}, nil)
-	require.NoError(t, err)
-	var out []string
-	for _, r := range repos {
-		out = append(out, r.GitDir)
-	}
-	return out
-}
-
-// TestRepositoriesGitlinksNameHoweverTheIndexIsKept: the index git status
-// reads may be a symlink to another file, or split into a shared file; a
-// gitlink there is found all the same, at every search (nothing of an
-// earlier listing is kept).
-func TestRepositoriesGitlinksNameHoweverTheIndexIsKept(t *testing.T) {
-	t.Run("symlinked", func(t *testing.T) {
-		ws := t.TempDir()
-		gitOut(t, ws, "init", "-q")
-		deep := filepath.Join(ws, "node_modules", "evil", ".git")
-		head := linkedRepo(t, ws, "node_modules/evil")
-		assert.NotContains(t, gitdirsOf(t, ws), deep)
-		gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+",other") // an index file to copy
-		data, err := os.ReadFile(filepath.Join(ws, ".git", "index"))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(ws, ".git", "idx2"), data, 0o644))
-		require.NoError(t, os.Remove(filepath.Join(ws, ".git", "index")))
-		require.NoError(t, os.Symlink("idx2", filepath.Join(ws, ".git", "index")))
-		assert.NotContains(t, gitdirsOf(t, ws), deep)
-		cmd := exec.Command("git", "update-index", "--add", "--cacheinfo", "160000,"+head+",node_modules/evil")
-		cmd.Dir, cmd.Env = ws, append(os.Environ(), "GIT_INDEX_FILE=.git/idx2")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		assert.Contains(t, gitdirsOf(t, ws), deep)
-	})
-	t.Run("split", func(t *testing.T) {
-		ws := t.TempDir()
-		gitOut(t, ws, "init", "-q")
-		head := linkedRepo(t, ws, "a/b/c/d/e/deep")
-		gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+",a/b/c/d/e/deep")
-		gitOut(t, ws, "update-index", "--split-index")
-		shared, _ := filepath.Glob(filepath.Join(ws, ".git", "sharedindex.*"))
-		require.NotEmpty(t, shared, "the gitlink now lies in the shared index")
-		assert.Contains(t, gitdirsOf(t, ws), filepath.Join(ws, "a", "b", "c", "d", "e", "deep", ".git"))
-	})
-}
-
-// TestRepositoriesEverywhereWhenGitlinksAreUnknown: a sparse index holds
-// directories that git does not expand to list (and the command's git
-// could fail or take too long): every .git at any depth is then searched.
-func TestRepositoriesEverywhereWhenGitlinksAreUnknown(t *testing.T) {
-	ws := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, "b", "c"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "x"), []byte("1\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "b", "c", "y"), []byte("2\n"), 0o644))
-	gitOut(t, ws, "init", "-q")
-	gitOut(t, ws, "add", ".")
-	gitOut(t, ws, "commit", "-q", "-m", "i")
-	gitOut(t, ws, "sparse-checkout", "set", "--cone", "a")
-	gitOut(t, ws, "config", "index.sparse", "true")
-	gitOut(t, ws, "sparse-checkout", "reapply")
-	linkedRepo(t, ws, "x/y/z/w/v/deep") // 6 down, linked from nowhere
-	assert.Contains(t, gitdirsOf(t, ws), filepath.Join(ws, "x", "y", "z", "w", "v", "deep", ".git"))
-}
-
-// TestGitlinkListingIsKeptOnlyWhileTheIndexHolds: an index that has not
-// changed for a while is not listed again; a change of the index in place,
-// of the file a symlinked index leads to, or of a shared index file is
-// seen at the next search.
-func TestGitlinkListingIsKeptOnlyWhileTheIndexHolds(t *testing.T) {
-	ws := t.TempDir()
-	gitOut(t, ws, "init", "-q")
-	head := linkedRepo(t, ws, "node_modules/evil")
-	deep := filepath.Join(ws, "node_modules", "evil", ".git")
-	gitdir := filepath.Join(ws, ".git")
-	gitOut(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+",other")
-	data, err := os.ReadFile(filepath.Join(gitdir, "index"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "idx2"), data, 0o644))
-	require.NoError(t, os.Remove(filepath.Join(gitdir, "index")))
-	require.NoError(t, os.Symlink("idx2", filepath.Join(gitdir, "index")))
-	time.Sleep(gitrepo.ChangeTimeSlack + 200*time.Millisecond) // let the index settle, as an unchanged one has
-
-	before := gitrepo.GitlinkListings.Load()
-	assert.NotContains(t, gitdirsOf(t, ws), deep)
-	assert.NotContains(t, gitdirsOf(t, ws), deep)
-	assert.Equal(t, int64(1), gitrepo.GitlinkListings.Load()-before, "a settled index is listed once")
-
-	// The file the symlink leads to, rewritten in place.
-	cmd := exec.Command("git", "update-index", "--add", "--cacheinfo", "160000,"+head+",node_modules/evil")
-	cmd.Dir, cmd.Env = ws, append(os.Environ(), "GIT_INDEX_FILE=.git/idx3")
-	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "idx3"), data, 0o644))
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	linked, err := os.ReadFile(filepath.Join(gitdir, "idx3"))
-	require.NoError(t, err)
-	f, err := os.OpenFile(filepath.Join(gitdir, "idx2"), os.O_WRONLY|os.O_TRUNC, 0)
-	require.NoError(t, err)
-	_, err = f.Write(linked)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	assert.Contains(t, gitdirsOf(t, ws), deep)
 }
 
 // TestAuditSetsAsideLinksIntoTheSessionTmp: a link beneath a root that
@@ -566,7 +335,7 @@ func TestAuditSetsAsideLinksIntoTheSessionTmp(t *testing.T) {
 func TestWholeAuditStillListsWhatACommandMadeDeep(t *testing.T) {
 	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
 	gitrepo.ScanMaxDirs = 20
-	root := testBase(t)
+	root := t.TempDir()
 	state := t.TempDir()
 	own, other := filepath.Join(state, "tmp", "own"), filepath.Join(state, "tmp", "other")
 	for _, d := range []string{own, other} {
@@ -577,8 +346,10 @@ func TestWholeAuditStillListsWhatACommandMadeDeep(t *testing.T) {
 	}
 	set := guardSetFor(t, root)
 	require.True(t, set.Whole, "the bounded search stopped")
-	set.Scratch = scratchDirs(ExecutionPolicy{Mode: WorkspaceWrite, WritableRoots: []string{root, own}, TmpDir: own, StateDir: state})
-	h, err := memStore.begin(set)
+	// The session tmps: this call's, and every session's under the state
+	// directory, as the sandbox names them.
+	set.Scratch = []string{own, filepath.Join(state, "tmp")}
+	h, err := memStore.Begin(set)
 	require.NoError(t, err)
 
 	hook := armedRepo(t, filepath.Join(root, "deep", "b", "c", "d", "e"))
@@ -587,11 +358,193 @@ func TestWholeAuditStillListsWhatACommandMadeDeep(t *testing.T) {
 	require.NoError(t, os.Symlink(own, links[0]))
 	require.NoError(t, os.Symlink(other, links[1]))
 
-	changes, err := h.end()
+	changes, err := h.End()
 	require.NoError(t, err)
 	assert.NoFileExists(t, hook, "the deep repository the command made is disarmed: %v", changes)
 	for _, l := range links {
 		_, err := os.Lstat(l)
 		assert.ErrorIs(t, err, os.ErrNotExist, "%s is set aside", l)
 	}
+}
+
+// TestLastingHostChangeNotedByAnEarlierCall: the call whose watch saw the
+// host's replacement may not be the last to end; the last one, which
+// restores, keeps the host's version aside all the same, never over an
+// existing file. A path the command created is removed, not kept; a
+// lost event ("") counts for every path.
+func TestLastingHostChangeNotedByAnEarlierCall(t *testing.T) {
+	at := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC)
+	was := hostAsideClock
+	hostAsideClock = func() time.Time { return at }
+	t.Cleanup(func() { hostAsideClock = was })
+	eachGuardStore(t, func(t *testing.T, s Store) {
+		root, set := guardWorld(t)
+		config := filepath.Join(root, ".git", "config")
+		hooks := filepath.Join(root, ".git", "hooks")
+		envrc := filepath.Join(root, ".envrc")
+		before, err := os.ReadFile(config)
+		require.NoError(t, err)
+		first, err := s.Begin(set)
+		require.NoError(t, err)
+		second, err := s.Begin(set)
+		require.NoError(t, err)
+
+		// The host's git config (lock file and rename) and a hook the
+		// human adds; a file the command made.
+		require.NoError(t, os.WriteFile(config+".lock", []byte("[user]\n\tname = Human\n"), 0o640))
+		require.NoError(t, os.Rename(config+".lock", config))
+		require.NoError(t, os.WriteFile(filepath.Join(hooks, "pre-push"), []byte("#!/bin/sh\n"), 0o755))
+		require.NoError(t, os.WriteFile(envrc, []byte("evil"), 0o644))
+		taken := config + ".cordon-host-20261207T130000Z"
+		require.NoError(t, os.WriteFile(taken, []byte("an earlier one"), 0o600))
+
+		got, err := first.EndAfterHost(HostChanges{config})
+		require.NoError(t, err)
+		assert.Empty(t, got, "a call that is not the last restores nothing")
+		got, err = second.EndAfterHost(HostChanges{hooks})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []Change{
+			{Path: config, What: "changed", HostKept: taken + "-2"},
+			{Path: hooks, What: "changed", HostKept: hooks + ".cordon-host-20261207T130000Z"},
+			{Path: envrc, What: "created"},
+		}, got)
+
+		after, err := os.ReadFile(config)
+		require.NoError(t, err)
+		assert.Equal(t, string(before), string(after))
+		kept, err := os.ReadFile(taken + "-2")
+		require.NoError(t, err)
+		assert.Equal(t, "[user]\n\tname = Human\n", string(kept))
+		earlier, err := os.ReadFile(taken)
+		require.NoError(t, err)
+		assert.Equal(t, "an earlier one", string(earlier), "an existing file is never overwritten")
+		assert.FileExists(t, filepath.Join(hooks+".cordon-host-20261207T130000Z", "pre-push"))
+		assert.NoFileExists(t, filepath.Join(hooks, "pre-push"))
+		assert.NoFileExists(t, envrc)
+		if fs, ok := s.(*fileGuardStore); ok {
+			assertGuardDirEmpty(t, fs.dir)
+		}
+	})
+	b := &guardBaseline{Root: "/r"}
+	assert.True(t, b.noteHost(HostChanges{"/r/.git/config", "/elsewhere"}))
+	assert.True(t, b.hostChangedAt(".git/config"))
+	assert.False(t, b.hostChangedAt(".git/hooks"))
+	assert.True(t, b.noteHost(HostChanges{""}))
+	assert.True(t, b.hostChangedAt(".git/hooks"), "events were lost: any path may be the host's")
+}
+
+// TestAuditSetsAsideASymlinkAboveAnEntry: a symlink a command put in the
+// place of a directory that held a read-deny entry holds nothing: the
+// audit still sets it aside (a .git symlink would lead the human's git to
+// the command's hooks).
+func TestAuditSetsAsideASymlinkAboveAnEntry(t *testing.T) {
+	root := pathx.CanonicalOrClean(t.TempDir())
+	elsewhere := filepath.Join(root, "elsewhere")
+	require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, "hooks"), 0o755))
+	dotgit := filepath.Join(root, "sub", ".git")
+	require.NoError(t, os.MkdirAll(filepath.Dir(dotgit), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, dotgit))
+	a := auditor{root: root, keep: []string{filepath.Join(dotgit, "secret")}}
+	changes, err := a.auditNewRepos(nil, gitrepo.Everything, false)
+	require.NoError(t, err)
+	require.NotEmpty(t, changes)
+	_, err = os.Lstat(dotgit)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the .git symlink was left")
+}
+
+// TestAuditSetsAsideNewProtectedNames: what a command makes under a
+// protected name beneath the top of the root is set aside once it is
+// over, a symlink on the way to one too; the human's, there before, stay.
+func TestAuditSetsAsideNewProtectedNames(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write := func(p, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write(filepath.Join(root, "pkg", ".vscode", "settings.json"), "{}")
+	write(filepath.Join(root, "pkg", ".hg", "store", "x"), "")
+	write(filepath.Join(outside, "repo", "config.toml"), "[hooks]")
+	h, err := memStore.Begin(guardSetFor(t, root))
+	require.NoError(t, err)
+
+	// The command's.
+	write(filepath.Join(root, "new", ".envrc"), "evil")
+	write(filepath.Join(root, "pkg", ".claude", "settings.json"), `{"hooks":{}}`)
+	write(filepath.Join(root, "pkg", ".hg", "hgrc"), "[hooks]")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "other", ".jj")))
+	changes, err := h.End()
+	require.NoError(t, err)
+
+	var disarmed []string
+	for _, c := range changes {
+		disarmed = append(disarmed, c.Path)
+	}
+	for _, rel := range []string{"new/.envrc", "pkg/.claude", "pkg/.hg/hgrc", "other/.jj"} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		assert.Contains(t, disarmed, p)
+		_, err := os.Lstat(p)
+		assert.True(t, os.IsNotExist(err), "%s is still there", rel)
+		_, err = os.Lstat(p + DisarmedSuffix)
+		assert.NoError(t, err, "%s is set aside, not deleted", rel)
+	}
+	assert.FileExists(t, filepath.Join(root, "pkg", ".vscode", "settings.json"), "the human's stays")
+	assert.FileExists(t, filepath.Join(outside, "repo", "config.toml"), "nothing is followed out of the root")
+
+	// A baseline of an older cordon, which knew no names: nothing is set
+	// aside on its word.
+	base, err := takeBaseline(guardSetFor(t, root))
+	require.NoError(t, err)
+	base.NamesKnown = false
+	write(filepath.Join(root, "later", ".mcp.json"), "{}")
+	base.restoreAfter(t)
+	assert.FileExists(t, filepath.Join(root, "later", ".mcp.json"))
+}
+
+// TestAuditKnowsProtectedNamesPastTheBound: where the policy's bounded
+// search stops, it searches the whole root, and so does the baseline, so
+// the human's configuration beyond the bound is not taken for a
+// command's.
+func TestAuditKnowsProtectedNamesPastTheBound(t *testing.T) {
+	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
+	gitrepo.ScanMaxDirs = 20
+	root := t.TempDir()
+	for i := range 30 {
+		require.NoError(t, os.Mkdir(filepath.Join(root, fmt.Sprintf("a%02d", i)), 0o755))
+	}
+	human := filepath.Join(root, "zzz", ".vscode", "tasks.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(human), 0o755))
+	require.NoError(t, os.WriteFile(human, []byte("{}"), 0o644))
+	set := guardSetFor(t, root)
+	require.True(t, set.Whole, "the bounded search stopped")
+	require.False(t, set.Incomplete)
+	require.Contains(t, set.Named, filepath.Dir(human), "the whole search reaches zzz")
+
+	h, err := memStore.Begin(set)
+	require.NoError(t, err)
+	evil := filepath.Join(root, "zzz2", ".envrc")
+	require.NoError(t, os.MkdirAll(filepath.Dir(evil), 0o755))
+	require.NoError(t, os.WriteFile(evil, []byte("evil"), 0o644))
+	_, err = h.End()
+	require.NoError(t, err)
+	assert.NoFileExists(t, evil)
+	assert.FileExists(t, human, "the human's was there before")
+}
+
+// testProtectedNames are protected names the guard is given in these
+// tests, as the sandbox gives it its whole list (protected_names.txt).
+var testProtectedNames = []string{".vscode", ".envrc", ".claude", ".mcp.json", ".hg/hgrc", ".jj/repo/config.toml"}
+
+// guardSetFor is what the sandbox guards beneath root, found as its
+// policy finds it.
+func guardSetFor(t *testing.T, root string) Set {
+	t.Helper()
+	found, err := gitrepo.FindWithNames([]string{root}, testProtectedNames, nil)
+	require.NoError(t, err)
+	set := Set{Root: root, Repos: RepoIDs(found.Repos), Incomplete: found.Incomplete, Whole: found.Whole, Names: testProtectedNames}
+	for _, n := range found.Named {
+		set.Named = append(set.Named, n.Path)
+	}
+	return set
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sandbox
+package guard
 
 // No such flags here; the guard serves the Linux backends.
 const (

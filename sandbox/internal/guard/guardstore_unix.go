@@ -1,6 +1,6 @@
 //go:build unix
 
-package sandbox
+package guard
 
 import (
 	"bytes"
@@ -32,11 +32,11 @@ import (
 // calls more per open (openStoreFile).
 type fileGuardStore struct{ state, dir string }
 
-func fileStoreFor(stateDir string) guardStore {
+func fileStoreFor(stateDir string) Store {
 	if fi, err := os.Stat(stateDir); err != nil || !fi.IsDir() {
 		return nil
 	}
-	return &fileGuardStore{state: stateDir, dir: guardDir(stateDir)}
+	return &fileGuardStore{state: stateDir, dir: Dir(stateDir)}
 }
 
 // openStoreFile opens one of the store's files as a plain descriptor
@@ -159,7 +159,7 @@ func writeBaseline(path string, b *guardBaseline) ([]byte, error) {
 // larger one (big protected files) is read back from the store.
 const maxKeptBaseline = 64 << 10
 
-func (s *fileGuardStore) begin(set guardSet) (guardHold, error) {
+func (s *fileGuardStore) Begin(set Set) (Hold, error) {
 	liveName, baseName := s.files(set.Root)
 	mu, err := s.lock()
 	if err != nil {
@@ -224,9 +224,9 @@ type fileHold struct {
 	wrote []byte
 }
 
-func (h *fileHold) end() ([]Change, error) { return h.endAfterHost(nil) }
+func (h *fileHold) End() ([]Change, error) { return h.EndAfterHost(nil) }
 
-func (h *fileHold) endAfterHost(host hostChanges) ([]Change, error) {
+func (h *fileHold) EndAfterHost(host HostChanges) ([]Change, error) {
 	if h.live == nil {
 		return nil, nil
 	}
@@ -275,11 +275,11 @@ func (h *fileHold) endAfterHost(host hostChanges) ([]Change, error) {
 	return append(h.recovered, changes...), err
 }
 
-// RecoverGuards restores the baselines that calls of a killed cordon left
+// Recover restores the baselines that calls of a killed cordon left
 // in stateDir: what their commands wrote in protected paths is undone at
 // the next start, not only at the next call on that root. It returns what
 // it undid.
-func RecoverGuards(stateDir string) ([]Change, error) {
+func Recover(stateDir string) ([]Change, error) {
 	s, ok := fileStoreFor(stateDir).(*fileGuardStore)
 	if !ok {
 		return nil, nil

@@ -1,4 +1,4 @@
-package sandbox
+package guard
 
 import (
 	"bytes"
@@ -35,8 +35,8 @@ import (
 // first of the overlapping calls saw, and only the last of them to end
 // restores it (guardstore.go).
 
-// guardSet is what one launch guards beneath one writable root.
-type guardSet struct {
+// Set is what one launch guards beneath one writable root.
+type Set struct {
 	Root  string
 	Paths []string
 	// Repos are the gitdirs that existed before (gitrepo.Repo.GitDir, and the
@@ -60,6 +60,8 @@ type guardSet struct {
 	// command's, and the audit sets it aside.
 	Names []string
 	Named []string
+	// Tools names the tool each of Names belongs to.
+	Tools map[string]string
 	// InnerRoots are the other writable roots beneath Root: a protected
 	// name that is one, or holds one, is writable on purpose.
 	InnerRoots []string
@@ -112,9 +114,9 @@ var (
 	maxGuardBytes = 64 << 20
 )
 
-// errGuardTooLarge is returned when protected paths hold more than a guard
+// ErrTooLarge is returned when protected paths hold more than a guard
 // can keep a copy of.
-var errGuardTooLarge = errors.New("too large to guard")
+var ErrTooLarge = errors.New("too large to guard")
 
 // node kinds.
 const (
@@ -222,7 +224,7 @@ func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
 	}
 	if b != nil {
 		if b.nodes--; b.nodes < 0 {
-			return n, fmt.Errorf("%w: more than %d files", errGuardTooLarge, maxGuardNodes)
+			return n, fmt.Errorf("%w: more than %d files", ErrTooLarge, maxGuardNodes)
 		}
 	}
 	n.Mode, n.Stamp, n.Mtime = fi.Mode()&(fs.ModePerm|fs.ModeType), filestamp.Of(fi), fi.ModTime().UnixNano()
@@ -241,7 +243,7 @@ func lookNode(r *os.Root, rel string, data bool, b *budget) (nodeState, error) {
 		n.Kind = nodeFile
 		if data {
 			if b.bytes -= int(fi.Size()); b.bytes < 0 {
-				return n, fmt.Errorf("%w: more than %d MiB", errGuardTooLarge, maxGuardBytes>>20)
+				return n, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, maxGuardBytes>>20)
 			}
 			if n.Data, err = readNoFollow(r, rel, fi.Size()); err != nil {
 				return n, fmt.Errorf("guard: %s: %w", rel, err)
@@ -309,7 +311,7 @@ func restorePath(r *os.Root, rel string, then pathState, host bool) ([]Change, e
 			// names the repository, and its config.toml, when it is a
 			// file). It goes; the directory, moved away, stays gone.
 			return []Change{{Path: abs(comp), What: "disarmed", Detail: "a file in place of a directory on the way to a protected path"}},
-				setAside(r.Name(), abs(comp))
+				SetAside(r.Name(), abs(comp))
 		case now.Kind != nodeDir:
 			return nil, nil // unreachable now: nothing to undo through it
 		case was != nodeDir && was != nodeMissing:
@@ -453,7 +455,7 @@ func restoreTimes(r *os.Root, tree []nodeState) error {
 func sameContent(r *os.Root, rel string, tree []nodeState) (bool, error) {
 	var now []nodeState
 	err := walkNodes(r, rel, true, newBudget(), func(n nodeState) { now = append(now, n) })
-	if errors.Is(err, errGuardTooLarge) {
+	if errors.Is(err, ErrTooLarge) {
 		return false, nil // larger than what was recorded: not the same
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package sandbox
+package guard
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ import (
 // shell prompt does. Such a repository is not refused (making one is
 // ordinary work), but once the command is over cordon disarms it: hook
 // files other than git's *.sample ones are set aside (renamed, see
-// setAside), configuration keys that make git run a program or read
+// SetAside), configuration keys that make git run a program or read
 // another file are unset (the file as it was kept beside it), and a
 // commondir that leads anywhere but the repository it belongs to is set
 // aside. Nothing is deleted: a human's repository that a command merely
@@ -49,6 +49,8 @@ type auditor struct {
 	// scratch the writable directories outside the user's roots (the
 	// session tmp), which no link beneath root may lead into.
 	names, knownNamed, innerRoots, scratch []string
+	// tools names the tool each protected name belongs to.
+	tools map[string]string
 	// lookSince: beyond the search depth, directories changed since then
 	// are looked into, not only those changed since the baseline.
 	lookSince time.Time
@@ -63,23 +65,23 @@ var errKeptInPlace = errors.New("it is, or holds, a read-deny entry, which cordo
 // listed by its canonical path), and one a command put in a directory's
 // place must go.
 func (a auditor) keeps(p string) bool {
-	if !slices.ContainsFunc(a.keep, func(e string) bool { return within(e, p) }) {
+	if !slices.ContainsFunc(a.keep, func(e string) bool { return pathx.Within(e, p) }) {
 		return false
 	}
 	fi, err := os.Lstat(p)
 	return err != nil || fi.Mode()&fs.ModeSymlink == 0
 }
 
-// setAside is setAside, refused for a path the auditor keeps.
+// SetAside is SetAside, refused for a path the auditor keeps.
 func (a auditor) setAside(p string) error {
 	if a.keeps(p) {
 		return fmt.Errorf("setting aside %s: %w", p, errKeptInPlace)
 	}
-	return setAside(a.root, p)
+	return SetAside(a.root, p)
 }
 
 // auditNewRepos disarms the repositories beneath the root whose gitdir is
-// not among known (repoIDs): by identity and place, so that a gitdir
+// not among known (RepoIDs): by identity and place, so that a gitdir
 // replaced by a new one of the same name is new, and so is a known one
 // moved elsewhere — its hooks and configuration there were never
 // guarded. since is when known was taken: every directory changed after
@@ -107,7 +109,7 @@ func (a auditor) auditNewRepos(known []string, since time.Time, whole bool) ([]C
 		if r.GitDir == "" || knownRepo(known, r.GitDir) {
 			continue
 		}
-		if !within(r.GitDir, root) {
+		if !pathx.Within(r.GitDir, root) {
 			// A .git file the command made that names a gitdir elsewhere:
 			// in the session tmp (as writable as the root, and not
 			// audited) or in another repository. The human's git would
@@ -149,9 +151,9 @@ func (a auditor) disarmWhole(r gitrepo.Repo, changes []Change, err error) ([]Cha
 		Detail: "the HEAD of a repository made around a read-deny entry, which cordon does not move: git no longer takes it for a repository"}), nil
 }
 
-// repoIDs are what a baseline remembers of repositories: each gitdir's
+// RepoIDs are what a baseline remembers of repositories: each gitdir's
 // identity (device and inode; the path where there is none) and its path.
-func repoIDs(repos []gitrepo.Repo) []string {
+func RepoIDs(repos []gitrepo.Repo) []string {
 	var ids []string
 	for _, r := range repos {
 		if r.GitDir == "" {
@@ -205,7 +207,7 @@ func (a auditor) disarm(r gitrepo.Repo, known []string) ([]Change, error) {
 		}
 		newCommon = false
 	}
-	if newCommon && within(r.CommonDir, root) {
+	if newCommon && pathx.Within(r.CommonDir, root) {
 		c, err := a.disarmHooks(filepath.Join(r.CommonDir, "hooks"))
 		changes = append(changes, c...)
 		errs = append(errs, err)
@@ -215,7 +217,7 @@ func (a auditor) disarm(r gitrepo.Repo, known []string) ([]Change, error) {
 		files = append(files, filepath.Join(r.CommonDir, "config"))
 	}
 	for _, f := range files {
-		if !within(f, root) {
+		if !pathx.Within(f, root) {
 			continue
 		}
 		c, err := a.disarmConfig(f)
@@ -257,7 +259,7 @@ func (a auditor) disarmHooks(dir string) ([]Change, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if strings.Contains(e.Name(), disarmedSuffix) {
+		if strings.Contains(e.Name(), DisarmedSuffix) {
 			continue // set aside already
 		}
 		if err := a.setAside(p); err != nil {
@@ -281,7 +283,7 @@ func (a auditor) disarmConfig(file string) ([]Change, error) {
 		// Neither set aside nor copied beside it nor rewritten by git.
 		return nil, fmt.Errorf("disarming %s: %w", file, errKeptInPlace)
 	case !fi.Mode().IsRegular():
-		return []Change{{Path: file, What: "disarmed", Detail: "not a regular file"}}, setAside(root, file)
+		return []Change{{Path: file, What: "disarmed", Detail: "not a regular file"}}, SetAside(root, file)
 	}
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
@@ -292,7 +294,7 @@ func (a auditor) disarmConfig(file string) ([]Change, error) {
 		// Unreadable, or too large to read in gitConfigTimeout: the
 		// human's git, given time, might still run what it names. It is a
 		// new repository's, the command's: it goes.
-		return []Change{{Path: file, What: "disarmed", Detail: "a configuration git did not list: " + firstLine(err.Error())}}, setAside(root, file)
+		return []Change{{Path: file, What: "disarmed", Detail: "a configuration git did not list: " + firstLine(err.Error())}}, SetAside(root, file)
 	}
 	var keys []string
 	for _, kv := range strings.Split(string(list), "\x00") {
@@ -327,26 +329,26 @@ func (a auditor) disarmConfig(file string) ([]Change, error) {
 			// file goes. It is a new repository's, the command's.
 			os.Remove(file + ".lock")
 			changes = append(changes, Change{Path: file, What: "disarmed", Detail: fmt.Sprintf("%s could not be unset (%s): the file was set aside", key, firstLine(err.Error()))})
-			return changes, setAside(root, file)
+			return changes, SetAside(root, file)
 		}
 		changes = append(changes, Change{Path: file, What: "disarmed", Detail: key})
 	}
 	return changes, errors.Join(errs...)
 }
 
-// disarmedSuffix names what the audit set aside: git reads no hook and
+// DisarmedSuffix names what the audit set aside: git reads no hook and
 // no configuration by such a name.
-const disarmedSuffix = ".cordon-disarmed"
+const DisarmedSuffix = ".cordon-disarmed"
 
-// setAside renames p, beneath root, to p+disarmedSuffix, where git no
+// SetAside renames p, beneath root, to p+DisarmedSuffix, where git no
 // longer runs or reads it. An earlier one of that name is kept under a
 // name of its own, not removed: it may hold the human's work (a rebase's
 // autostash), and a tree a command made there that cannot be removed
 // (a directory without write permission in it) must not stop the rename.
-func setAside(root, p string) error {
+func SetAside(root, p string) error {
 	return inRoot(root, p, func(r *os.Root, rel string) error {
 		return ownerwrite.Unlocked(r, path.Dir(rel), false, func() error {
-			aside := rel + disarmedSuffix
+			aside := rel + DisarmedSuffix
 			if _, err := r.Lstat(aside); err == nil {
 				if err := r.Rename(aside, uniqueName(r, aside)); err != nil {
 					return err
@@ -372,7 +374,7 @@ func uniqueName(r *os.Root, name string) string {
 	}
 }
 
-// keepCopy copies file to file+disarmedSuffix+"-"+the time, a name of its
+// keepCopy copies file to file+DisarmedSuffix+"-"+the time, a name of its
 // own: an earlier copy stays as it was, and one a command planted under a
 // plainer name is not taken for the human's.
 func keepCopy(root, file string) error {
@@ -382,7 +384,7 @@ func keepCopy(root, file string) error {
 			return err
 		}
 		defer src.Close()
-		name := uniqueName(r, rel+disarmedSuffix)
+		name := uniqueName(r, rel+DisarmedSuffix)
 		return ownerwrite.Unlocked(r, path.Dir(rel), false, func() error {
 			f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 			if err != nil {
@@ -428,14 +430,14 @@ func (a auditor) disarmNames(named []gitrepo.NamedPath) ([]Change, error) {
 			continue
 		}
 		target, what := a.namedTarget(n)
-		if target == "" || slices.ContainsFunc(a.innerRoots, func(r string) bool { return within(r, target) }) {
+		if target == "" || slices.ContainsFunc(a.innerRoots, func(r string) bool { return pathx.Within(r, target) }) {
 			continue
 		}
 		if err := a.setAside(target); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		changes = append(changes, Change{Path: target, What: "disarmed", Detail: what + " made inside the sandbox, for " + toolOf(n.Name)})
+		changes = append(changes, Change{Path: target, What: "disarmed", Detail: what + " made inside the sandbox, for " + a.toolOf(n.Name)})
 	}
 	return changes, errors.Join(errs...)
 }
@@ -466,11 +468,14 @@ func (a auditor) namedTarget(n gitrepo.NamedPath) (target, what string) {
 	return "", ""
 }
 
-// toolOf names the tool a protected name belongs to.
-func toolOf(name string) string {
-	for _, e := range ProtectedNameList {
-		if e.Name == name || strings.EqualFold(e.Name, name) {
-			return e.Tool
+// toolOf names the tool a protected name belongs to (Set.Tools).
+func (a auditor) toolOf(name string) string {
+	if t, ok := a.tools[name]; ok {
+		return t
+	}
+	for n, t := range a.tools {
+		if strings.EqualFold(n, name) {
+			return t
 		}
 	}
 	return "protected_paths in cordon's config"

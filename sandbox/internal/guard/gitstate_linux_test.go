@@ -1,4 +1,4 @@
-package sandbox
+package guard
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordonhq/cordon/internal/testenv"
 	"github.com/cordonhq/cordon/sandbox/internal/gitrepo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,9 +29,9 @@ func stoppedRebase(t *testing.T, dir, canary string) string {
 func twoCommits(t *testing.T, dir string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	gitOut(t, dir, "init", "-q")
-	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
-	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	testenv.Git(t, dir, "init", "-q")
+	testenv.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	testenv.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
 }
 
 // startRebase stops an interactive rebase of HEAD~1 at a `break`, with an
@@ -96,7 +97,7 @@ func TestDisarmGitStates(t *testing.T) {
 		}
 		require.Equal(t, paths, got)
 		for _, p := range paths {
-			_, err := os.Lstat(p + disarmedSuffix)
+			_, err := os.Lstat(p + DisarmedSuffix)
 			require.NoError(t, err, "set aside, not deleted")
 		}
 	}
@@ -110,20 +111,20 @@ func TestDisarmGitStates(t *testing.T) {
 
 	t.Run("a rebase the command stopped", func(t *testing.T) {
 		root, repo, canary := repoWorld(t)
-		branch := gitOut(t, repo, "rev-parse", "HEAD")
+		branch := testenv.Git(t, repo, "rev-parse", "HEAD")
 		gitdir := filepath.Join(repo, ".git")
 		changes := call(t, root, []string{gitdir}, func() { startRebase(t, repo, canary) })
 		requireSetAside(t, changes, filepath.Join(gitdir, "rebase-merge"))
 		out := humanContinues(repo)
 		assert.NoFileExists(t, canary, "the human's git carried out the command's rebase:\n%s", out)
-		assert.Equal(t, branch, gitOut(t, repo, "rev-parse", "main"), "the human's branch is as it was")
+		assert.Equal(t, branch, testenv.Git(t, repo, "rev-parse", "main"), "the human's branch is as it was")
 	})
 
 	t.Run("the human's own, untouched", func(t *testing.T) {
 		root, canary := world(t)
 		repo := filepath.Join(root, "repo")
 		gitdir := stoppedRebase(t, repo, canary)
-		changes := call(t, root, []string{gitdir}, func() { gitOut(t, repo, "status") })
+		changes := call(t, root, []string{gitdir}, func() { testenv.Git(t, repo, "status") })
 		assert.Empty(t, changes)
 		humanContinues(repo)
 		assert.FileExists(t, canary, "the human's own exec line is the human's")
@@ -143,18 +144,18 @@ func TestDisarmGitStates(t *testing.T) {
 			repo := filepath.Join(root, "repo")
 			// No exec line of the human's: whatever runs is the command's.
 			require.NoError(t, os.MkdirAll(repo, 0o755))
-			gitOut(t, repo, "init", "-q")
-			gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+			testenv.Git(t, repo, "init", "-q")
+			testenv.Git(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
 			require.NoError(t, os.WriteFile(filepath.Join(repo, "f"), []byte("two\n"), 0o644))
-			gitOut(t, repo, "add", "f")
-			gitOut(t, repo, "commit", "-q", "-m", "two")
+			testenv.Git(t, repo, "add", "f")
+			testenv.Git(t, repo, "commit", "-q", "-m", "two")
 			cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "rebase", "-q", "-i", "HEAD~1")
 			cmd.Dir = repo
 			cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1ibreak")
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			// A commit beside the stop, so that the pick is no fast-forward.
-			gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "human")
+			testenv.Git(t, repo, "commit", "-q", "--allow-empty", "-m", "human")
 			gitdir := filepath.Join(repo, ".git")
 			changes := call(t, root, []string{gitdir}, func() {
 				sh := exec.Command("sh", "-c", tc.script)
@@ -193,7 +194,7 @@ func TestDisarmGitStates(t *testing.T) {
 		// state lies in the workspace's gitdir.
 		root, repo, canary := repoWorld(t)
 		ext := root + "-ext"
-		gitOut(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
+		testenv.Git(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
 		gitdir := filepath.Join(repo, ".git")
 		changes := call(t, root, []string{gitdir}, func() { startRebase(t, ext, canary) })
 		requireSetAside(t, changes, filepath.Join(gitdir, "worktrees", filepath.Base(ext), "rebase-merge"))
@@ -207,14 +208,14 @@ func TestDisarmGitStates(t *testing.T) {
 		// not stop the rename: it moves to a name of its own.
 		root, repo, canary := repoWorld(t)
 		gitdir := filepath.Join(repo, ".git")
-		earlier := filepath.Join(gitdir, "rebase-merge"+disarmedSuffix)
+		earlier := filepath.Join(gitdir, "rebase-merge"+DisarmedSuffix)
 		require.NoError(t, os.MkdirAll(filepath.Join(earlier, "d"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(earlier, "d", "autostash"), []byte("work"), 0o644))
 		changes := call(t, root, []string{gitdir}, func() { startRebase(t, repo, canary) })
 		requireSetAside(t, changes, filepath.Join(gitdir, "rebase-merge"))
 		kept, _ := filepath.Glob(earlier + "-*")
 		require.Len(t, kept, 1)
-		assert.Equal(t, "work", readFile(t, filepath.Join(kept[0], "d", "autostash")))
+		assert.Equal(t, "work", testenv.ReadFile(filepath.Join(kept[0], "d", "autostash")))
 		humanContinues(repo)
 		assert.NoFileExists(t, canary)
 	})
@@ -224,7 +225,7 @@ func TestDisarmGitStates(t *testing.T) {
 		// needs only search access); what the baseline saw is looked at.
 		root, repo, canary := repoWorld(t)
 		ext := root + "-ext"
-		gitOut(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
+		testenv.Git(t, repo, "worktree", "add", "-q", "-b", "ext", ext)
 		gitdir := filepath.Join(repo, ".git")
 		state := filepath.Join(gitdir, "worktrees", filepath.Base(ext), "rebase-merge")
 		startRebase(t, ext, canary) // the human's own, in the baseline
@@ -241,28 +242,28 @@ func TestDisarmGitStates(t *testing.T) {
 		root, _ := world(t)
 		repo := filepath.Join(root, "repo")
 		require.NoError(t, os.MkdirAll(repo, 0o755))
-		gitOut(t, repo, "init", "-q")
-		gitOut(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-		gitOut(t, repo, "checkout", "-q", "-b", "side")
+		testenv.Git(t, repo, "init", "-q")
+		testenv.Git(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		testenv.Git(t, repo, "checkout", "-q", "-b", "side")
 		for _, c := range [][2]string{{"f", "c1"}, {"f", "c2"}, {"g", "c3"}} {
 			require.NoError(t, os.WriteFile(filepath.Join(repo, c[0]), []byte(c[1]), 0o644))
-			gitOut(t, repo, "add", c[0])
-			gitOut(t, repo, "commit", "-q", "-m", c[1])
+			testenv.Git(t, repo, "add", c[0])
+			testenv.Git(t, repo, "commit", "-q", "-m", c[1])
 		}
-		gitOut(t, repo, "checkout", "-q", "main")
+		testenv.Git(t, repo, "checkout", "-q", "main")
 		require.NoError(t, os.WriteFile(filepath.Join(repo, "f"), []byte("conflict"), 0o644))
-		gitOut(t, repo, "add", "f")
-		gitOut(t, repo, "commit", "-q", "-m", "conflicting f")
+		testenv.Git(t, repo, "add", "f")
+		testenv.Git(t, repo, "commit", "-q", "-m", "conflicting f")
 		gitdir := filepath.Join(repo, ".git")
 		changes := call(t, root, []string{gitdir}, func() {
 			out := humanContinues(repo, "cherry-pick", "main..side")
 			require.DirExists(t, filepath.Join(gitdir, "sequencer"), "the cherry-pick stopped: %s", out)
 		})
 		requireSetAside(t, changes, filepath.Join(gitdir, "sequencer"))
-		gitOut(t, repo, "checkout", "-q", "--theirs", "f")
-		gitOut(t, repo, "add", "f")
+		testenv.Git(t, repo, "checkout", "-q", "--theirs", "f")
+		testenv.Git(t, repo, "add", "f")
 		humanContinues(repo, "cherry-pick", "--continue")
-		assert.NotContains(t, gitOut(t, repo, "log", "--format=%s", "main"), "c3", "the picks it had left are not carried out")
+		assert.NotContains(t, testenv.Git(t, repo, "log", "--format=%s", "main"), "c3", "the picks it had left are not carried out")
 	})
 }
 
@@ -306,5 +307,5 @@ func TestGitStateTooLargeToLookAt(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
 	assert.NoDirExists(t, state)
-	assert.DirExists(t, state+disarmedSuffix)
+	assert.DirExists(t, state+DisarmedSuffix)
 }

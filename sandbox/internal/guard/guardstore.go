@@ -1,4 +1,4 @@
-package sandbox
+package guard
 
 import (
 	"crypto/sha256"
@@ -48,9 +48,12 @@ type guardBaseline struct {
 	Names      []string `json:"names,omitempty"`
 	Named      []string `json:"named,omitempty"`
 	NamesKnown bool     `json:"names_known,omitempty"`
-	// InnerRoots are guardSet.InnerRoots, which the audit leaves alone.
+	// Tools names the tool each of Names belongs to, for what the audit
+	// says it set aside.
+	Tools map[string]string `json:"tools,omitempty"`
+	// InnerRoots are Set.InnerRoots, which the audit leaves alone.
 	InnerRoots []string `json:"inner_roots,omitempty"`
-	// Scratch are the guardSet.Scratch of every call that joined.
+	// Scratch are the Set.Scratch of every call that joined.
 	Scratch []string `json:"scratch,omitempty"`
 	// GuardedSince is when the earliest cordon process that joined
 	// started (Unix nanoseconds; 0 in an older cordon's baseline). Beyond
@@ -67,13 +70,13 @@ type guardBaseline struct {
 	HostChangedAll bool     `json:"host_changed_all,omitempty"`
 }
 
-// hostChanges are the paths (absolute) a call's watch saw the host
+// HostChanges are the paths (absolute) a call's watch saw the host
 // replace; "" among them when it lost events.
-type hostChanges []string
+type HostChanges []string
 
 // noteHost records host's paths in the baseline, and reports whether that
 // changed it.
-func (b *guardBaseline) noteHost(host hostChanges) bool {
+func (b *guardBaseline) noteHost(host HostChanges) bool {
 	changed := false
 	for _, p := range host {
 		if p == "" {
@@ -81,7 +84,7 @@ func (b *guardBaseline) noteHost(host hostChanges) bool {
 			b.HostChangedAll = true
 			continue
 		}
-		if p == b.Root || within(b.Root, p) {
+		if p == b.Root || pathx.Within(b.Root, p) {
 			// The root, or a directory that holds it, was moved: the
 			// host's hand is on everything beneath.
 			changed = changed || !b.HostChangedAll
@@ -107,24 +110,24 @@ func (b *guardBaseline) hostChangedAt(rel string) bool {
 	})
 }
 
-// guardStore coordinates the calls that guard one root: begin joins (the
+// Store coordinates the calls that guard one root: begin joins (the
 // first takes the baseline), end leaves (the last restores it).
-type guardStore interface {
-	begin(set guardSet) (guardHold, error)
+type Store interface {
+	Begin(set Set) (Hold, error)
 }
 
-// guardHold is one call's membership; end returns what the last call to
+// Hold is one call's membership; end returns what the last call to
 // end undid (nothing, for the others). endAfterHost ends it too, after
 // telling the store which paths the host replaced while the call's
 // sandbox lived, whichever call ends last.
-type guardHold interface {
-	end() ([]Change, error)
-	endAfterHost(host hostChanges) ([]Change, error)
+type Hold interface {
+	End() ([]Change, error)
+	EndAfterHost(host HostChanges) ([]Change, error)
 }
 
-// storeFor returns the store of a state directory: shared through lock
+// StoreFor returns the store of a state directory: shared through lock
 // files where there is one, this process's memory where there is none.
-func storeFor(stateDir string) guardStore {
+func StoreFor(stateDir string) Store {
 	if stateDir != "" {
 		if s := fileStoreFor(stateDir); s != nil {
 			return s
@@ -137,12 +140,12 @@ func storeFor(stateDir string) guardStore {
 var baselineClock = time.Now
 
 // takeBaseline records set's paths beneath its root.
-func takeBaseline(set guardSet) (*guardBaseline, error) {
+func takeBaseline(set Set) (*guardBaseline, error) {
 	// The policy's repositories were found just before (a cached policy
 	// is one its watch shows unchanged until now); the audit's slack for
 	// change times covers the gap.
 	base := &guardBaseline{Root: set.Root, Paths: map[string]*pathState{}, Repos: set.Repos, Taken: baselineClock().UnixNano(),
-		Names: set.Names, NamesKnown: true, InnerRoots: set.InnerRoots}
+		Names: set.Names, Tools: set.Tools, NamesKnown: true, InnerRoots: set.InnerRoots}
 	named := set.Named
 	base.Whole = set.Whole
 	if set.Incomplete && !set.Whole {
@@ -150,7 +153,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 		// be taken for a command's: know them all.
 		base.Whole = true
 		whole := gitrepo.Search([]string{set.Root}, set.Names, nil, gitrepo.Bounds{Whole: true})
-		for _, id := range repoIDs(whole.Repos) {
+		for _, id := range RepoIDs(whole.Repos) {
 			if !slices.Contains(base.Repos, id) {
 				base.Repos = append(base.Repos, id)
 			}
@@ -160,7 +163,7 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 		}
 	}
 	for _, p := range named {
-		if rel, ok := pathx.RelUnder(set.Root, p); ok && (pathx.ExistsNoFollow(p) || !slices.Contains([]string{"", p}, fileOnTheWay(set.Root, p))) && !slices.Contains(base.Named, rel) {
+		if rel, ok := pathx.RelUnder(set.Root, p); ok && (pathx.ExistsNoFollow(p) || !slices.Contains([]string{"", p}, pathx.FileOnTheWay(set.Root, p))) && !slices.Contains(base.Named, rel) {
 			base.Named = append(base.Named, rel)
 		}
 	}
@@ -168,13 +171,14 @@ func takeBaseline(set guardSet) (*guardBaseline, error) {
 	return base, base.add(set)
 }
 
-// processStart is when this cordon process started: its calls' deep
-// directories were all made since.
-var processStart = time.Now()
+// ProcessStart is when this cordon process started: its calls' deep
+// directories were all made since. A variable so that a test can be a
+// cordon that started later.
+var ProcessStart = time.Now()
 
 // noteGuardedSince makes GuardedSince no later than this process's start.
 func (b *guardBaseline) noteGuardedSince() {
-	if t := processStart.UnixNano(); b.GuardedSince == 0 || t < b.GuardedSince {
+	if t := ProcessStart.UnixNano(); b.GuardedSince == 0 || t < b.GuardedSince {
 		b.GuardedSince = t
 	}
 }
@@ -183,7 +187,7 @@ func (b *guardBaseline) noteGuardedSince() {
 // later call's policy may protect more). Their state is what the joining
 // call found, which an overlapping command may have changed already; what
 // that leaves in a repository the baseline does not know, the audit undoes.
-func (b *guardBaseline) add(set guardSet) error {
+func (b *guardBaseline) add(set Set) error {
 	r, err := os.OpenRoot(b.Root)
 	if err != nil {
 		return fmt.Errorf("guard: opening %s: %w", b.Root, err)
@@ -255,7 +259,7 @@ func (b *guardBaseline) restore() ([]Change, error) {
 	}
 	a := auditor{root: b.Root, keep: b.ReadDeny, scratch: b.Scratch}
 	if b.NamesKnown {
-		a.names, a.knownNamed, a.innerRoots = b.Names, b.Named, b.InnerRoots
+		a.names, a.knownNamed, a.innerRoots, a.tools = b.Names, b.Named, b.InnerRoots, b.Tools
 	}
 	a.lookSince = time.Unix(0, b.GuardedSince)
 	if b.GuardedSince == 0 {
@@ -286,7 +290,7 @@ type memRoot struct {
 	base  *guardBaseline
 }
 
-func (s *memGuardStore) begin(set guardSet) (guardHold, error) {
+func (s *memGuardStore) Begin(set Set) (Hold, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mr := s.roots[set.Root]
@@ -311,9 +315,9 @@ type memHold struct {
 	done bool
 }
 
-func (h *memHold) end() ([]Change, error) { return h.endAfterHost(nil) }
+func (h *memHold) End() ([]Change, error) { return h.EndAfterHost(nil) }
 
-func (h *memHold) endAfterHost(host hostChanges) ([]Change, error) {
+func (h *memHold) EndAfterHost(host HostChanges) ([]Change, error) {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	if h.done {
@@ -347,4 +351,5 @@ func decodeBaseline(path string, data []byte) (*guardBaseline, error) {
 	return &b, nil
 }
 
-func guardDir(stateDir string) string { return filepath.Join(stateDir, "guard") }
+// Dir is where the guard keeps its baselines in a state directory.
+func Dir(stateDir string) string { return filepath.Join(stateDir, "guard") }
