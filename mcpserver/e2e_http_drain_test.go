@@ -4,7 +4,6 @@ package mcpserver_test
 
 import (
 	"fmt"
-	"github.com/cordonhq/cordon/internal/testenv"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

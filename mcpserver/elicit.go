@@ -44,7 +44,7 @@ type asker struct {
 type answer struct {
 	target   sandbox.Mode
 	current  sandbox.Mode // the session's mode the question was asked under
-	decision sandbox.Decision
+	decision approval.Answer
 	// pins are the fingerprints of the question the human answered.
 	pins string
 }
@@ -67,7 +67,7 @@ func (a *asker) AskedPins() (string, bool) {
 // elicitation/create, bounded by approval_timeout; modern (2026-07-28)
 // clients get the question back as an input_required result, and the call
 // returns until they retry with the answer.
-func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+func (a *asker) Ask(ctx context.Context, q tools.Question) (approval.Answer, error) {
 	if a.answer == nil {
 		a.srv.metrics.question()
 	}
@@ -78,21 +78,21 @@ func (a *asker) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, er
 	return d, err
 }
 
-func (a *asker) ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+func (a *asker) ask(ctx context.Context, q tools.Question) (approval.Answer, error) {
 	if err := q.Displayable(); err != nil {
 		// The tool layer refuses such a question first; a cut one is
 		// never shown.
-		return sandbox.Deny, err
+		return approval.Deny, err
 	}
 	if q.Host != "" {
 		return a.askHost(ctx, q)
 	}
 	if a.answer != nil {
 		if a.answer.target != q.Target {
-			return sandbox.Deny, errStateBinding
+			return approval.Deny, errStateBinding
 		}
 		if a.answer.current != q.Current {
-			return sandbox.Deny, errStateMode
+			return approval.Deny, errStateMode
 		}
 		return a.answer.decision, nil
 	}
@@ -105,9 +105,9 @@ func (a *asker) ask(ctx context.Context, q tools.Question) (sandbox.Decision, er
 	res, err := a.srv.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: elicitationParams(q)})
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return sandbox.Deny, fmt.Errorf("no answer within %s", a.srv.cfg.ApprovalTimeout)
+			return approval.Deny, fmt.Errorf("no answer within %s", a.srv.cfg.ApprovalTimeout)
 		}
-		return sandbox.Deny, err
+		return approval.Deny, err
 	}
 	return decisionOf(&res.ElicitationResponse), nil
 }
@@ -116,25 +116,25 @@ func (a *asker) ask(ctx context.Context, q tools.Question) (sandbox.Decision, er
 // server-initiated elicitation can reach the human while the connection
 // waits: a modern client is asked through the call's result, after the
 // command ended, so there the host is refused.
-func (a *asker) askHost(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+func (a *asker) askHost(ctx context.Context, q tools.Question) (approval.Answer, error) {
 	if a.modern {
-		return sandbox.Deny, errors.New("the client answers questions only between calls, not while a command waits for a connection")
+		return approval.Deny, errors.New("the client answers questions only between calls, not while a command waits for a connection")
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.srv.cfg.ApprovalTimeout)
 	defer cancel()
 	res, err := a.srv.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: elicitationParams(q)})
 	if err != nil {
-		return sandbox.Deny, err
+		return approval.Deny, err
 	}
 	return decisionOf(&res.ElicitationResponse), nil
 }
 
 func elicitationParams(q tools.Question) mcp.ElicitationParams {
-	options := []string{string(sandbox.AllowOnce)}
+	options := []string{string(approval.AllowOnce)}
 	if q.AllowSession {
-		options = append(options, string(sandbox.AllowSession))
+		options = append(options, string(approval.AllowSession))
 	}
-	options = append(options, string(sandbox.Deny))
+	options = append(options, string(approval.Deny))
 	return mcp.ElicitationParams{
 		Message: approvalMessage(q),
 		RequestedSchema: map[string]any{
@@ -245,21 +245,21 @@ func count(n int, unit string) string {
 
 // decisionOf reads the form. Anything but an accepted, valid decision is
 // a denial: decline and cancel are ordinary refusals, never a retry.
-func decisionOf(r *mcp.ElicitationResponse) sandbox.Decision {
+func decisionOf(r *mcp.ElicitationResponse) approval.Answer {
 	if r == nil || r.Action != mcp.ElicitationResponseActionAccept {
-		return sandbox.Deny
+		return approval.Deny
 	}
 	content, ok := r.Content.(map[string]any)
 	if !ok {
-		return sandbox.Deny
+		return approval.Deny
 	}
-	switch d, _ := content[decisionField].(string); sandbox.Decision(d) {
-	case sandbox.AllowOnce:
-		return sandbox.AllowOnce
-	case sandbox.AllowSession:
-		return sandbox.AllowSession
+	switch d, _ := content[decisionField].(string); approval.Answer(d) {
+	case approval.AllowOnce:
+		return approval.AllowOnce
+	case approval.AllowSession:
+		return approval.AllowSession
 	}
-	return sandbox.Deny
+	return approval.Deny
 }
 
 // inputRequired turns a pending question into the 2026-07-28 result that
@@ -279,7 +279,7 @@ func (s *Server) retryAnswer(sess, tool string, req mcp.CallToolRequest, args ma
 	if req.Params.InputResponses != nil {
 		resp = server.ElicitationResponse(req.Params.InputResponses, decisionField)
 	}
-	ans := &answer{target: sandbox.Mode(st.Target), current: sandbox.Mode(st.Current), decision: sandbox.Deny, pins: st.Pins}
+	ans := &answer{target: sandbox.Mode(st.Target), current: sandbox.Mode(st.Current), decision: approval.Deny, pins: st.Pins}
 	if resp != nil {
 		ans.decision = decisionOf(&resp.ElicitationResponse)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cordonhq/cordon/sandbox"
+	"github.com/cordonhq/cordon/approval"
 	"github.com/cordonhq/cordon/tools"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -81,7 +81,7 @@ func (m *metrics) question() {
 	}
 }
 
-func (m *metrics) answer(d sandbox.Decision) {
+func (m *metrics) answer(d approval.Answer) {
 	if m != nil && d != "" {
 		m.answered.WithLabelValues(string(d)).Inc()
 	}

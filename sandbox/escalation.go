@@ -6,16 +6,6 @@ import (
 	"strings"
 )
 
-// Decision is the human's answer to an escalation request.
-type Decision string
-
-// The answers a human can give.
-const (
-	AllowOnce    Decision = "allow_once"
-	AllowSession Decision = "allow_session"
-	Deny         Decision = "deny"
-)
-
 // errEscalationInvalid is wrapped by every refusal of the ladder.
 var errEscalationInvalid = errors.New("invalid escalation request")
 

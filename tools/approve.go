@@ -113,7 +113,7 @@ type Escalation struct {
 
 // Asker asks the human. mcpserver implements it with MCP elicitation.
 type Asker interface {
-	Ask(ctx context.Context, q Question) (sandbox.Decision, error)
+	Ask(ctx context.Context, q Question) (approval.Answer, error)
 }
 
 // ErrPending means the question went to the client as a multi round-trip
@@ -193,7 +193,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		return pol, &ToolError{Code: codePending, Message: "waiting for the human's answer"}
 	case err != nil:
 		call.logger().Info().Err(err).Str("tool", tool).Msg("approval not obtained")
-		decision = sandbox.Deny
+		decision = approval.Deny
 	}
 	outcome := map[string]any{"tool": tool, "subject": subject, "target": target, "decision": decision}
 	if err != nil {
@@ -202,14 +202,14 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 	if err := call.Session.recordSync(sessionlog.EventApprovalOutcome, outcome); err != nil {
 		return pol, errorf(CodeUnavailable, "cannot record the approval in the session log, so the call does not proceed: %v", err)
 	}
-	if decision == sandbox.AllowOnce || decision == sandbox.AllowSession {
+	if decision == approval.AllowOnce || decision == approval.AllowSession {
 		if terr := pinEffect(call, r, q, pol, target); terr != nil {
 			return pol, terr
 		}
 	}
 	switch decision {
-	case sandbox.AllowOnce:
-	case sandbox.AllowSession:
+	case approval.AllowOnce:
+	case approval.AllowSession:
 		if target != "" && q.AllowSession {
 			if err := call.Session.setMode(target, sessionlog.SourceEscalation); err != nil {
 				return pol, errorf(CodeUnavailable, "%v; the call does not proceed", err)

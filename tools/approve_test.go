@@ -66,9 +66,9 @@ func TestQuestionTooLongToShowIsNotAsked(t *testing.T) {
 			t.Cleanup(func() { log.Close() })
 			s := &tools.Session{ID: "s", Log: log, AllowSession: true}
 			asked := 0
-			call := tools.Call{Session: s, Asker: askerFunc(func(context.Context, tools.Question) (sandbox.Decision, error) {
+			call := tools.Call{Session: s, Asker: askerFunc(func(context.Context, tools.Question) (approval.Answer, error) {
 				asked++
-				return sandbox.AllowOnce, nil
+				return approval.AllowOnce, nil
 			})}
 			canary := filepath.Join(w.ws, "CANARY")
 			before := snapshotTree(t, w.base)
@@ -105,9 +105,9 @@ func TestQuestionShownWholeIsAsked(t *testing.T) {
 	w := newFilesWorld(t, sandbox.ReadOnly)
 	var got *tools.Question
 	call := w.call
-	call.Asker = askerFunc(func(_ context.Context, q tools.Question) (sandbox.Decision, error) {
+	call.Asker = askerFunc(func(_ context.Context, q tools.Question) (approval.Answer, error) {
 		got = &q
-		return sandbox.Deny, nil
+		return approval.Deny, nil
 	})
 	canary := filepath.Join(w.ws, "CANARY")
 	cmd := "ls" + strings.Repeat(" ", 10000) + "; touch " + canary
@@ -151,9 +151,9 @@ func TestIllegalEscalationIsNotAsked(t *testing.T) {
 		cfg.Gate = approval.Gate{Policy: approval.OnRequest}
 		tb := tools.New(cfg)
 		asked := 0
-		call := tools.Call{Session: &tools.Session{ID: "s"}, Asker: askerFunc(func(context.Context, tools.Question) (sandbox.Decision, error) {
+		call := tools.Call{Session: &tools.Session{ID: "s"}, Asker: askerFunc(func(context.Context, tools.Question) (approval.Answer, error) {
 			asked++
-			return sandbox.AllowOnce, nil
+			return approval.AllowOnce, nil
 		})}
 		canary := filepath.Join(w.ws, "CANARY")
 		_, terr := tb.Bash(bg, call, tools.BashInput{Command: "touch " + canary, Escalation: tools.Escalation{SandboxPermissions: c.target, Justification: c.why}})

@@ -68,14 +68,14 @@ func (tb *Toolbox) egressHooks(callCtx context.Context, call Call, pol sandbox.E
 			return egress.Refuse
 		}
 		switch d {
-		case sandbox.AllowOnce:
+		case approval.AllowOnce:
 			return egress.AllowOnce
-		case sandbox.AllowSession:
+		case approval.AllowSession:
 			if q.AllowSession {
 				call.Session.allowHost(target)
 				call.Session.record(conf.Logger, sessionlog.EventApprovalOutcome, map[string]any{
 					"tool": NameBash, "subject": command, "host": target, "decision": d})
-				return egress.AllowAlways
+				return egress.AllowSession
 			}
 			return egress.AllowOnce
 		}

@@ -225,7 +225,7 @@ func TestWriteFileReadOnly(t *testing.T) {
 
 	// An approved escalation writes, for this one call.
 	call := w.call
-	call.Asker = askerFunc(func(context.Context, tools.Question) (sandbox.Decision, error) { return sandbox.AllowOnce, nil })
+	call.Asker = askerFunc(func(context.Context, tools.Question) (approval.Answer, error) { return approval.AllowOnce, nil })
 	res, terr := w.tb.WriteFile(bg, call, tools.WriteFileInput{Path: "new.txt", Content: "x",
 		Escalation: tools.Escalation{SandboxPermissions: "workspace-write", Justification: "the user asked for the file"}})
 	require.Nil(t, terr)
@@ -234,9 +234,9 @@ func TestWriteFileReadOnly(t *testing.T) {
 	requireFileDenied(t, terr, sandbox.ReadOnly)
 }
 
-type askerFunc func(context.Context, tools.Question) (sandbox.Decision, error)
+type askerFunc func(context.Context, tools.Question) (approval.Answer, error)
 
-func (f askerFunc) Ask(ctx context.Context, q tools.Question) (sandbox.Decision, error) {
+func (f askerFunc) Ask(ctx context.Context, q tools.Question) (approval.Answer, error) {
 	return f(ctx, q)
 }
 
@@ -305,9 +305,9 @@ func TestWriteFileNotAskedWhenRefused(t *testing.T) {
 	tb := tools.New(cfg)
 	s := &tools.Session{ID: "always"}
 	var asked []string
-	call := tools.Call{Session: s, Asker: askerFunc(func(_ context.Context, q tools.Question) (sandbox.Decision, error) {
+	call := tools.Call{Session: s, Asker: askerFunc(func(_ context.Context, q tools.Question) (approval.Answer, error) {
 		asked = append(asked, q.Tool+" "+q.Subject)
-		return sandbox.AllowOnce, nil
+		return approval.AllowOnce, nil
 	})}
 	_, terr := tb.WriteFile(bg, call, tools.WriteFileInput{Path: ".git/hooks/pre-push", Content: "x"})
 	requireFileDenied(t, terr, sandbox.WorkspaceWrite)

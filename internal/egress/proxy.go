@@ -17,8 +17,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/cordonhq/cordon/internal/netjoin"
-	"github.com/cordonhq/cordon/internal/secrets"
 	"io"
 	"log"
 	"net"
@@ -28,6 +26,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/cordonhq/cordon/internal/netjoin"
+	"github.com/cordonhq/cordon/internal/secrets"
 
 	socks5 "github.com/armon/go-socks5"
 )
@@ -48,9 +49,9 @@ type Answer int
 
 // The answers.
 const (
-	Refuse      Answer = iota // not asked, or denied
-	AllowOnce                 // for the rest of this call
-	AllowAlways               // added to the session's allowed domains
+	Refuse       Answer = iota // not asked, or denied
+	AllowOnce                  // for the rest of this call
+	AllowSession               // added to the session's allowed domains
 )
 
 // Config is what one proxy enforces.
@@ -471,7 +472,7 @@ func (p *Proxy) admit(ctx context.Context, host string, port int) error {
 	}
 	if p.cfg.Ask != nil {
 		switch p.cfg.Ask(ctx, host, port) {
-		case AllowOnce, AllowAlways:
+		case AllowOnce, AllowSession:
 			p.mu.Lock()
 			p.once[key] = true
 			p.mu.Unlock()

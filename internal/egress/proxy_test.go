@@ -478,7 +478,7 @@ func TestProxyRefusesWhatIsNotAHost(t *testing.T) {
 	var asked atomic.Int64
 	w := newWorld(t, func(h, s int) Rules { return Rules{Allowed: []string{"*.ok.test"}} }, func(host string, port int) Answer {
 		asked.Add(1)
-		return AllowAlways
+		return AllowSession
 	})
 	exchange := func(request string) string {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", w.p.Port()))
