@@ -71,7 +71,7 @@ var goldenCommand = []string{"bash", "-c", "make test"}
 // confineForGolden confines goldenCommand with prov as Executor.prepare
 // would (danger mode never reaches a backend), in a tree whose runtime
 // directory is its own, and renders the result.
-func confineForGolden(t *testing.T, c argvGoldenCase, prov Provider) string {
+func confineForGolden(t *testing.T, c argvGoldenCase, prov Backend) string {
 	tr := newSeatbeltTree(t)
 	tr.dirs("run")
 	t.Setenv("XDG_RUNTIME_DIR", tr.path("run"))
@@ -86,7 +86,7 @@ func confineForGolden(t *testing.T, c argvGoldenCase, prov Provider) string {
 		confined, err = prov.Confine(goldenCommand, cp)
 	}
 	require.NoError(t, err)
-	_, isBwrap := prov.(*bwrapProvider)
+	_, isBwrap := prov.(*bwrapBackend)
 	return renderArgv(t, confined, tr.base, isBwrap && !p.IsDanger())
 }
 
@@ -188,7 +188,7 @@ func TestBwrapArgvGolden(t *testing.T) {
 	withGoldenLists(t)
 	for _, c := range argvGoldenCases() {
 		t.Run(c.name, func(t *testing.T) {
-			b := &bwrapProvider{path: "/usr/bin/bwrap", version: [3]int{0, 9, 0}}
+			b := &bwrapBackend{path: "/usr/bin/bwrap", version: [3]int{0, 9, 0}}
 			b.once.Do(func() {}) // no probe: a fixed bwrap
 			checkArgvGolden(t, "bwrap", c.name, confineForGolden(t, c, b))
 		})
@@ -199,7 +199,7 @@ func TestLandlockArgvGolden(t *testing.T) {
 	withGoldenLists(t)
 	for _, c := range argvGoldenCases() {
 		t.Run(c.name, func(t *testing.T) {
-			l := &landlockProvider{abi: 6}
+			l := &landlockBackend{abi: 6}
 			l.once.Do(func() {}) // no probe: ABI 6, which a warm sandbox needs
 			checkArgvGolden(t, "landlock", c.name, confineForGolden(t, c, l))
 		})

@@ -25,12 +25,12 @@ import (
 // /var/tmp so they stay visible inside bwrap.
 type fixture struct {
 	t                                     testing.TB
-	prov                                  Provider
+	prov                                  Backend
 	base, ws, outside, home, state, tmp   string
 	outsideFile, wsFile, secret, sysprobe string
 }
 
-func newFixture(t testing.TB, prov Provider) *fixture {
+func newFixture(t testing.TB, prov Backend) *fixture {
 	t.Helper()
 	base := testBase(t)
 	f := &fixture{t: t, prov: prov, base: base,
@@ -102,10 +102,10 @@ func (f *fixture) probe(p ExecutionPolicy, args ...string) string {
 	return strings.TrimSpace(out)
 }
 
-func eachBackend(t *testing.T, fn func(t *testing.T, prov Provider)) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+func eachBackend(t *testing.T, fn func(t *testing.T, prov Backend)) {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
-			res := probeProvider(prov, t.TempDir())
+			res := probeBackend(prov, t.TempDir())
 			require.True(t, res.OK, "backend %s must work on this machine: %s", prov.Name(), res.Reason)
 			fn(t, prov)
 		})
@@ -128,7 +128,7 @@ var mutations = []struct{ name, script string }{
 }
 
 func TestBackendReadOnly(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		p := f.policy(ReadOnly, NetworkAllow)
 		for _, target := range []string{f.wsFile, f.outsideFile} {
@@ -167,7 +167,7 @@ func TestBackendReadOnly(t *testing.T) {
 }
 
 func TestBackendWorkspaceWrite(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		p := f.policy(WorkspaceWrite, NetworkAllow)
 		t.Run("writes inside work", func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestBackendWorkspaceWrite(t *testing.T) {
 }
 
 func TestBackendProcessConfinement(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		p := f.policy(WorkspaceWrite, NetworkAllow)
 		t.Run("no new privs and no capabilities", func(t *testing.T) {
@@ -291,7 +291,7 @@ func TestBackendNetworkDeny(t *testing.T) {
 		}
 	}()
 	addr := ln.Addr().String()
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		assert.Equal(t, "ok", f.probe(f.policy(WorkspaceWrite, NetworkAllow), "connect", addr), "network allow reaches the listener")
 		deny := f.policy(WorkspaceWrite, NetworkDeny)
@@ -313,7 +313,7 @@ func TestBackendNetworkSocketFamilies(t *testing.T) {
 		highBits                             = "0x100000010" // AF_NETLINK with a high bit set
 	)
 	others := []int{afSMC, afRXRPC, afTIPC, afRDS, afALG, unix.AF_UNIX, unix.AF_INET6, unix.AF_PACKET, unix.AF_VSOCK}
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		t.Run("deny", func(t *testing.T) {
 			deny := f.policy(WorkspaceWrite, NetworkDeny)
@@ -349,7 +349,7 @@ func TestBackendDiesWithCordon(t *testing.T) {
 	if os.Getenv("CORDON_TEST_DIE_PARENT") != "" {
 		return
 	}
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		token := fmt.Sprintf("cordon-orphan-%d", time.Now().UnixNano())
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperParent$")
 		testBase(t) // the root the child's fixture goes in

@@ -42,7 +42,7 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 			}
 		}
 	})
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		f := benchFixture(b, prov)
 		pol := f.policy(WorkspaceWrite, NetworkAllow)
 		cp, _ := pol.ToConfined()
@@ -84,7 +84,7 @@ func BenchmarkConfineExecTrue(b *testing.B) {
 			})
 		}
 		// The server's way: a warm sandbox per policy (warm_linux.go).
-		ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required, Warm: true}
+		ex := &Executor{Backends: &Backends{Forced: prov.Name()}, Requirement: Required, Warm: true}
 		b.Run(prov.Name()+"-warm", func(b *testing.B) {
 			for b.Loop() {
 				res, err := ex.Run(b.Context(), pol, RunSpec{Argv: []string{truePath}, Dir: f.ws, OwnGroup: true})
@@ -127,10 +127,10 @@ func bareBwrapArgv(argv []string, cmd string) []string {
 }
 
 func BenchmarkProbe(b *testing.B) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		b.Run(prov.Name(), func(b *testing.B) {
 			for b.Loop() {
-				if res := probeProvider(prov, b.TempDir()); !res.OK {
+				if res := probeBackend(prov, b.TempDir()); !res.OK {
 					b.Fatal(res.Reason)
 				}
 			}
@@ -138,12 +138,12 @@ func BenchmarkProbe(b *testing.B) {
 	}
 }
 
-func benchFixture(b *testing.B, prov Provider) *fixture { return newFixture(b, prov) }
+func benchFixture(b *testing.B, prov Backend) *fixture { return newFixture(b, prov) }
 
 // BenchmarkConfine is the cost of building a confined argv (policy to
 // argv, mount plan, stub registry), without running anything.
 func BenchmarkConfine(b *testing.B) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		f := benchFixture(b, prov)
 		cp, _ := f.policy(WorkspaceWrite, NetworkDeny).ToConfined()
 		b.Run(prov.Name(), func(b *testing.B) {
@@ -178,7 +178,7 @@ func BenchmarkReadGrants(b *testing.B) {
 // no mount can cover adds to each confined command (package guard): joining the
 // store before the command and leaving it after.
 func BenchmarkGuard(b *testing.B) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		f := benchFixture(b, prov)
 		cp, _ := f.policy(WorkspaceWrite, NetworkDeny).ToConfined()
 		c, err := prov.Confine([]string{"true"}, cp)

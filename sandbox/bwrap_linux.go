@@ -19,10 +19,10 @@ import (
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
-// bwrapProvider confines with bubblewrap: namespaces and a read-only view
+// bwrapBackend confines with bubblewrap: namespaces and a read-only view
 // of the host with the writable roots bound back in, then cordon's own
 // helper for the privilege drop and the seccomp filter.
-type bwrapProvider struct {
+type bwrapBackend struct {
 	once    sync.Once
 	path    string
 	version [3]int
@@ -30,11 +30,11 @@ type bwrapProvider struct {
 }
 
 // newBwrap returns the bubblewrap backend (found on PATH).
-func newBwrap() Provider { return &bwrapProvider{} }
+func newBwrap() Backend { return &bwrapBackend{} }
 
-func (b *bwrapProvider) Name() string { return "bwrap" }
+func (b *bwrapBackend) Name() string { return "bwrap" }
 
-func (b *bwrapProvider) detect() {
+func (b *bwrapBackend) detect() {
 	b.once.Do(func() {
 		b.path, b.err = exec.LookPath("bwrap")
 		if b.err != nil {
@@ -78,7 +78,7 @@ func versionAtLeast(v [3]int, major, minor, patch int) bool {
 	return slices.Compare(v[:], []int{major, minor, patch}) >= 0
 }
 
-func (b *bwrapProvider) Version() string {
+func (b *bwrapBackend) Version() string {
 	b.detect()
 	if b.path == "" {
 		return ""
@@ -86,7 +86,7 @@ func (b *bwrapProvider) Version() string {
 	return fmt.Sprintf("%d.%d.%d", b.version[0], b.version[1], b.version[2])
 }
 
-func (b *bwrapProvider) Available() error {
+func (b *bwrapBackend) Available() error {
 	b.detect()
 	return b.err
 }
@@ -118,7 +118,7 @@ func dockerSockets() []string {
 	return out
 }
 
-func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
+func (b *bwrapBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
 	if err := confinable(b, argv); err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (b *bwrapProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv
 // earlier ones, so the read-only root comes first, then /tmp, then the
 // writable roots (outer before inner), then the protected paths and the
 // hidden ones on top.
-func (b *bwrapProvider) args(p ExecutionPolicy, plan mountPlan) []string {
+func (b *bwrapBackend) args(p ExecutionPolicy, plan mountPlan) []string {
 	a := []string{
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
 	}
@@ -329,4 +329,4 @@ func runtimeDirs() []string {
 }
 
 // Limits reports what bwrap enforces: everything in the policy.
-func (b *bwrapProvider) Limits() (Enforcement, []string) { return EnforcementFull, nil }
+func (b *bwrapBackend) Limits() (Enforcement, []string) { return EnforcementFull, nil }

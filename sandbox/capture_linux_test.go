@@ -18,7 +18,7 @@ import (
 // one is let through (and, with no internet here, fails upstream: 502).
 func TestRestrictedCapturesProgramsThatIgnoreTheProxy(t *testing.T) {
 	prov := newBwrap()
-	if res := probeProvider(prov, t.TempDir()); !res.OK {
+	if res := probeBackend(prov, t.TempDir()); !res.OK {
 		t.Fatalf("bwrap must work on this machine: %s", res.Reason)
 	}
 	f := newFixture(t, prov)

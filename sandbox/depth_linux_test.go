@@ -28,7 +28,7 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 // changed, and what a command makes through it, or through a symlink of
 // its own, is set aside. The host judges.
 func TestProtectedNamesBehindASymlinkToADeepDirectory(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		deep := filepath.Join(f.ws, "deep", "a", "b", "c", "d", "e")
 		writeTree(t, deep, map[string]string{".claude/settings.json": `{"permissions":{}}`, "main.go": "package main\n"})
@@ -61,7 +61,7 @@ true`)
 // beyond the bound (documented): a name made inside a deep directory the
 // command reached only through directories it did not change.
 func TestMadeBeyondTheBoundDuringACall(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		writeTree(t, f.ws, map[string]string{
 			"h1/h2/h3/h4/.vscode/settings.json":    `{}`,

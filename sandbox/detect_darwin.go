@@ -1,10 +1,10 @@
 package sandbox
 
 // candidates are the macOS backends, strongest first.
-func candidates() []Provider { return []Provider{newSeatbelt()} }
+func candidates() []Backend { return []Backend{newSeatbelt()} }
 
 // byName returns a backend that can be forced with --backend.
-func byName(name string) Provider {
+func byName(name string) Backend {
 	switch name {
 	case "seatbelt":
 		return newSeatbelt()

@@ -1,10 +1,10 @@
 package sandbox
 
 // candidates are the Linux backends, strongest first.
-func candidates() []Provider { return []Provider{newBwrap(), newLandlock()} }
+func candidates() []Backend { return []Backend{newBwrap(), newLandlock()} }
 
 // byName returns a backend that can be forced with --backend.
-func byName(name string) Provider {
+func byName(name string) Backend {
 	switch name {
 	case "bwrap":
 		return newBwrap()

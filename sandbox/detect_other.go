@@ -6,9 +6,9 @@ import "runtime"
 
 // candidates are this platform's backends, strongest first: none, so
 // confined modes fail closed.
-func candidates() []Provider { return nil }
+func candidates() []Backend { return nil }
 
-func byName(name string) Provider {
+func byName(name string) Backend {
 	switch name {
 	case "bwrap", "landlock", "seatbelt":
 		return unavailableBackend(name + " is not available on " + runtime.GOOS)

@@ -1,10 +1,10 @@
 package sandbox
 
 // candidates are the Windows backends, strongest first.
-func candidates() []Provider { return []Provider{newWindowsACL()} }
+func candidates() []Backend { return []Backend{newWindowsACL()} }
 
 // byName returns a backend that can be forced with --backend.
-func byName(name string) Provider {
+func byName(name string) Backend {
 	switch name {
 	case windowsACLName:
 		return newWindowsACL()

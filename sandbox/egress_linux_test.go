@@ -60,7 +60,7 @@ func (f *fixture) restricted(allowed, denied []string, script string) (string, R
 	var mu sync.Mutex
 	var decided []string
 	var out bytes.Buffer
-	ex := &Executor{Provider: &LocalProvider{Forced: f.prov.Name()}, Requirement: Required}
+	ex := &Executor{Backends: &Backends{Forced: f.prov.Name()}, Requirement: Required}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	res, err := ex.Run(ctx, p, RunSpec{
@@ -87,7 +87,7 @@ func TestRestrictedNetworkThroughTheProxy(t *testing.T) {
 	plain := newCountingServer(t, false, nil)
 	tls := newCountingServer(t, true, nil)
 	other := newCountingServer(t, false, nil)
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		before := other.hits.Load()
 		allowed := []string{"localhost:" + plain.port(), "localhost:" + tls.port(), "localhost:" + other.port()}
@@ -130,7 +130,7 @@ func TestRestrictedNetworkNoOtherRoute(t *testing.T) {
 		}
 	}()
 	_, udpPort, _ := net.SplitHostPort(udp.LocalAddr().String())
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		before := srv.hits.Load()
 		script := fmt.Sprintf(`
@@ -187,7 +187,7 @@ func TestRestrictedNetworkRealTools(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(files, "tiny-1.0-py3-none-any.whl"), tinyWheel(t), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(files, "tiny-1.0.0.tgz"), tinyNpmPackage(t), 0o644))
 	srv := newCountingServer(t, false, http.FileServer(http.Dir(files)))
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		require.NoError(t, os.WriteFile(filepath.Join(f.ws, "package.json"), []byte(`{"name":"ws","version":"1.0.0"}`), 0o644))
 		base := "http://localhost:" + srv.port()

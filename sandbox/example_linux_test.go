@@ -12,7 +12,7 @@ import (
 // Executor.Run runs a command under a policy to its end and names the
 // ending. Here the policy is danger-full-access, which never reaches a
 // backend, so the example runs on any machine; a confined mode runs the
-// same way through the backend LocalProvider selects.
+// same way through the backend Backends selects.
 func ExampleExecutor_Run() {
 	var out strings.Builder
 	ex := &sandbox.Executor{}

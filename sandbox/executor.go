@@ -27,7 +27,7 @@ func ParseRequirement(s string) (Requirement, error) {
 // place that decides between confined, unconfined (danger) and refused, so
 // `cordon exec` and the bash tool cannot differ.
 type Executor struct {
-	Provider    *LocalProvider
+	Backends    *Backends
 	Requirement Requirement
 	// Warn is told when a command runs unconfined because no backend
 	// works and the requirement is auto.
@@ -54,7 +54,7 @@ func (e *Executor) Status() Status {
 		return Status{State: StateBypassed, Backend: "none", Enforcement: EnforcementNone,
 			Reason: "the sandbox is off (--no-sandbox or sandbox = \"off\"): commands run unconfined"}
 	}
-	_, st := e.Provider.Select()
+	_, st := e.Backends.Select()
 	return st
 }
 
@@ -72,7 +72,7 @@ func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) 
 	if p.IsDanger() || e.Requirement == Off {
 		return unconfined(argv), nil
 	}
-	prov, st := e.Provider.Select()
+	prov, st := e.Backends.Select()
 	if st.State != StateActive {
 		if e.Requirement == Auto {
 			if e.Warn != nil {

@@ -28,7 +28,7 @@ func TestGitWorksInTheWorkspace(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed for this test")
 	}
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			gitHost(t, f.ws, "init", "-q")

@@ -20,7 +20,7 @@ import (
 // the root and the fix, and the command writes nothing; a directory
 // inside the home works.
 func TestHomeRuleRefusesARootHoldingHome(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		// A home reached through a symlink, as on systems where /home
 		// is one: both names count.
@@ -51,7 +51,7 @@ func TestHomeRuleRefusesARootHoldingHome(t *testing.T) {
 				require.NoError(t, err, "resolving still works: the file tools read")
 				planted := filepath.Join(pathx.CanonicalOrClean(c.home), ".bashrc")
 				os.Remove(planted)
-				ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required}
+				ex := &Executor{Backends: &Backends{Forced: prov.Name()}, Requirement: Required}
 				var out bytes.Buffer
 				_, err = ex.Run(context.Background(), p, RunSpec{
 					Argv: []string{"/bin/sh", "-c", `echo pwned >> "$1"`, "sh", planted}, Dir: p.WorkspaceRoot,

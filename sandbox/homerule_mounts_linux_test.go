@@ -44,7 +44,7 @@ func TestHomeBindMountedInsideAWritableRoot(t *testing.T) {
 		require.Contains(t, string(out), "--- PASS: TestHomeBindMountedInsideAWritableRoot", "%s", out)
 		return
 	}
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		rc := filepath.Join(f.home, ".bashrc")
 		require.NoError(t, os.WriteFile(rc, []byte("# mine\n"), 0o644))
@@ -55,7 +55,7 @@ func TestHomeBindMountedInsideAWritableRoot(t *testing.T) {
 		require.NoError(t, os.Symlink(f.home, filepath.Join(f.ws, "homelink")))
 
 		p := f.policy(WorkspaceWrite, NetworkAllow)
-		ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required}
+		ex := &Executor{Backends: &Backends{Forced: prov.Name()}, Requirement: Required}
 		var out bytes.Buffer
 		_, err := ex.Run(context.Background(), p, RunSpec{
 			Argv: []string{"/bin/sh", "-c", `echo pwned >> "my home/.bashrc"`}, Dir: p.WorkspaceRoot, Stdout: &out, Stderr: &out})

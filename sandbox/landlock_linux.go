@@ -12,20 +12,20 @@ import (
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
-// landlockProvider confines with kernel Landlock, applied by cordon's own
+// landlockBackend confines with kernel Landlock, applied by cordon's own
 // re-executed helper just before it execs the command.
-type landlockProvider struct {
+type landlockBackend struct {
 	once sync.Once
 	abi  int
 	err  error
 }
 
 // newLandlock returns the Landlock backend.
-func newLandlock() Provider { return &landlockProvider{} }
+func newLandlock() Backend { return &landlockBackend{} }
 
-func (l *landlockProvider) Name() string { return "landlock" }
+func (l *landlockBackend) Name() string { return "landlock" }
 
-func (l *landlockProvider) detect() {
+func (l *landlockBackend) detect() {
 	l.once.Do(func() {
 		// Check the ABI ourselves: go-landlock's best-effort mode would
 		// report success with no Landlock at all.
@@ -41,7 +41,7 @@ func (l *landlockProvider) detect() {
 	})
 }
 
-func (l *landlockProvider) Version() string {
+func (l *landlockBackend) Version() string {
 	l.detect()
 	if l.abi == 0 {
 		return ""
@@ -49,7 +49,7 @@ func (l *landlockProvider) Version() string {
 	return "ABI " + strconv.Itoa(l.abi)
 }
 
-func (l *landlockProvider) Available() error {
+func (l *landlockBackend) Available() error {
 	l.detect()
 	return l.err
 }
@@ -63,7 +63,7 @@ var landlockRunnerRules = []RunnerFailureRule{
 // Limits names what Landlock cannot enforce: it only grants access, so it
 // cannot take writes back beneath a writable root, and it cannot give the
 // command a private /tmp or IPC namespace.
-func (l *landlockProvider) Limits() (Enforcement, []string) {
+func (l *landlockBackend) Limits() (Enforcement, []string) {
 	l.detect()
 	un := []string{
 		"read-deny list: refused by the OS (file reads are granted on the entries' siblings only), but the names inside a read-deny directory stay listable, and an entry inside a writable root is enforced by the FS fence only, where the list names it (a command may move it)",
@@ -94,7 +94,7 @@ func (l *landlockProvider) Limits() (Enforcement, []string) {
 	return EnforcementPartial, un
 }
 
-func (l *landlockProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
+func (l *landlockBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
 	if err := confinable(l, argv); err != nil {
 		return nil, err
 	}

@@ -39,15 +39,15 @@ func (l *lockedBuffer) String() string {
 }
 
 // lastingBackend is a backend the lasting tests run on, and its fixture's
-// provider.
+// backend.
 type lastingBackend struct {
 	name string
-	prov func() Provider
+	prov func() Backend
 }
 
 var (
-	lastingBwrap    = lastingBackend{"bwrap", func() Provider { return newBwrap() }}
-	lastingLandlock = lastingBackend{"landlock", func() Provider { return newLandlock() }}
+	lastingBwrap    = lastingBackend{"bwrap", func() Backend { return newBwrap() }}
+	lastingLandlock = lastingBackend{"landlock", func() Backend { return newLandlock() }}
 )
 
 // eachLastingStart runs test on each backend with a command started cold
@@ -64,7 +64,7 @@ func eachLastingStart(t *testing.T, backends []lastingBackend, test func(t *test
 
 func lastingStart(t *testing.T, b lastingBackend, warm bool, test func(t *testing.T, f *fixture, start func(p ExecutionPolicy, script string) (*Process, *lockedBuffer), ex *Executor)) {
 	f := newFixture(t, b.prov())
-	ex := &Executor{Provider: &LocalProvider{Forced: b.name}, Requirement: Required, Warm: warm}
+	ex := &Executor{Backends: &Backends{Forced: b.name}, Requirement: Required, Warm: warm}
 	t.Cleanup(ex.Close)
 	start := func(p ExecutionPolicy, script string) (*Process, *lockedBuffer) {
 		t.Helper()

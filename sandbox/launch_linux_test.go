@@ -60,7 +60,7 @@ func TestRunnerFailureIsToldFromCommandFailure(t *testing.T) {
 
 func TestExecutorFailsClosed(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no bwrap
-	ex := &Executor{Provider: &LocalProvider{Forced: "bwrap"}, Requirement: Required}
+	ex := &Executor{Backends: &Backends{Forced: "bwrap"}, Requirement: Required}
 	ws := t.TempDir()
 	pol := ExecutionPolicy{Mode: ReadOnly, WorkspaceRoot: ws}
 	_, err := ex.Prepare([]string{"true"}, pol)
@@ -68,7 +68,7 @@ func TestExecutorFailsClosed(t *testing.T) {
 	assert.ErrorContains(t, err, "bwrap not found on PATH")
 
 	var warned string
-	auto := &Executor{Provider: ex.Provider, Requirement: Auto, Warn: func(s string) { warned = s }}
+	auto := &Executor{Backends: ex.Backends, Requirement: Auto, Warn: func(s string) { warned = s }}
 	c, err := auto.Prepare([]string{"true"}, pol)
 	require.NoError(t, err)
 	assert.Equal(t, "none", c.Backend)
@@ -78,7 +78,7 @@ func TestExecutorFailsClosed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "none", c.Backend, "danger runs unconfined")
 	assert.Equal(t, []string{"--unconfined", "--", "true"}, c.Argv[len(c.Argv)-3:], "beneath the reaper, which confines nothing")
-	off := &Executor{Provider: ex.Provider, Requirement: Off}
+	off := &Executor{Backends: ex.Backends, Requirement: Off}
 	assert.Equal(t, StateBypassed, off.Status().State)
 }
 
@@ -88,7 +88,7 @@ func TestExplainBwrapNamespaceFailure(t *testing.T) {
 	fake := "#!/bin/sh\ncase \"$1\" in --version) echo 'bubblewrap 0.9.0';; *) echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1;; esac\n"
 	require.NoError(t, os.WriteFile(dir+"/bwrap", []byte(fake), 0o755))
 	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
-	lp := &LocalProvider{Forced: "bwrap"}
+	lp := &Backends{Forced: "bwrap"}
 	_, st := lp.Select()
 	assert.Equal(t, StateUnavailable, st.State)
 	assert.Contains(t, st.Reason, "cannot create user namespaces")
@@ -101,14 +101,14 @@ func TestExplainBwrapNamespaceFailure(t *testing.T) {
 func TestProbeCatchesAMissingFlag(t *testing.T) {
 	// A backend that forgets the read-only root confines nothing: the
 	// probe must say so rather than pass.
-	res := probeProvider(leakyProvider{Provider: newLandlock()}, "")
+	res := probeBackend(leakyBackend{Backend: newLandlock()}, "")
 	assert.False(t, res.OK)
 	assert.Contains(t, res.Reason, "NOT denied")
 }
 
-// leakyProvider "confines" by running the command directly.
-type leakyProvider struct{ Provider }
+// leakyBackend "confines" by running the command directly.
+type leakyBackend struct{ Backend }
 
-func (leakyProvider) Confine(argv []string, _ ConfinedPolicy) (*ConfinedArgv, error) {
+func (leakyBackend) Confine(argv []string, _ ConfinedPolicy) (*ConfinedArgv, error) {
 	return direct(argv), nil
 }

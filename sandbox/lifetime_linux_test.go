@@ -63,7 +63,7 @@ func waitGone(token string) []int {
 // started is gone from the host's process table, on every backend and in
 // both modes (SPEC §2).
 func TestNoProcessOutlivesItsCall(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		for _, mode := range []Mode{ReadOnly, WorkspaceWrite} {
 			token := fmt.Sprintf("cordon-leaver-%d", time.Now().UnixNano())
@@ -79,7 +79,7 @@ func TestNoProcessOutlivesItsCall(t *testing.T) {
 // takes every process its command started with it, including those that
 // left its process group.
 func TestKillEndsTheWholeTree(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		token := fmt.Sprintf("cordon-killed-%d", time.Now().UnixNano())
 		cp, err := f.policy(WorkspaceWrite, NetworkAllow).ToConfined()
@@ -129,7 +129,7 @@ func TestKernelObjectsRefused(t *testing.T) {
 	require.NoError(t, host.Start())
 	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
 	hostPid := strconv.Itoa(host.Process.Pid)
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		for _, mode := range []Mode{ReadOnly, WorkspaceWrite} {
 			p := f.policy(mode, NetworkAllow)
@@ -238,7 +238,7 @@ func TestOtherTerminalsAreUnreadable(t *testing.T) {
 	require.NoError(t, err)
 	defer master.Close()
 	defer slave.Close()
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			p := f.policy(WorkspaceWrite, NetworkAllow)

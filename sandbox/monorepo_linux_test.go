@@ -68,7 +68,7 @@ func TestMonorepoWorkBesideNestedConfigs(t *testing.T) {
 	// One build cache for both backends, writable like the workspace: a
 	// cold one makes each build of the runtime take most of a minute.
 	goCache := t.TempDir()
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		for rel, content := range map[string]string{
 			".gitignore":                            "node_modules/\n.venv/\ntarget/\n*.tgz\n",

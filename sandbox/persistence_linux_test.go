@@ -139,7 +139,7 @@ func TestHumansNextGitRunsNothingPlanted(t *testing.T) {
 			assert.Contains(t, canaries(t, f.outside), p.canary, "unconfined, the plant %s runs: the check can see it", p.canary)
 		}
 	})
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		gitWorld(t, f)
 		worktreeConfig := readFile(t, filepath.Join(f.ws, ".git", "config.worktree"))
@@ -173,7 +173,7 @@ func TestGitWorkflowsInTheSandbox(t *testing.T) {
 	if !haveHusky && os.Getenv("CORDON_INTEROP") != "" {
 		t.Fatalf("husky is not installed in test/interop (npm ci there): %v", err)
 	}
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		gitWorld(t, f)
 		p := f.policy(WorkspaceWrite, NetworkAllow)

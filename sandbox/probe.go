@@ -26,14 +26,14 @@ const canaryContent = "cordon probe canary\n"
 // workspace and then to a canary outside the writable roots must see the
 // first write land and the second denied. A builder that forgets a flag
 // fails here.
-func probeProvider(prov Provider, stateDir string) probeResult {
+func probeBackend(prov Backend, stateDir string) probeResult {
 	start := time.Now()
 	res := probe(prov, stateDir)
 	res.Duration = time.Since(start)
 	return res
 }
 
-func probe(prov Provider, stateDir string) probeResult {
+func probe(prov Backend, stateDir string) probeResult {
 	if err := prov.Available(); err != nil {
 		return probeResult{Reason: err.Error()}
 	}
@@ -90,7 +90,7 @@ func probe(prov Provider, stateDir string) probeResult {
 	return probeResult{OK: true}
 }
 
-func explainOutput(prov Provider, out []byte) string {
+func explainOutput(prov Backend, out []byte) string {
 	if len(bytes.TrimSpace(out)) == 0 {
 		return ""
 	}
@@ -100,7 +100,7 @@ func explainOutput(prov Provider, out []byte) string {
 	return ": " + string(bytes.TrimSpace(out))
 }
 
-func probeRun(prov Provider, cp ConfinedPolicy, dir string, argv ...string) ([]byte, error) {
+func probeRun(prov Backend, cp ConfinedPolicy, dir string, argv ...string) ([]byte, error) {
 	c, err := prov.Confine(argv, cp)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ type Process struct {
 	p ExecutionPolicy
 	// run is the command's start: l (a cold launch of its own), or a call
 	// in a warm sandbox (warm_linux.go).
-	run    runner
+	run    running
 	l      *launch
 	tail   *tailWriter
 	stdin  io.WriteCloser // its stdin, or the terminal's master
@@ -118,8 +118,9 @@ func (e *Executor) start(p ExecutionPolicy, spec RunSpec, warm bool) (*Process, 
 // the caller's message.
 func (pr *Process) early() RunResult { return pr.res }
 
-// runner is how a started command is waited for and killed.
-type runner interface {
+// running is a started command, in a launch of its own (launch) or in a
+// warm sandbox (warmCall): how it is waited for and killed.
+type running interface {
 	Wait() (Outcome, error)
 	Kill()
 }

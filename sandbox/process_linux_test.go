@@ -17,7 +17,7 @@ func (f *fixture) startIn(p ExecutionPolicy, spec RunSpec) (*Process, *tailWrite
 	out := &tailWriter{max: 1 << 20}
 	spec.Dir, spec.Stdout, spec.Stderr, spec.OwnGroup = p.WorkspaceRoot, out, out, true
 	spec.Env = append(envWithout("TERM"), "TERM=dumb")
-	ex := &Executor{Provider: &LocalProvider{Forced: f.prov.Name()}, Requirement: Required}
+	ex := &Executor{Backends: &Backends{Forced: f.prov.Name()}, Requirement: Required}
 	proc, err := ex.Start(p, spec)
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { proc.Kill(); <-proc.Done() })
@@ -51,7 +51,7 @@ func waitFor(t *testing.T, out *tailWriter, want string) string {
 // TestProcessTerminal: a command started with a terminal of its own is
 // interactive (a REPL, a prompt), confined like any other.
 func TestProcessTerminal(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		p := f.policy(ReadOnly, NetworkAllow)
 		py, out := f.startIn(p, RunSpec{Argv: []string{"python3", "-i", "-q"}, TTY: true})
@@ -78,7 +78,7 @@ func TestProcessTerminal(t *testing.T) {
 // TestProcessInputAndSignals: a stdin pipe, Ctrl-C as a signal, and a
 // kill of the whole tree.
 func TestProcessInputAndSignals(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		p := f.policy(ReadOnly, NetworkAllow)
 		cat, out := f.startIn(p, RunSpec{Argv: []string{"cat"}, Interactive: true})

@@ -67,7 +67,7 @@ func TestProtectedPathsBwrap(t *testing.T) {
 }
 
 func TestNoStubsLeftBehind(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		before := testenv.Snapshot(t, f.ws)
 		p := f.policy(WorkspaceWrite, NetworkAllow)
@@ -80,7 +80,7 @@ func TestNoStubsLeftBehind(t *testing.T) {
 }
 
 func TestSymlinkedGitRefused(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		require.NoError(t, os.MkdirAll(filepath.Join(f.outside, "realgit", "hooks"), 0o755))
 		require.NoError(t, os.Symlink(filepath.Join(f.outside, "realgit"), filepath.Join(f.ws, ".git")))
@@ -232,7 +232,7 @@ func TestReadDenyThroughASymlinkStaysHidden(t *testing.T) {
 		policy func() ExecutionPolicy
 		links  map[string]string // path → target
 	}
-	start := func(t *testing.T, prov Provider) setup {
+	start := func(t *testing.T, prov Backend) setup {
 		f := newFixture(t, prov)
 		// The home is the workspace, its ~/.ssh a dotfiles symlink; an
 		// extra entry reaches its secret through two symlinks, one
@@ -411,7 +411,7 @@ func TestReadDenyEntryNotMadeByACommand(t *testing.T) {
 		"a directory entry as a symlink":      `mkdir -p deploy && ln -s .. deploy/keys`,
 		"a file entry as a symlink to a file": `: > notes.txt && ln -s notes.txt .env`,
 	}
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		for name, script := range attempts {
 			t.Run(prov.Name()+"/"+name, func(t *testing.T) {
 				f := newFixture(t, prov)

@@ -40,7 +40,7 @@ func plantEverywhere(names, dirs []string, inside string) string {
 // the judge. An existing nested configuration (pkg/.claude/settings.json)
 // cannot be changed either.
 func TestProtectedNamesPlantedAtAnyDepth(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		for rel, content := range map[string]string{
 			"pkg/main.go":               "package main\n",
@@ -138,7 +138,7 @@ func guardSetFor(t *testing.T, root string) guard.Set {
 // class directory) stays writable: neither bound read-only nor set aside.
 // A protected name beside it is not.
 func TestProtectedNameThatIsAWritableRoot(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		own := filepath.Join(f.ws, "agent", ".claude")
 		require.NoError(t, os.MkdirAll(own, 0o755))
@@ -163,7 +163,7 @@ func TestProtectedNameThatIsAWritableRoot(t *testing.T) {
 // the new place is set aside there: no tool loads it from where the
 // command put it.
 func TestPackageMovedWithItsConfig(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		tasks := filepath.Join(f.ws, "pkg", ".vscode", "tasks.json")
 		require.NoError(t, os.MkdirAll(filepath.Dir(tasks), 0o755))
@@ -185,7 +185,7 @@ func TestPackageMovedWithItsConfig(t *testing.T) {
 func TestFloodDoesNotUnprotect(t *testing.T) {
 	defer func(old int) { gitrepo.ScanMaxDirs = old }(gitrepo.ScanMaxDirs)
 	gitrepo.ScanMaxDirs = 20
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			settings := filepath.Join(f.ws, "zzz", "pkg", ".claude", "settings.json")
@@ -222,7 +222,7 @@ func TestFloodDoesNotUnprotect(t *testing.T) {
 func TestFloodPastTheWholeSearchFailsClosed(t *testing.T) {
 	defer func(scan, audit int) { gitrepo.ScanMaxDirs, gitrepo.MaxDirs = scan, audit }(gitrepo.ScanMaxDirs, gitrepo.MaxDirs)
 	gitrepo.ScanMaxDirs, gitrepo.MaxDirs = 20, 40
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			for i := range 60 {
@@ -250,7 +250,7 @@ func TestFloodPastTheWholeSearchFailsClosed(t *testing.T) {
 // repository's first. A command must neither repoint the human's such
 // files nor leave one of its own, on either backend; the human's stay.
 func TestFileOnTheWayToAProtectedName(t *testing.T) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			human := []string{filepath.Join(f.ws, ".jj", "repo"), filepath.Join(f.ws, "pkg", ".jj", "repo")}
@@ -277,7 +277,7 @@ func TestFileOnTheWayToAProtectedName(t *testing.T) {
 // that moves it away (with a planted config.toml) and leaves a .jj/repo
 // file naming the new place must not have it stay, on either backend.
 func TestFileInPlaceOfADirectoryOnTheWay(t *testing.T) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			config := filepath.Join(f.ws, ".jj", "repo", "config.toml")
@@ -298,7 +298,7 @@ func TestFileInPlaceOfADirectoryOnTheWay(t *testing.T) {
 // a protected name (a kernel tree's .config, not ~/.config) is neither
 // kept read-only nor set aside, at the top or deeper, made or edited.
 func TestAKernelConfigStaysWritable(t *testing.T) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			linux := filepath.Join(f.ws, "src", "linux")

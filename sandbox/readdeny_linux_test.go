@@ -18,7 +18,7 @@ import (
 // read-only mode cannot print it, on both backends. Adding an entry to
 // the table adds its case here.
 func TestReadDenyEntryUnreadable(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		type planted struct{ entry, file, canary string }
 		var all []planted

@@ -9,25 +9,25 @@ import (
 	"sync"
 )
 
-// seatbeltProvider confines with macOS Seatbelt: /usr/bin/sandbox-exec
+// seatbeltBackend confines with macOS Seatbelt: /usr/bin/sandbox-exec
 // runs the command under an SBPL profile generated from the policy (see
 // seatbelt_profile.go). It needs no helper and leaves nothing on the host.
 //
 // Apple documents sandbox-exec as deprecated, yet it is what macOS's own
 // tools and every agent sandbox on macOS run; the probe proves at start-up
 // that it still works here.
-type seatbeltProvider struct {
+type seatbeltBackend struct {
 	once    sync.Once
 	version string
 	err     error
 }
 
 // newSeatbelt returns the macOS Seatbelt backend.
-func newSeatbelt() Provider { return &seatbeltProvider{} }
+func newSeatbelt() Backend { return &seatbeltBackend{} }
 
-func (s *seatbeltProvider) Name() string { return "seatbelt" }
+func (s *seatbeltBackend) Name() string { return "seatbelt" }
 
-func (s *seatbeltProvider) detect() {
+func (s *seatbeltBackend) detect() {
 	s.once.Do(func() {
 		fi, err := os.Stat(seatbeltExec)
 		switch {
@@ -45,12 +45,12 @@ func (s *seatbeltProvider) detect() {
 }
 
 // Version is the macOS version, which decides what Seatbelt can do.
-func (s *seatbeltProvider) Version() string {
+func (s *seatbeltBackend) Version() string {
 	s.detect()
 	return s.version
 }
 
-func (s *seatbeltProvider) Available() error {
+func (s *seatbeltBackend) Available() error {
 	s.detect()
 	return s.err
 }
@@ -58,11 +58,11 @@ func (s *seatbeltProvider) Available() error {
 // Limits reports what Seatbelt cannot enforce: only the private /tmp.
 // Writes, protected paths (existing or not), the read-deny list and the
 // network are enforced by the kernel.
-func (s *seatbeltProvider) Limits() (Enforcement, []string) {
+func (s *seatbeltBackend) Limits() (Enforcement, []string) {
 	return EnforcementPartial, seatbeltUnenforced
 }
 
-func (s *seatbeltProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
+func (s *seatbeltBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
 	if err := confinable(s, argv); err != nil {
 		return nil, err
 	}

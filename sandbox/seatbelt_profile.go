@@ -9,7 +9,7 @@ import (
 )
 
 // This file generates the macOS Seatbelt (SBPL) profile. It has no build
-// tag so that its golden tests run on every platform; the provider that
+// tag so that its golden tests run on every platform; the backend that
 // runs it is in seatbelt_darwin.go.
 //
 // How the profile is built, and why:
@@ -66,7 +66,7 @@ var seatbeltMDNSResponder = []string{"/private/var/run/mDNSResponder", "/var/run
 
 // seatbeltProfile generates the profile that confines a command under p.
 // sockets are Unix sockets to refuse even inside a writable root (the
-// Docker daemon's, found on this machine by the provider).
+// Docker daemon's, found on this machine by the backend).
 //
 // It refuses a danger-full-access policy (which is never confined) and a
 // protected path that is, or passes through, a symlink.

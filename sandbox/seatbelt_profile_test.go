@@ -492,7 +492,7 @@ func TestSeatbeltEnforces(t *testing.T) {
 	prov := byName("seatbelt")
 	require.NotNil(t, prov)
 	require.NoError(t, prov.Available())
-	res := probeProvider(prov, "")
+	res := probeBackend(prov, "")
 	require.True(t, res.OK, res.Reason)
 
 	tr := newSeatbeltTree(t)

@@ -26,7 +26,7 @@ type secretFilesWorld struct {
 	mode        Mode     // workspace-write unless set
 }
 
-func newSecretFilesWorld(t *testing.T, prov Provider, more ...string) *secretFilesWorld {
+func newSecretFilesWorld(t *testing.T, prov Backend, more ...string) *secretFilesWorld {
 	f := newFixture(t, prov)
 	w := &secretFilesWorld{f: f, file: filepath.Join(f.home, ".config", "gh", "hosts.yml"), npmrc: filepath.Join(f.home, ".npmrc")}
 	require.NoError(t, os.MkdirAll(filepath.Dir(w.file), 0o755))
@@ -55,7 +55,7 @@ func (w *secretFilesWorld) run(t *testing.T, script string) (string, error) {
 	p, err := svc.Resolve(Request{TmpDir: f.tmp, SessionID: "test"})
 	require.NoError(t, err)
 	var out bytes.Buffer
-	ex := &Executor{Provider: &LocalProvider{Forced: f.prov.Name()}, Requirement: Required}
+	ex := &Executor{Backends: &Backends{Forced: f.prov.Name()}, Requirement: Required}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	_, err = ex.Run(ctx, p, RunSpec{
@@ -77,7 +77,7 @@ func (w *secretFilesWorld) run(t *testing.T, script string) (string, error) {
 // makes shows at the next start — and unreadable under Landlock; the real
 // bytes never reach the command.
 func TestSecretFilesMaskedOrDenied(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		w := newSecretFilesWorld(t, prov)
 		sentinel := w.v.Sentinel("gh")
 		script := `cat "$1"; echo "[cat $?]"
@@ -116,7 +116,7 @@ cat "$(dirname "$1")/config.yml" ~/dotfiles/vimrc`
 // would show that other credential whole); Landlock, which cannot refuse
 // a read beneath a writable root, refuses the sandbox instead.
 func TestSecretFilesInWorkspaceHiddenOrRefused(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		wsNpmrc := filepath.Join(f.ws, ".npmrc")
 		require.NoError(t, os.WriteFile(wsNpmrc, []byte("//project.example/:_authToken="+realToken+"\n"), 0o600))
@@ -158,7 +158,7 @@ func TestSecretFilesInWorkspaceHiddenOrRefused(t *testing.T) {
 // anyway still shows the masked copy, as a dotfiles link in the home does
 // (TestSecretFilesMaskedOrDenied).
 func TestSecretFileLedIntoAnotherCredential(t *testing.T) {
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		creds := filepath.Join(f.home, ".git-credentials")
 		require.NoError(t, os.WriteFile(creds, []byte("https://octo:"+realToken+"@github.com\nhttps://octo:OTHER-CRED-CANARY@gitlab.example\n"), 0o600))

@@ -30,7 +30,7 @@ import (
 // the secret's host in denied_domains nothing reaches any host.
 func TestSecretsThroughCapture(t *testing.T) {
 	prov := newBwrap()
-	if res := probeProvider(prov, t.TempDir()); !res.OK {
+	if res := probeBackend(prov, t.TempDir()); !res.OK {
 		t.Fatalf("bwrap must work on this machine: %s", res.Reason)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
@@ -88,7 +88,7 @@ env | grep -c -F -e "${API_TOKEN#cordon-sentinel-}" -e REALVALUE
 		p.AllowedDomains, p.DeniedDomains = []string{"api.secret.test", "other.secret.test"}, denied
 		var logged []string
 		var buf bytes.Buffer
-		ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required}
+		ex := &Executor{Backends: &Backends{Forced: prov.Name()}, Requirement: Required}
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		_, err := ex.Run(ctx, p, RunSpec{

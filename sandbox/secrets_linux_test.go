@@ -45,7 +45,7 @@ func TestSecretsSentinelInsideRealValueOutside(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	port := u.Port()
 	_, pyErr := exec.LookPath("python3")
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		mu.Lock()
 		got = nil
 		mu.Unlock()
@@ -74,7 +74,7 @@ echo "sentinel: $API_TOKEN"
 		var logMu sync.Mutex
 		var logged []string
 		var out bytes.Buffer
-		ex := &Executor{Provider: &LocalProvider{Forced: f.prov.Name()}, Requirement: Required}
+		ex := &Executor{Backends: &Backends{Forced: f.prov.Name()}, Requirement: Required}
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		_, err = ex.Run(ctx, p, RunSpec{
@@ -160,14 +160,14 @@ func TestSecretsGitOverHTTPS(t *testing.T) {
 		backend.ServeHTTP(w, r)
 	}))
 	u, _ := url.Parse(srv.URL)
-	eachBackend(t, func(t *testing.T, prov Provider) {
+	eachBackend(t, func(t *testing.T, prov Backend) {
 		f := newFixture(t, prov)
 		v, err := secrets.New([]secrets.Secret{{Name: "git", Value: []byte(realToken), Hosts: []string{"localhost"}, Env: "GIT_TOKEN"}})
 		require.NoError(t, err)
 		p := f.policy(WorkspaceWrite, NetworkRestricted)
 		p.AllowedDomains = []string{"localhost:" + u.Port()}
 		var out bytes.Buffer
-		ex := &Executor{Provider: &LocalProvider{Forced: f.prov.Name()}, Requirement: Required}
+		ex := &Executor{Backends: &Backends{Forced: f.prov.Name()}, Requirement: Required}
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		script := fmt.Sprintf(`git -c credential.helper= ls-remote "https://x-access-token:$GIT_TOKEN@localhost:%s/repo.git"; echo "[git $?]"`, u.Port())

@@ -49,9 +49,9 @@ func ValidBackend(name string) error {
 	return fmt.Errorf("unknown backend %q: use one of %s", name, strings.Join(backendNames, ", "))
 }
 
-// LocalProvider picks the strongest backend that passes its probe, once
+// Backends picks the strongest backend that passes its probe, once
 // per process, or the forced one (still probed).
-type LocalProvider struct {
+type Backends struct {
 	// Forced names a backend; "" or "auto" detects.
 	Forced string
 	// StateDir is where the probe makes its scratch directory ("" for
@@ -59,31 +59,31 @@ type LocalProvider struct {
 	StateDir string
 
 	once   sync.Once
-	chosen Provider
+	chosen Backend
 	status Status
 }
 
 // Select returns the chosen backend and its status. A backend that is
 // unavailable is returned as one that refuses everything.
-func (lp *LocalProvider) Select() (Provider, Status) {
+func (lp *Backends) Select() (Backend, Status) {
 	lp.once.Do(lp.selectOnce)
 	return lp.chosen, lp.status
 }
 
-func (lp *LocalProvider) selectOnce() {
-	var list []Provider
+func (lp *Backends) selectOnce() {
+	var list []Backend
 	if lp.Forced != "" && lp.Forced != "auto" {
 		p := byName(lp.Forced)
 		if p == nil {
 			p = unavailableBackend(fmt.Sprintf("backend %q is not available on this platform", lp.Forced))
 		}
-		list = []Provider{p}
+		list = []Backend{p}
 	} else {
 		list = candidates()
 	}
 	var tried []Attempt
 	for _, p := range list {
-		res := probeProvider(p, lp.StateDir)
+		res := probeBackend(p, lp.StateDir)
 		tried = append(tried, Attempt{Backend: p.Name(), OK: res.OK, Reason: res.Reason})
 		if res.OK {
 			enf, un := p.Limits()

@@ -14,7 +14,7 @@ import (
 
 func dangerExecutor(t *testing.T) (*Executor, ExecutionPolicy) {
 	t.Helper()
-	return &Executor{Provider: &LocalProvider{}, Requirement: Required},
+	return &Executor{Backends: &Backends{}, Requirement: Required},
 		ExecutionPolicy{Mode: DangerFullAccess, WorkspaceRoot: t.TempDir()}
 }
 

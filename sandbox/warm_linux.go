@@ -408,7 +408,7 @@ type warmCall struct {
 // startWarm starts spec's command in a warm sandbox for c. It returns
 // false (and the caller runs the call cold) when there is none to be had
 // or the command did not start in it.
-func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter, tmp string) (runner, bool) {
+func (e *Executor) startWarm(c *ConfinedArgv, spec RunSpec, tail *tailWriter, tmp string) (running, bool) {
 	key := warmKey(c, spec.Argv)
 	if key == "" {
 		return nil, false

@@ -31,11 +31,11 @@ type warmFixture struct {
 }
 
 func newWarmFixture(t *testing.T, backend string) *warmFixture {
-	prov := map[string]func() Provider{"bwrap": newBwrap, "landlock": newLandlock}[backend]()
-	if res := probeProvider(prov, ""); !res.OK {
+	prov := map[string]func() Backend{"bwrap": newBwrap, "landlock": newLandlock}[backend]()
+	if res := probeBackend(prov, ""); !res.OK {
 		t.Fatalf("%s must work on this machine: %s", backend, res.Reason)
 	}
-	ex := &Executor{Provider: &LocalProvider{Forced: backend}, Requirement: Required, Warm: true}
+	ex := &Executor{Backends: &Backends{Forced: backend}, Requirement: Required, Warm: true}
 	t.Cleanup(ex.Close)
 	return &warmFixture{fixture: newFixture(t, prov), backend: backend, ex: ex}
 }
@@ -49,7 +49,7 @@ func eachWarmBackend(t *testing.T, test func(t *testing.T, w *warmFixture)) {
 
 // cold is an executor that runs every call cold on w's backend.
 func (w *warmFixture) cold() *Executor {
-	return &Executor{Provider: &LocalProvider{Forced: w.backend}, Requirement: Required}
+	return &Executor{Backends: &Backends{Forced: w.backend}, Requirement: Required}
 }
 
 // run runs script in bash -c under p, as the bash tool does.

@@ -10,6 +10,6 @@ func (*warmPool) closeAll() {}
 
 func (*warmPool) endSession(string) {}
 
-func (e *Executor) startWarm(*ConfinedArgv, RunSpec, *tailWriter, string) (runner, bool) {
+func (e *Executor) startWarm(*ConfinedArgv, RunSpec, *tailWriter, string) (running, bool) {
 	return nil, false
 }

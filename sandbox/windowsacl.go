@@ -11,7 +11,7 @@ import (
 // every OS: from an ExecutionPolicy to internal/winacl's Policy, and from
 // its Confinement to a ConfinedArgv. The backend itself (the ACL plan, the
 // token, the runner) is internal/winacl; windowsacl_windows.go is the
-// Provider.
+// Backend.
 
 // windowsACLName is the backend's config name.
 const windowsACLName = "windows-acl"

@@ -8,22 +8,22 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// windowsACLProvider confines with a write-restricted token and ACL grants
+// windowsACLBackend confines with a write-restricted token and ACL grants
 // on the writable roots (internal/winacl), through cordon's own runner,
 // which also puts the command in a kill-on-close job.
-type windowsACLProvider struct {
+type windowsACLBackend struct {
 	once     sync.Once
 	decision winacl.Decision
 	version  string
 }
 
 // newWindowsACL returns the windows-acl backend.
-func newWindowsACL() Provider { return &windowsACLProvider{} }
+func newWindowsACL() Backend { return &windowsACLBackend{} }
 
-func (w *windowsACLProvider) Name() string { return windowsACLName }
+func (w *windowsACLBackend) Name() string { return windowsACLName }
 
 // detect decides, once, between the restricted token and the fallback.
-func (w *windowsACLProvider) detect() {
+func (w *windowsACLBackend) detect() {
 	w.once.Do(func() {
 		w.decision = winacl.Detect()
 		v := windows.RtlGetVersion()
@@ -31,12 +31,12 @@ func (w *windowsACLProvider) detect() {
 	})
 }
 
-func (w *windowsACLProvider) Version() string {
+func (w *windowsACLBackend) Version() string {
 	w.detect()
 	return w.version
 }
 
-func (w *windowsACLProvider) Available() error {
+func (w *windowsACLBackend) Available() error {
 	w.detect()
 	if _, err := helperExePath(); err != nil {
 		return fmt.Errorf("finding cordon's executable for the windows-acl runner: %w", err)
@@ -45,12 +45,12 @@ func (w *windowsACLProvider) Available() error {
 }
 
 // Limits is always partial: see windowsACLLimits.
-func (w *windowsACLProvider) Limits() (Enforcement, []string) {
+func (w *windowsACLBackend) Limits() (Enforcement, []string) {
 	w.detect()
 	return windowsACLLimits(w.decision)
 }
 
-func (w *windowsACLProvider) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
+func (w *windowsACLBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv, error) {
 	if err := w.Available(); err != nil {
 		return nil, &UnavailableError{Reason: err.Error()}
 	}

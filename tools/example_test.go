@@ -33,7 +33,7 @@ func ExampleToolbox() {
 	tb := tools.New(tools.Config{
 		Settings: sandbox.Settings{Mode: sandbox.WorkspaceWrite, Workspace: ws, Home: home,
 			StateDir: filepath.Join(home, ".local/state/cordon"), ConfigDir: filepath.Join(home, ".config/cordon")},
-		Executor: &sandbox.Executor{Provider: &sandbox.LocalProvider{}, Requirement: sandbox.Required},
+		Executor: &sandbox.Executor{Backends: &sandbox.Backends{}, Requirement: sandbox.Required},
 		Gate:     approval.Gate{Policy: approval.OnRequest},
 		Logger:   zerolog.Nop(),
 	})

@@ -47,7 +47,7 @@ func newFilesWorld(t testing.TB, mode sandbox.Mode) *filesWorld {
 	require.NoError(t, os.WriteFile(filepath.Join(w.outside, "file.txt"), []byte("outside\n"), 0o644))
 	w.tb = tools.New(tools.Config{
 		Settings: sandbox.Settings{Mode: mode, Workspace: w.ws, Home: w.home, StateDir: w.state, ConfigDir: w.config},
-		Executor: &sandbox.Executor{Provider: &sandbox.LocalProvider{}, Requirement: sandbox.Required},
+		Executor: &sandbox.Executor{Backends: &sandbox.Backends{}, Requirement: sandbox.Required},
 		Gate:     approval.Gate{Policy: approval.OnRequest},
 		Logger:   zerolog.Nop(),
 	})

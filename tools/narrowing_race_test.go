@@ -38,7 +38,7 @@ func TestNarrowingRacesBackgroundStarts(t *testing.T) {
 	t.Cleanup(func() { s.EndProcesses(); log.Close() })
 	tb := tools.New(tools.Config{
 		Settings: sandbox.Settings{Mode: sandbox.WorkspaceWrite, Workspace: w.ws, Home: w.home, StateDir: w.state, ConfigDir: w.config},
-		Executor: &sandbox.Executor{Provider: &sandbox.LocalProvider{}, Requirement: sandbox.Required},
+		Executor: &sandbox.Executor{Backends: &sandbox.Backends{}, Requirement: sandbox.Required},
 		Gate:     approval.Gate{Policy: approval.OnRequest},
 		Logger:   zerolog.Nop(),
 		// The read-only ones live on to the end (the session's end kills

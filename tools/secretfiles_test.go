@@ -32,7 +32,7 @@ func TestSecretFilesNeverRead(t *testing.T) {
 	w.file(t, "ok.txt", "registry notes\n")
 	tb := tools.New(tools.Config{
 		Settings: sandbox.Settings{Mode: sandbox.WorkspaceWrite, Workspace: w.ws, Home: w.home, StateDir: w.state, ConfigDir: w.config},
-		Executor: &sandbox.Executor{Provider: &sandbox.LocalProvider{}, Requirement: sandbox.Required},
+		Executor: &sandbox.Executor{Backends: &sandbox.Backends{}, Requirement: sandbox.Required},
 		Gate:     approval.Gate{Policy: approval.OnRequest},
 		Logger:   zerolog.Nop(),
 		Secrets: []secrets.Secret{{Name: "npm", Value: []byte(value), Hosts: []string{"registry.npmjs.org"},

@@ -110,7 +110,7 @@ func newDeployment(src config.Sources, cfg *config.Config) deployment {
 
 func (d deployment) executor(warn func(string)) *sandbox.Executor {
 	return &sandbox.Executor{
-		Provider:    &sandbox.LocalProvider{Forced: d.backend, StateDir: d.settings.StateDir},
+		Backends:    &sandbox.Backends{Forced: d.backend, StateDir: d.settings.StateDir},
 		Requirement: d.requirement,
 		Warn:        warn,
 	}

@@ -62,8 +62,8 @@ func (c *ConfinedArgv) Guarded() []string { return c.guard.paths() }
 // caller applies RunnerFailureRules to the output.
 func (c *ConfinedArgv) ReportsRunnerStatus() bool { return c.statusFD > 0 }
 
-// Provider is an OS confinement backend.
-type Provider interface {
+// Backend is an OS confinement backend.
+type Backend interface {
 	// Name is the backend's config name: bwrap, landlock, seatbelt, …
 	Name() string
 	// Version describes the mechanism (bwrap's version, Landlock's ABI).
@@ -78,17 +78,17 @@ type Provider interface {
 	Limits() (Enforcement, []string)
 }
 
-// unavailableProvider always refuses: the fail-closed end of the chain.
-type unavailableProvider struct{ reason string }
+// refusingBackend always refuses: the fail-closed end of the chain.
+type refusingBackend struct{ reason string }
 
 // unavailableBackend returns the backend that refuses everything with reason.
-func unavailableBackend(reason string) Provider { return unavailableProvider{reason: reason} }
+func unavailableBackend(reason string) Backend { return refusingBackend{reason: reason} }
 
-func (u unavailableProvider) Name() string                    { return "unavailable" }
-func (u unavailableProvider) Version() string                 { return "" }
-func (u unavailableProvider) Available() error                { return &UnavailableError{Reason: u.reason} }
-func (u unavailableProvider) Limits() (Enforcement, []string) { return EnforcementNone, nil }
-func (u unavailableProvider) Confine([]string, ConfinedPolicy) (*ConfinedArgv, error) {
+func (u refusingBackend) Name() string                    { return "unavailable" }
+func (u refusingBackend) Version() string                 { return "" }
+func (u refusingBackend) Available() error                { return &UnavailableError{Reason: u.reason} }
+func (u refusingBackend) Limits() (Enforcement, []string) { return EnforcementNone, nil }
+func (u refusingBackend) Confine([]string, ConfinedPolicy) (*ConfinedArgv, error) {
 	return nil, &UnavailableError{Reason: u.reason}
 }
 
@@ -100,7 +100,7 @@ func direct(argv []string) *ConfinedArgv {
 
 // confinable is every backend's first check in Confine: the backend works
 // here (else fail closed), and there is a command.
-func confinable(prov Provider, argv []string) error {
+func confinable(prov Backend, argv []string) error {
 	if err := prov.Available(); err != nil {
 		return &UnavailableError{Reason: err.Error()}
 	}
