@@ -102,9 +102,21 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 
 func gitOnHost(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+filepath.Dir(dir))
-	out, err := cmd.CombinedOutput()
+	var out []byte
+	var err error
+	// A command in the sandbox may be trying git config at the same
+	// moment: its config.lock (made, then removed when the rename over
+	// the read-only config fails) makes the human's git fail for that
+	// moment, as it would the human's; the human tries again.
+	for try := 0; ; try++ {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+filepath.Dir(dir))
+		out, err = cmd.CombinedOutput()
+		if err == nil || try == 50 || !strings.Contains(string(out), "could not lock config file") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	require.NoError(t, err, "git %v: %s", args, out)
 	return string(out)
 }
