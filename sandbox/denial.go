@@ -15,3 +15,14 @@ func (e *UnavailableError) Error() string { return "sandbox unavailable: " + e.R
 
 // Unwrap lets errors.Is(err, errUnavailable) match.
 func (e *UnavailableError) Unwrap() error { return errUnavailable }
+
+// NeverRanError says a command never ran: the sandbox refused it before
+// any process started (no backend could confine it, an *UnavailableError
+// among the causes, or the policy cannot be confined). Err is why.
+type NeverRanError struct{ Err error }
+
+func (e *NeverRanError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the cause, so that errors.As still finds an
+// *UnavailableError in it.
+func (e *NeverRanError) Unwrap() error { return e.Err }

@@ -47,16 +47,3 @@ func ExamplePolicyService_Resolve() {
 	// ~/.ssh unreadable: true
 	// session mode: read-only writable: false
 }
-
-// An escalation is a mode strictly wider than the one in force, asked for
-// with a justification; the model's sandbox_permissions is parsed first.
-func ExampleCanEscalateTo() {
-	target, why, err := sandbox.ParseEscalation("danger-full-access", "needs to reach the docker daemon")
-	fmt.Println(target, "|", why, "|", err)
-	fmt.Println(sandbox.CanEscalateTo(sandbox.ReadOnly, sandbox.WorkspaceWrite))
-	fmt.Println(sandbox.CanEscalateTo(sandbox.WorkspaceWrite, sandbox.ReadOnly) != nil)
-	// Output:
-	// danger-full-access | needs to reach the docker daemon | <nil>
-	// <nil>
-	// true
-}

@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"errors"
+	"path/filepath"
+
 	"github.com/cordonhq/cordon/internal/helper"
 
 	"bytes"
@@ -111,4 +114,37 @@ type leakyBackend struct{ Backend }
 
 func (leakyBackend) Confine(argv []string, _ ConfinedPolicy) (*ConfinedArgv, error) {
 	return direct(argv), nil
+}
+
+// TestNeverRanIsTyped: a command the sandbox refuses before any process
+// starts comes back as a *NeverRanError, its cause still reachable; one
+// whose runner started is not one, even when the command itself is
+// missing. The tools tell "did not run" from "runner failed" by it.
+func TestNeverRanIsTyped(t *testing.T) {
+	ws := t.TempDir()
+	canary := filepath.Join(ws, "ran")
+	t.Run("no backend", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir()) // no bwrap
+		ex := &Executor{Backends: &Backends{Forced: "bwrap"}, Requirement: Required}
+		_, err := ex.Run(t.Context(), ExecutionPolicy{Mode: ReadOnly, WorkspaceRoot: ws},
+			RunSpec{Argv: []string{"/bin/sh", "-c", "touch " + canary}, Dir: ws})
+		var never *NeverRanError
+		require.ErrorAs(t, err, &never)
+		var ue *UnavailableError
+		assert.ErrorAs(t, err, &ue, "the cause is kept")
+		assert.NoFileExists(t, canary)
+	})
+	t.Run("no command", func(t *testing.T) {
+		ex := &Executor{Backends: &Backends{}, Requirement: Off}
+		_, err := ex.Run(t.Context(), ExecutionPolicy{Mode: DangerFullAccess, WorkspaceRoot: ws}, RunSpec{Dir: ws})
+		var never *NeverRanError
+		assert.ErrorAs(t, err, &never, "an empty argv is refused before anything starts")
+	})
+	t.Run("started", func(t *testing.T) {
+		ex := &Executor{Backends: &Backends{}, Requirement: Off}
+		_, err := ex.Run(t.Context(), ExecutionPolicy{Mode: DangerFullAccess, WorkspaceRoot: ws},
+			RunSpec{Argv: []string{"no-such-command-xyz"}, Dir: ws})
+		var never *NeverRanError
+		assert.False(t, errors.As(err, &never), "a runner that started is no refusal: %v", err)
+	})
 }

@@ -114,36 +114,6 @@ func TestToConfinedIsOneWay(t *testing.T) {
 	}, "development builds panic on a broken invariant")
 }
 
-func TestEscalationLadder(t *testing.T) {
-	refused := []struct{ current, target Mode }{
-		{WorkspaceWrite, WorkspaceWrite},
-		{DangerFullAccess, WorkspaceWrite},
-		{WorkspaceWrite, ReadOnly},
-		{ReadOnly, "root"},
-	}
-	for _, r := range refused {
-		assert.ErrorIs(t, CanEscalateTo(r.current, r.target), errEscalationInvalid, "%+v", r)
-	}
-	assert.NoError(t, CanEscalateTo(ReadOnly, DangerFullAccess), "read-only may jump straight to danger")
-	assert.NoError(t, CanEscalateTo(ReadOnly, WorkspaceWrite))
-	assert.NoError(t, CanEscalateTo(WorkspaceWrite, DangerFullAccess))
-}
-
-func TestParseEscalation(t *testing.T) {
-	m, j, err := ParseEscalation("", "")
-	require.NoError(t, err)
-	assert.Empty(t, m)
-	assert.Empty(t, j)
-	for _, c := range [][2]string{{"workspace-write", ""}, {"", "because"}, {"workspace-write", "   "}, {"everything", "because"}} {
-		_, _, err := ParseEscalation(c[0], c[1])
-		assert.ErrorIs(t, err, errEscalationInvalid, "%q", c)
-	}
-	m, j, err = ParseEscalation("workspace-write", " run the build ")
-	require.NoError(t, err)
-	assert.Equal(t, WorkspaceWrite, m)
-	assert.Equal(t, "run the build", j)
-}
-
 func TestRunnerFailureRuleMatches(t *testing.T) {
 	rule := RunnerFailureRule{
 		AllowedExitCodes:   []int{1},

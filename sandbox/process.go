@@ -41,7 +41,7 @@ func (e *Executor) Start(p ExecutionPolicy, spec RunSpec) (*Process, error) {
 func (e *Executor) start(p ExecutionPolicy, spec RunSpec, warm bool) (*Process, error) {
 	confined, err := e.prepare(spec.Argv, p, spec.Egress)
 	if err != nil {
-		return &Process{}, err
+		return &Process{}, &NeverRanError{Err: err}
 	}
 	started := false
 	defer func() {

@@ -98,8 +98,10 @@ type RunResult struct {
 const tailSize = 64 << 10
 
 // Run runs spec.Argv under p to its end. An error means the command did
-// not run: no backend could confine it (an *UnavailableError: fail
-// closed), or the runner could not be started.
+// not run: a *NeverRanError when the sandbox refused it before any process
+// started (with an *UnavailableError among its causes where no backend
+// could confine it: fail closed), otherwise the runner could not be
+// started.
 func (e *Executor) Run(ctx context.Context, p ExecutionPolicy, spec RunSpec) (RunResult, error) {
 	proc, err := e.start(p, spec, e.Warm)
 	if err != nil {

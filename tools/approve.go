@@ -136,7 +136,7 @@ func IsPending(e *ToolError) bool { return isPending(e) }
 // dialog cannot show whole is refused before that line (INVALID_ARGUMENT).
 func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (sandbox.ExecutionPolicy, *ToolError) {
 	tool, subject, command := r.tool, r.subject, r.command
-	target, justification, err := sandbox.ParseEscalation(r.SandboxPermissions, r.Justification)
+	target, justification, err := parseEscalation(r.SandboxPermissions, r.Justification)
 	if err != nil {
 		return sandbox.ExecutionPolicy{}, invalid("%v", err)
 	}
@@ -145,7 +145,7 @@ func (tb *Toolbox) authorize(ctx context.Context, call Call, r authRequest) (san
 		return pol, terr
 	}
 	if target != "" {
-		if err := sandbox.CanEscalateTo(pol.Mode, target); err != nil {
+		if err := canEscalateTo(pol.Mode, target); err != nil {
 			return pol, invalid("%v", err)
 		}
 		if c, ok := call.Session.ceiling(); ok && target.WiderThan(c) {

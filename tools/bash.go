@@ -214,8 +214,8 @@ func (tb *Toolbox) runBash(ctx context.Context, call Call, pol sandbox.Execution
 	})
 	stopProgress()
 	if err != nil {
-		var ue *sandbox.UnavailableError
-		if errors.As(err, &ue) || res.Backend == "" {
+		var never *sandbox.NeverRanError
+		if errors.As(err, &never) {
 			return nil, unavailable(pol.Mode, err)
 		}
 		return nil, errorf(CodeRunnerFailed, "starting the command: %v", err)

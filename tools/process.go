@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -237,7 +238,8 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 		Egress: tb.egressHooks(ctx, Call{Session: call.Session, st: call.st}, pol, in.Command),
 	})
 	if err != nil {
-		if proc.Result().Backend == "" {
+		var never *sandbox.NeverRanError
+		if errors.As(err, &never) {
 			return nil, unavailable(pol.Mode, err)
 		}
 		return nil, errorf(CodeRunnerFailed, "starting the command: %v", err)

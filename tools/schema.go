@@ -31,7 +31,7 @@ import (
 // their order: the values the handler accepts, declared once.
 var schemaEnums = map[string][]any{
 	// EscalationModes: every mode but read-only, which is never an
-	// escalation target (sandbox.CanEscalateTo).
+	// escalation target (canEscalateTo).
 	"EscalationModes": {string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)},
 	"GrepOutputs":     {grepContent, grepFiles, grepCount},
 	"KillSignals":     {signalTERM, signalINT, signalKILL},

@@ -105,7 +105,7 @@ func runToExit(ex *sandbox.Executor, pol sandbox.ExecutionPolicy, spec sandbox.R
 	case err != nil && res.Backend == "none" && errors.Is(err, exec.ErrNotFound):
 		fmt.Fprintf(stderr, "cordon: %s: command not found\n", argv[0])
 		return exitCode(127)
-	case err != nil && res.Backend == "":
+	case errors.As(err, new(*sandbox.NeverRanError)):
 		fmt.Fprintf(stderr, "cordon: sandbox unavailable: %v\n", err)
 		return exitCode(exitSandbox)
 	case err != nil:

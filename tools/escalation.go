@@ -1,17 +1,19 @@
-package sandbox
+package tools
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cordonhq/cordon/sandbox"
 )
 
 // errEscalationInvalid is wrapped by every refusal of the ladder.
 var errEscalationInvalid = errors.New("invalid escalation request")
 
-// ParseEscalation validates the paired arguments sandbox_permissions and
-// justification. Both empty means "no escalation" (zero Mode, nil error).
-func ParseEscalation(permissions, justification string) (Mode, string, error) {
+// parseEscalation validates the paired arguments sandbox_permissions and
+// justification. Both empty means "no escalation" (zero sandbox.Mode, nil error).
+func parseEscalation(permissions, justification string) (sandbox.Mode, string, error) {
 	justification = strings.TrimSpace(justification)
 	switch {
 	case permissions == "" && justification == "":
@@ -21,17 +23,17 @@ func ParseEscalation(permissions, justification string) (Mode, string, error) {
 	case justification == "":
 		return "", "", fmt.Errorf("%w: sandbox_permissions given without a non-empty justification; pass both or neither", errEscalationInvalid)
 	}
-	target, err := ParseMode(permissions)
+	target, err := sandbox.ParseMode(permissions)
 	if err != nil {
 		return "", "", fmt.Errorf("%w: sandbox_permissions: %v", errEscalationInvalid, err)
 	}
 	return target, justification, nil
 }
 
-// CanEscalateTo reports whether target is a legal escalation from current:
+// canEscalateTo reports whether target is a legal escalation from current:
 // strictly wider, and never read-only.
-func CanEscalateTo(current, target Mode) error {
-	if target == ReadOnly {
+func canEscalateTo(current, target sandbox.Mode) error {
+	if target == sandbox.ReadOnly {
 		return fmt.Errorf("%w: read-only is never an escalation target", errEscalationInvalid)
 	}
 	if !target.Valid() {
