@@ -190,7 +190,12 @@ func tunnel(c int, socket string, names *fakeNames, port int) {
 	}
 	if ok && port == 80 {
 		// Plain HTTP: the program reads the proxy's refusal (a 403
-		// naming the host and the config line) as its answer.
+		// naming the host and the config line) as its answer, once it
+		// has asked: an answer before the request, with the connection
+		// closed after it, is one an HTTP client may not take (Go's
+		// transport: "readLoopPeekFailLocked").
+		unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 10})
+		readHead(c)
 		writeAll(c, head)
 		joinFDs(c, u)
 		return
