@@ -30,6 +30,8 @@ const linuxGoldenHome = "/home/dev"
 type argvGoldenCase struct {
 	name   string
 	policy func(tr *seatbeltTree) ExecutionPolicy
+	// egress is the call's proxy as Prepare would have started it.
+	egress func(tr *seatbeltTree) *egressEndpoint
 }
 
 func argvGoldenCases() []argvGoldenCase {
@@ -54,9 +56,9 @@ func argvGoldenCases() []argvGoldenCase {
 			// The proxy as Prepare would have started it: a fixed port, and
 			// (for bwrap) its socket directory in the tree.
 			tr.dirs("project", "egress")
-			p := tr.resolve(tr.settings(WorkspaceWrite, NetworkRestricted, "project"))
-			p.egress = &egressEndpoint{listenPort: 41234, dir: tr.path("egress")}
-			return p
+			return tr.resolve(tr.settings(WorkspaceWrite, NetworkRestricted, "project"))
+		}, egress: func(tr *seatbeltTree) *egressEndpoint {
+			return &egressEndpoint{listenPort: 41234, dir: tr.path("egress")}
 		}},
 		{name: "danger-full-access", policy: func(tr *seatbeltTree) ExecutionPolicy {
 			tr.project()
@@ -83,6 +85,9 @@ func confineForGolden(t *testing.T, c argvGoldenCase, prov Backend) string {
 	} else {
 		cp, cerr := p.ToConfined()
 		require.NoError(t, cerr)
+		if c.egress != nil {
+			cp.egress = c.egress(tr)
+		}
 		confined, err = prov.Confine(goldenCommand, cp)
 	}
 	require.NoError(t, err)

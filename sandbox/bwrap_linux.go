@@ -131,14 +131,15 @@ func (b *bwrapBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv,
 	if err != nil {
 		return nil, err
 	}
-	args := b.args(p, plan)
+	facts := callFacts{egress: cp.egress, dockerSockets: dockerSockets(), runtimeDirs: runtimeDirs()}
+	args := b.args(p, plan, facts)
 	const exeFD, statusFD = 3, 4
 	hc := helper.Config{NetDeny: p.Network == NetworkDeny, StatusFD: statusFD, Argv: argv}
 	if p.Network == NetworkRestricted {
-		if p.egress == nil || p.egress.dir == "" {
+		if cp.egress == nil || cp.egress.dir == "" {
 			return nil, invariant("network restricted without an egress proxy socket")
 		}
-		hc.ProxyPort, hc.ProxySocket = p.egress.port(), p.egress.socketInside()
+		hc.ProxyPort, hc.ProxySocket = cp.egress.port(), cp.egress.socketInside()
 		hc.Capture = true
 		args = append(args, captureCaps(b.path)...)
 	}
@@ -164,7 +165,7 @@ func (b *bwrapBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv,
 		// (git credential-store, an agent rewriting its config) is a new
 		// inode that no rule grants. Beneath a writable root Landlock
 		// grants reads with writes; there the watch ends the sandbox.
-		hc.DenyRead = landlockDenyReadInBwrap(p)
+		hc.DenyRead = landlockDenyReadInBwrap(p, cp.egress)
 	}
 	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(exeFD), helper.Arg)
 	args = append(args, hc.Args()...)
@@ -211,8 +212,9 @@ func (b *bwrapBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedArgv,
 // args builds bwrap's arguments. Order matters: later mounts lie on top of
 // earlier ones, so the read-only root comes first, then /tmp, then the
 // writable roots (outer before inner), then the protected paths and the
-// hidden ones on top.
-func (b *bwrapBackend) args(p ExecutionPolicy, plan mountPlan) []string {
+// hidden ones on top. It reads nothing: what it needs of the machine is
+// in facts.
+func (b *bwrapBackend) args(p ExecutionPolicy, plan mountPlan, facts callFacts) []string {
 	a := []string{
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
 	}
@@ -240,9 +242,9 @@ func (b *bwrapBackend) args(p ExecutionPolicy, plan mountPlan) []string {
 	for _, t := range p.ProgramTrees {
 		a = append(a, "--ro-bind", t, t)
 	}
-	if p.egress != nil && p.egress.dir != "" {
-		a = append(a, "--ro-bind", p.egress.dir, egressSocketDir)
-		a = append(a, p.egress.captureArgs()...)
+	if facts.egress != nil && facts.egress.dir != "" {
+		a = append(a, "--ro-bind", facts.egress.dir, egressSocketDir)
+		a = append(a, facts.egress.captureArgs()...)
 	}
 	// The workspace is always bound, read-only at least, so that it stays
 	// visible when it lives under the host's /tmp.
@@ -273,8 +275,8 @@ func (b *bwrapBackend) args(p ExecutionPolicy, plan mountPlan) []string {
 		a = append(a, "--tmpfs", d)
 		// A secret's file in a hidden directory (~/.config/gh/hosts.yml)
 		// shows its masked copy, alone, while the tmpfs takes mount points.
-		for _, f := range p.egress.maskedWithin(d) {
-			a = append(a, "--ro-bind", p.egress.maskedCopy(f), f)
+		for _, f := range facts.egress.maskedWithin(d) {
+			a = append(a, "--ro-bind", facts.egress.maskedCopy(f), f)
 		}
 		if p.OwnDir != "" && within(p.OwnDir, d) {
 			// The command's own directory beneath a hidden one (a wrap
@@ -291,7 +293,7 @@ func (b *bwrapBackend) args(p ExecutionPolicy, plan mountPlan) []string {
 		}
 		// A secret's file shows its masked copy, never the real bytes.
 		hide := "/dev/null"
-		if cp := p.egress.maskedCopy(f); cp != "" {
+		if cp := facts.egress.maskedCopy(f); cp != "" {
 			hide = cp
 		}
 		a = append(a, "--ro-bind", hide, f)
@@ -299,10 +301,10 @@ func (b *bwrapBackend) args(p ExecutionPolicy, plan mountPlan) []string {
 	if p.OwnDir != "" && !ownBound {
 		a = append(a, "--bind", p.OwnDir, p.OwnDir)
 	}
-	for _, s := range dockerSockets() {
+	for _, s := range facts.dockerSockets {
 		a = append(a, "--ro-bind", "/dev/null", s)
 	}
-	for _, d := range runtimeDirs() {
+	for _, d := range facts.runtimeDirs {
 		a = append(a, "--tmpfs", d)
 	}
 	return a

@@ -145,14 +145,6 @@ func egressDir(p ExecutionPolicy, withSocket bool) (string, error) {
 // port is the proxy's loopback port, the one the command is given.
 func (ep *egressEndpoint) port() int { return ep.listenPort }
 
-// egressPort is the port of p's proxy; 0 without one.
-func (p ExecutionPolicy) egressPort() int {
-	if p.egress == nil {
-		return 0
-	}
-	return p.egress.port()
-}
-
 // socketInside is the proxy's socket as the bwrap sandbox sees it.
 func (ep *egressEndpoint) socketInside() string { return egressSocketDir + "/s" }
 

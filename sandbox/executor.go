@@ -82,24 +82,21 @@ func (e *Executor) prepare(argv []string, p ExecutionPolicy, hooks EgressHooks) 
 		}
 		return nil, &UnavailableError{Reason: st.Reason}
 	}
-	if p.Network == NetworkRestricted {
-		ep, err := startEgress(p, hooks, prov.Name() == "bwrap")
-		if err != nil {
-			return nil, &UnavailableError{Reason: err.Error()}
-		}
-		p.egress = ep
-	}
 	cp, err := p.ToConfined()
 	if err != nil {
-		p.egress.close()
 		return nil, err
+	}
+	if p.Network == NetworkRestricted {
+		if cp.egress, err = startEgress(p, hooks, prov.Name() == "bwrap"); err != nil {
+			return nil, &UnavailableError{Reason: err.Error()}
+		}
 	}
 	c, err := prov.Confine(argv, cp)
 	if err != nil {
-		p.egress.close()
+		cp.egress.close()
 		return nil, err
 	}
-	c.egress = p.egress
+	c.egress = cp.egress
 	if c.egress != nil {
 		c.Env = append(c.Env, c.egress.env()...)
 	}

@@ -128,13 +128,13 @@ func (l *landlockBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedAr
 		Argv:         argv,
 	}
 	if p.Network == NetworkRestricted {
-		if p.egress == nil {
+		if cp.egress == nil {
 			return nil, invariant("network restricted without an egress proxy")
 		}
 		if l.abi < 4 {
 			return nil, &UnavailableError{Reason: fmt.Sprintf("network restricted needs Landlock ABI ≥ 4 (TCP rules); this kernel has %d", l.abi)}
 		}
-		hc.ProxyPort = p.egress.port()
+		hc.ProxyPort = cp.egress.port()
 	}
 	for _, d := range p.ReadDeny {
 		if !pathx.WithinAny(d, p.WritableRoots) {

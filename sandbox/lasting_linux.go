@@ -270,14 +270,14 @@ func lastingPaths(p ExecutionPolicy, plan mountPlan, landlock bool) []string {
 
 // landlockDenyReadInBwrap are the read-deny entries Landlock keeps inside
 // bwrap: those outside the writable roots, whose read Landlock can refuse.
-func landlockDenyReadInBwrap(p ExecutionPolicy) []string {
+func landlockDenyReadInBwrap(p ExecutionPolicy, egress *egressEndpoint) []string {
 	var deny []string
 	for _, d := range p.ReadDeny {
 		// A secret's file bound to its masked copy, or the hidden
 		// directory that holds one, is read there: the grant goes to the
 		// copy's (the tmpfs's) inode, so a real file the host renames over
 		// the path later is still refused.
-		if !pathx.WithinAny(d, p.WritableRoots) && p.egress.maskedCopy(d) == "" && len(p.egress.maskedWithin(d)) == 0 {
+		if !pathx.WithinAny(d, p.WritableRoots) && egress.maskedCopy(d) == "" && len(egress.maskedWithin(d)) == 0 {
 			deny = append(deny, d)
 		}
 	}

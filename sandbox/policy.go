@@ -59,8 +59,6 @@ type ExecutionPolicy struct {
 	// network-restricted call lets through and refuses; a caller may add
 	// the hosts the human allowed for the session.
 	AllowedDomains, DeniedDomains []string
-	// egress is the call's running proxy, set by Prepare.
-	egress *egressEndpoint
 	// TmpDir is the session's private tmp directory on the host.
 	TmpDir          string
 	ExtraWriteAllow []string
@@ -151,6 +149,9 @@ var errDangerNotConfinable = errors.New("a danger-full-access policy cannot be c
 // accident, and there is no way back to an unconfined policy.
 type ConfinedPolicy struct {
 	p ExecutionPolicy
+	// egress is the call's running proxy under network restricted, started
+	// by Executor.prepare: the call's, not the policy's.
+	egress *egressEndpoint
 }
 
 // ToConfined converts a read-only or workspace-write policy for a backend.

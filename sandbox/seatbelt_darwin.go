@@ -67,7 +67,7 @@ func (s *seatbeltBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedAr
 		return nil, err
 	}
 	p := cp.Policy()
-	spec, err := seatbeltProfile(p, seatbeltDockerSockets())
+	spec, err := seatbeltProfile(p, callFacts{egress: cp.egress, dockerSockets: seatbeltDockerSockets()})
 	if err != nil {
 		return nil, err
 	}

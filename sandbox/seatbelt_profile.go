@@ -64,20 +64,22 @@ func (s seatbeltSpec) args() []string {
 // names; with the network on, the sandbox may reach it.
 var seatbeltMDNSResponder = []string{"/private/var/run/mDNSResponder", "/var/run/mDNSResponder"}
 
-// seatbeltProfile generates the profile that confines a command under p.
-// sockets are Unix sockets to refuse even inside a writable root (the
-// Docker daemon's, found on this machine by the backend).
+// seatbeltProfile generates the profile that confines a command under p,
+// with the facts the backend gathered: the call's egress proxy, and the
+// Unix sockets to refuse even inside a writable root (the Docker daemon's,
+// found on this machine).
 //
 // It refuses a danger-full-access policy (which is never confined) and a
 // protected path that is, or passes through, a symlink.
-func seatbeltProfile(p ExecutionPolicy, sockets []string) (seatbeltSpec, error) {
+func seatbeltProfile(p ExecutionPolicy, facts callFacts) (seatbeltSpec, error) {
+	sockets := facts.dockerSockets
 	if p.IsDanger() {
 		return seatbeltSpec{}, errDangerNotConfinable
 	}
 	if !p.Mode.Confined() {
 		return seatbeltSpec{}, fmt.Errorf("cannot build a seatbelt profile for mode %q", p.Mode)
 	}
-	if p.Network == NetworkRestricted && p.egressPort() == 0 {
+	if p.Network == NetworkRestricted && facts.egressPort() == 0 {
 		return seatbeltSpec{}, invariant("network restricted without an egress proxy")
 	}
 	for _, list := range [][]string{p.WritableRoots, {p.TmpDir}, p.ReadDeny, p.Protected, sockets} {
@@ -97,7 +99,7 @@ func seatbeltProfile(p ExecutionPolicy, sockets []string) (seatbeltSpec, error) 
 	w.base()
 	w.reads(s)
 	w.writes(s)
-	w.network(p, s)
+	w.network(p, s, facts.egressPort())
 	return seatbeltSpec{Profile: w.b.String(), Params: w.params}, nil
 }
 
@@ -501,14 +503,14 @@ func (w *sbplWriter) kindOf(path string, s seatbeltSets) string {
 
 // network allows the network when the policy does, except Unix sockets
 // that lead to a process outside the sandbox.
-func (w *sbplWriter) network(p ExecutionPolicy, s seatbeltSets) {
+func (w *sbplWriter) network(p ExecutionPolicy, s seatbeltSets, egressPort int) {
 	w.line("")
 	if p.Network == NetworkRestricted {
 		// Seatbelt names a remote by "localhost" or "*" only: the proxy's
 		// port on loopback is the narrowest rule it can express.
 		w.line("; Network: restricted. Out only to cordon's egress proxy on loopback;")
 		w.line("; it resolves names and decides which hosts to reach.")
-		w.line(`(allow network-outbound (remote ip "localhost:%d"))`, p.egressPort())
+		w.line(`(allow network-outbound (remote ip "localhost:%d"))`, egressPort)
 		return
 	}
 	if !networkOn(p) {

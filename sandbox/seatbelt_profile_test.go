@@ -93,6 +93,8 @@ type seatbeltCase struct {
 	policy func(t *testing.T) (ExecutionPolicy, string)
 	// sockets are Docker sockets, relative to the tree's base.
 	sockets []string
+	// egressPort is the port of the call's proxy (network restricted).
+	egressPort int
 }
 
 // profile generates the case's profile; it returns the tree's base too.
@@ -102,7 +104,11 @@ func (c seatbeltCase) profile(t *testing.T) (seatbeltSpec, ExecutionPolicy, stri
 	for _, s := range c.sockets {
 		sockets = append(sockets, filepath.Join(cmpOrString(base, goldenHome), s))
 	}
-	spec, err := seatbeltProfile(p, sockets)
+	facts := callFacts{dockerSockets: sockets}
+	if c.egressPort != 0 {
+		facts.egress = &egressEndpoint{listenPort: c.egressPort}
+	}
+	spec, err := seatbeltProfile(p, facts)
 	require.NoError(t, err)
 	return spec, p, base
 }
@@ -141,10 +147,8 @@ func seatbeltCases() []seatbeltCase {
 			// Out only to the egress proxy's port on loopback.
 			tr := newSeatbeltTree(t)
 			tr.dirs("project")
-			p := tr.resolve(tr.settings(WorkspaceWrite, NetworkRestricted, "project"))
-			p.egress = &egressEndpoint{listenPort: 41234}
-			return p, tr.base
-		}},
+			return tr.resolve(tr.settings(WorkspaceWrite, NetworkRestricted, "project")), tr.base
+		}, egressPort: 41234},
 		{name: "linked-worktree", policy: func(t *testing.T) (ExecutionPolicy, string) {
 			tr := newSeatbeltTree(t)
 			tr.dirs("main/.git/hooks", "main/.git/worktrees/feature", "feature")
@@ -247,7 +251,7 @@ func TestSeatbeltCarriesTheLists(t *testing.T) {
 	tr.dirs("project/.claude", "project/.hg")
 	set := tr.settings(WorkspaceWrite, NetworkAllow, "project")
 	p := tr.resolve(set)
-	spec, err := seatbeltProfile(p, nil)
+	spec, err := seatbeltProfile(p, callFacts{})
 	require.NoError(t, err)
 	keyOf := func(prefix, value string) string {
 		for _, prm := range spec.Params {
@@ -371,7 +375,7 @@ func TestSeatbeltPathsCannotBreakOut(t *testing.T) {
 		set := tr.settings(WorkspaceWrite, NetworkAllow, name)
 		set.ExtraReadDeny = []string{tr.path(name + "/\"secret\\")}
 		p := tr.resolve(set)
-		spec, err := seatbeltProfile(p, nil)
+		spec, err := seatbeltProfile(p, callFacts{})
 		require.NoError(t, err)
 		return spec, p
 	}
@@ -396,12 +400,12 @@ func TestSeatbeltPathsCannotBreakOut(t *testing.T) {
 }
 
 func TestSeatbeltRefusesWhatItCannotExpress(t *testing.T) {
-	_, err := seatbeltProfile(ExecutionPolicy{Mode: ReadOnly, ReadDeny: []string{"/Users/dev/.ss\x00h"}}, nil)
+	_, err := seatbeltProfile(ExecutionPolicy{Mode: ReadOnly, ReadDeny: []string{"/Users/dev/.ss\x00h"}}, callFacts{})
 	assert.ErrorContains(t, err, "NUL byte")
-	_, err = seatbeltProfile(ExecutionPolicy{Mode: ReadOnly}, []string{"/var/run/\x00docker.sock"})
+	_, err = seatbeltProfile(ExecutionPolicy{Mode: ReadOnly}, callFacts{dockerSockets: []string{"/var/run/\x00docker.sock"}})
 	assert.ErrorContains(t, err, "NUL byte")
 	assert.Panics(t, func() {
-		seatbeltProfile(ExecutionPolicy{Mode: ReadOnly, ReadDeny: []string{"relative/.ssh"}}, nil)
+		seatbeltProfile(ExecutionPolicy{Mode: ReadOnly, ReadDeny: []string{"relative/.ssh"}}, callFacts{})
 	}, "a relative path would silently match nothing: a broken invariant")
 
 	// A protected path through a symlink is refused, not followed.
@@ -409,7 +413,7 @@ func TestSeatbeltRefusesWhatItCannotExpress(t *testing.T) {
 	tr.dirs("project", "elsewhere")
 	require.NoError(t, os.Symlink(tr.path("elsewhere"), tr.path("project/.git")))
 	p := tr.resolve(tr.settings(WorkspaceWrite, NetworkAllow, "project"))
-	_, err = seatbeltProfile(p, nil)
+	_, err = seatbeltProfile(p, callFacts{})
 	assert.ErrorIs(t, err, errProtectedSymlink)
 }
 
@@ -419,15 +423,15 @@ func TestSeatbeltNeverConfinesDanger(t *testing.T) {
 	danger := ExecutionPolicy{Mode: DangerFullAccess, WritableRoots: []string{"/"}}
 	_, err := danger.ToConfined()
 	assert.ErrorIs(t, err, errDangerNotConfinable)
-	_, err = seatbeltProfile(danger, nil)
+	_, err = seatbeltProfile(danger, callFacts{})
 	assert.ErrorIs(t, err, errDangerNotConfinable)
-	_, err = seatbeltProfile(ExecutionPolicy{Mode: "bogus"}, nil)
+	_, err = seatbeltProfile(ExecutionPolicy{Mode: "bogus"}, callFacts{})
 	assert.ErrorContains(t, err, `mode "bogus"`)
 }
 
 func TestSeatbeltRules(t *testing.T) {
 	p := ExecutionPolicy{Mode: WorkspaceWrite, WorkspaceRoot: "/Users/dev/p", WritableRoots: []string{"/Users/dev/p"}, Network: NetworkDeny}
-	spec, err := seatbeltProfile(p, []string{"/Users/dev/p/docker.sock"})
+	spec, err := seatbeltProfile(p, callFacts{dockerSockets: []string{"/Users/dev/p/docker.sock"}})
 	require.NoError(t, err)
 	assertBalanced(t, spec.Profile)
 	assert.Contains(t, spec.Profile, "(deny default)")
@@ -439,7 +443,7 @@ func TestSeatbeltRules(t *testing.T) {
 	assert.NotContains(t, spec.Profile, "launchservices", "no service that launches programs")
 
 	p.Network = NetworkAllow
-	spec, err = seatbeltProfile(p, []string{"/Users/dev/p/docker.sock"})
+	spec, err = seatbeltProfile(p, callFacts{dockerSockets: []string{"/Users/dev/p/docker.sock"}})
 	require.NoError(t, err)
 	assertBalanced(t, spec.Profile)
 	assert.Contains(t, spec.Profile, "(allow network*)")

@@ -267,7 +267,7 @@ func (tb *Toolbox) startBackground(ctx context.Context, call Call, pol sandbox.E
 	case <-time.After(yield):
 	case <-ctx.Done():
 	}
-	return tb.processResult(bp, pol)
+	return tb.processResult(bp)
 }
 
 // watch logs the process's end, with the reason cordon ended it for.
@@ -291,7 +291,7 @@ func (tb *Toolbox) watch(call Call, p *bgProcess) {
 }
 
 // processResult is what a call tells the model about a process now.
-func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Result, *ToolError) {
+func (tb *Toolbox) processResult(p *bgProcess) (*Result, *ToolError) {
 	running := p.alive()
 	text, dropped := p.out.Take()
 	o := ProcessOutput{ProcessID: p.id, Running: running, Output: text, DroppedChars: dropped}
@@ -320,7 +320,7 @@ func (tb *Toolbox) processResult(p *bgProcess, pol sandbox.ExecutionPolicy) (*Re
 			fmt.Fprintf(&b, "[process %s exited %d]", p.id, code)
 		}
 		if (res.Ending == sandbox.Denied || res.Ending == sandbox.ProtectionLost) && len(res.Undone) > 0 {
-			b.WriteString("\n" + DenialMarker(pol.Mode) + "\n" + undoneMessage(res.Outcome, ""))
+			b.WriteString("\n" + DenialMarker(p.mode) + "\n" + undoneMessage(res.Outcome, ""))
 		}
 	}
 	return &Result{Text: b.String(), Structured: structured(o)}, nil
@@ -344,7 +344,7 @@ func (tb *Toolbox) ProcessOutputTool(ctx context.Context, call Call, in ProcessO
 		return nil, terr
 	}
 	waitForOutput(ctx, p, time.Duration(in.WaitMs)*time.Millisecond)
-	return tb.processResult(p, sandbox.ExecutionPolicy{Mode: p.mode})
+	return tb.processResult(p)
 }
 
 // waitForOutput returns when p has unread output or has exited, or after
@@ -410,7 +410,7 @@ func (tb *Toolbox) ProcessInputTool(ctx context.Context, call Call, in ProcessIn
 		return nil, errorf(CodeRunnerFailed, "writing to process %s: %v", p.id, err)
 	}
 	waitForOutput(ctx, p, wait)
-	return tb.processResult(p, sandbox.ExecutionPolicy{Mode: p.mode})
+	return tb.processResult(p)
 }
 
 // sendInput writes input, turning Ctrl-C into the interrupt it means: the
