@@ -142,7 +142,7 @@ func (l *landlockBackend) Confine(argv []string, cp ConfinedPolicy) (*ConfinedAr
 		}
 	}
 	var guarded []string
-	for _, prot := range slices.Concat(p.Protected, p.readDenyLinks) {
+	for _, prot := range slices.Concat(p.Protected, p.findings().readDenyLinks) {
 		if pathx.WithinAny(prot, userRoots(p)) && !slices.Contains(guarded, prot) {
 			guarded = append(guarded, prot)
 		}

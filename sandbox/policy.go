@@ -92,11 +92,26 @@ type ExecutionPolicy struct {
 	// (workspace-write only): their git paths are in Protected, and a
 	// repository that appears during a command is audited after it (the
 	// guard's audit, sandbox/internal/guard). RepoScanIncomplete says the
-	// search stopped early, even past its usual bound; repoScanWhole that
-	// it went past that bound.
+	// search stopped early, even past its usual bound.
 	Repos              []gitrepo.Repo
 	RepoScanIncomplete bool
-	repoScanWhole      bool
+	// found is what Resolve found on the way, which the backends and the
+	// guard plan with (see findings); nil in a policy not made by Resolve.
+	found *findings
+	// Inputs are the paths Resolve derived this policy from: a caller may
+	// keep the policy while none of them changes (see PolicyInputs).
+	Inputs PolicyInputs
+}
+
+// findings are what Resolve found on the way to a policy that the policy
+// itself does not say, but the backends and the guard plan with: the
+// protected names met, the mount hints, why the policy cannot be confined
+// or may not run at all. Resolve fills them once; every copy of the policy
+// shares them and nothing changes them after.
+type findings struct {
+	// repoScanWhole says the search for repositories went past its usual
+	// bound (ExecutionPolicy.RepoScanIncomplete).
+	repoScanWhole bool
 	// named are the protected names the same search met beneath the
 	// writable roots, at any depth it reaches: in Protected too, and what
 	// the guard's audit knows were there before a command.
@@ -133,9 +148,14 @@ type ExecutionPolicy struct {
 	// secretFilesInRoots are the secret files in a writable root, or
 	// reached through one: Landlock cannot refuse their read (secrets.go).
 	secretFilesInRoots []string
-	// Inputs are the paths Resolve derived this policy from: a caller may
-	// keep the policy while none of them changes (see PolicyInputs).
-	Inputs PolicyInputs
+}
+
+// findings are the policy's, or none for a policy built by hand.
+func (p ExecutionPolicy) findings() *findings {
+	if p.found == nil {
+		return &findings{}
+	}
+	return p.found
 }
 
 // IsDanger reports whether the policy runs commands unconfined.
@@ -163,8 +183,8 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 	if !p.Mode.Confined() {
 		return ConfinedPolicy{}, fmt.Errorf("cannot confine unknown mode %q", p.Mode)
 	}
-	if p.refusal != nil {
-		return ConfinedPolicy{}, p.refusal
+	if p.findings().refusal != nil {
+		return ConfinedPolicy{}, p.findings().refusal
 	}
 	if p.Mode == ReadOnly {
 		for _, r := range p.WritableRoots {
@@ -181,7 +201,7 @@ func (p ExecutionPolicy) ToConfined() (ConfinedPolicy, error) {
 // Refusal is why no command and no file-tool write may run under this
 // policy (an *UnavailableError), or nil: a writable root holds the home
 // directory. Reads are unaffected.
-func (p ExecutionPolicy) Refusal() error { return p.refusal }
+func (p ExecutionPolicy) Refusal() error { return p.findings().refusal }
 
 // Policy returns the policy being confined.
 func (c ConfinedPolicy) Policy() ExecutionPolicy { return c.p }
@@ -250,6 +270,8 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 		// Only beside another writable root: alone it would be read-only.
 		WorkspaceReadOnly: set.WorkspaceReadOnly && set.OwnDir != "",
 	}
+	found := &findings{}
+	p.found = found
 	if set.OwnDir != "" {
 		if p.OwnDir, err = in.Canonical(set.OwnDir); err != nil {
 			return ExecutionPolicy{}, fmt.Errorf("own directory: %w", err)
@@ -272,42 +294,42 @@ func (s *PolicyService) Resolve(req Request) (ExecutionPolicy, error) {
 	if !slices.Equal(configured, p.WritableRoots) {
 		p.RootsBeforeClient = configured
 	}
-	p.refusal = homeRule(p, set.Home)
+	found.refusal = homeRule(p, set.Home)
 	var links, dirs []string
 	p.ReadDeny, links, dirs = readDenyList(set, p.WritableRoots, &in)
 	for _, l := range links {
 		if pathx.WithinAny(l, userRoots(p)) {
-			p.readDenyLinks = append(p.readDenyLinks, l)
+			found.readDenyLinks = append(found.readDenyLinks, l)
 		}
 	}
 	for _, d := range dirs {
 		if pathx.WithinAny(d, userRoots(p)) {
-			p.readDenyDirs = append(p.readDenyDirs, d)
+			found.readDenyDirs = append(found.readDenyDirs, d)
 		}
 	}
-	p.secretFilesInRoots = secretFilesIn(set.SecretFiles, p.WritableRoots)
+	found.secretFilesInRoots = secretFilesIn(set.SecretFiles, p.WritableRoots)
 	if len(set.SecretFiles) > 0 {
 		beside := set
 		beside.SecretFiles = nil
-		p.readDenyBesideSecrets, _, _ = readDenyList(beside, p.WritableRoots, nil)
-		p.home = pathx.CanonicalOrClean(set.Home)
+		found.readDenyBesideSecrets, _, _ = readDenyList(beside, p.WritableRoots, nil)
+		found.home = pathx.CanonicalOrClean(set.Home)
 	}
 	if p.Mode == WorkspaceWrite {
-		found, err := gitrepo.FindWithNames(userRoots(p), p.ProtectedNames, &in)
+		search, err := gitrepo.FindWithNames(userRoots(p), p.ProtectedNames, &in)
 		if err != nil {
 			// A .git symlink is a protected path that is a symlink, and
 			// refused as every backend refuses one.
 			err = fmt.Errorf("%w: %w", errProtectedSymlink, err)
 		}
-		p.Repos, p.named, p.RepoScanIncomplete, p.repoScanWhole, p.unconfinable = found.Repos, found.Named, found.Incomplete, found.Whole, err
-		if found.Incomplete && err == nil {
+		p.Repos, found.named, p.RepoScanIncomplete, found.repoScanWhole, found.unconfinable = search.Repos, search.Named, search.Incomplete, search.Whole, err
+		if search.Incomplete && err == nil {
 			// Past even the whole search's bound, repositories and
 			// protected names go unseen: fail closed rather than run
 			// commands that could arm them.
-			p.unconfinable = fmt.Errorf("%w: more than %d directories beneath the writable roots (outside node_modules); run cordon on a smaller workspace, or in read-only mode", gitrepo.ErrTooLarge, gitrepo.MaxDirs)
+			found.unconfinable = fmt.Errorf("%w: more than %d directories beneath the writable roots (outside node_modules); run cordon on a smaller workspace, or in read-only mode", gitrepo.ErrTooLarge, gitrepo.MaxDirs)
 		}
 	}
-	p.Protected, p.pinFloors, p.guardOnly = protectedList(p, set, p.Repos, &in)
+	p.Protected, found.pinFloors, found.guardOnly = protectedList(p, set, p.Repos, &in)
 	in.Finish()
 	p.Inputs = in
 	return p, nil

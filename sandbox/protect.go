@@ -64,8 +64,8 @@ var errProtectedSymlink = fmt.Errorf("protected path is a symlink")
 // planMounts works out the mounts for a policy. Only protected paths inside
 // a writable root need one: everything else is read-only already.
 func planMounts(p ExecutionPolicy) (mountPlan, error) {
-	if p.unconfinable != nil {
-		return mountPlan{}, p.unconfinable
+	if p.findings().unconfinable != nil {
+		return mountPlan{}, p.findings().unconfinable
 	}
 	var plan mountPlan
 	for _, prot := range p.Protected {
@@ -77,7 +77,7 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 		if err != nil {
 			return mountPlan{}, err
 		}
-		floor := p.pinFloors[prot]
+		floor := p.findings().pinFloors[prot]
 		for dir := filepath.Dir(prot); dir != root && within(dir, root); dir = filepath.Dir(dir) {
 			if floor != "" && (dir == floor || !within(dir, floor)) {
 				break
@@ -85,7 +85,7 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 			plan.pin(dir)
 		}
 		switch {
-		case missing == "" && p.guardOnly[prot]:
+		case missing == "" && p.findings().guardOnly[prot]:
 			plan.Guard = append(plan.Guard, prot)
 			plan.Rewritten = append(plan.Rewritten, prot)
 		case missing != "":
@@ -119,7 +119,7 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 	// A symlink on the way to a read-deny entry cannot be mounted over:
 	// it is guarded, and its parents pinned, as are the directories on the
 	// way and theirs.
-	for _, l := range p.readDenyLinks {
+	for _, l := range p.findings().readDenyLinks {
 		if root := containingRoot(l, userRoots(p)); root != "" {
 			if !slices.Contains(plan.Guard, l) {
 				plan.Guard = append(plan.Guard, l)
@@ -128,7 +128,7 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 			plan.pinParents(l, root)
 		}
 	}
-	for _, d := range p.readDenyDirs {
+	for _, d := range p.findings().readDenyDirs {
 		if root := containingRoot(d, userRoots(p)); root != "" && d != root {
 			plan.pin(d)
 			plan.pinParents(d, root)
@@ -143,8 +143,8 @@ func planMounts(p ExecutionPolicy) (mountPlan, error) {
 // spares the stat of every pin directory and read-deny entry, which was
 // most of the cost of a Landlock Confine (BenchmarkConfine).
 func checkProtected(p ExecutionPolicy) error {
-	if p.unconfinable != nil {
-		return p.unconfinable
+	if p.findings().unconfinable != nil {
+		return p.findings().unconfinable
 	}
 	for _, prot := range p.Protected {
 		if root := containingRoot(prot, p.WritableRoots); root != "" {

@@ -327,7 +327,7 @@ func TestReadDenyRemembersWhereAnEntryLed(t *testing.T) {
 	require.NoError(t, err)
 	was := filepath.Join(pathx.CanonicalOrClean(ws), "dotfiles", "ssh")
 	assert.Contains(t, first.ReadDeny, was)
-	assert.Contains(t, first.readDenyLinks, link)
+	assert.Contains(t, first.findings().readDenyLinks, link)
 
 	require.NoError(t, os.Remove(link))
 	require.NoError(t, os.Symlink("empty", link))

@@ -48,7 +48,7 @@ func protectedList(p ExecutionPolicy, set Settings, repos []gitrepo.Repo, in *Po
 		// still be moved (what it carries to a new place is audited).
 		// One that is a writable root itself, or holds one, was made
 		// writable on purpose (a wrapped agent's own config directory).
-		for _, n := range p.named {
+		for _, n := range p.findings().named {
 			if !slices.ContainsFunc(roots, func(r string) bool { return within(r, n.Path) }) {
 				if kept := pathx.FileOnTheWay(n.Dir, n.Path); kept != "" {
 					addFrom(n.Dir, kept)

@@ -52,8 +52,8 @@ func newLaunchGuard(p ExecutionPolicy, paths []string) *launchGuard {
 	ids := guard.RepoIDs(p.Repos)
 	top := outermost(paths)
 	for _, root := range userRoots(p) {
-		set := guard.Set{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, Whole: p.repoScanWhole, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames, Scratch: scratchDirs(p), Tools: protectedNameTools}
-		for _, n := range p.named {
+		set := guard.Set{Root: root, Repos: ids, Incomplete: p.RepoScanIncomplete, Whole: p.findings().repoScanWhole, ReadDeny: readDenyIn(p.ReadDeny, root), Names: p.ProtectedNames, Scratch: scratchDirs(p), Tools: protectedNameTools}
+		for _, n := range p.findings().named {
 			if containingRoot(n.Path, p.WritableRoots) == root {
 				set.Named = append(set.Named, n.Path)
 			}

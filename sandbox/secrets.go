@@ -91,7 +91,7 @@ func (ep *egressEndpoint) maskFiles(v *secrets.Vault, p ExecutionPolicy) {
 		if len(secretFilesIn([]string{f}, writable)) > 0 {
 			continue
 		}
-		if linkedWhereSandboxesWrite(f, p.home) && pathx.WithinAny(place, p.readDenyBesideSecrets) {
+		if linkedWhereSandboxesWrite(f, p.findings().home) && pathx.WithinAny(place, p.findings().readDenyBesideSecrets) {
 			continue
 		}
 		data, err := maskedAt(v, place)
@@ -203,11 +203,11 @@ func secretFilesIn(list, roots []string) []string {
 // unreadable: Landlock grants reads with writes beneath a writable root,
 // so a secret's file there (or reached through one) would be readable.
 func checkSecretFiles(p ExecutionPolicy) error {
-	if len(p.secretFilesInRoots) == 0 {
+	if len(p.findings().secretFilesInRoots) == 0 {
 		return nil
 	}
 	return &UnavailableError{Reason: fmt.Sprintf("the secret file %s lies in a writable root (or is reached through one), where Landlock cannot refuse its read; move it out of the workspace and the other writable roots, or use the bwrap backend, which hides it",
-		p.secretFilesInRoots[0])}
+		p.findings().secretFilesInRoots[0])}
 }
 
 // everWritable are the roots a command of the session may write in some

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +68,7 @@ func (c *policyCache) resolve(svc *sandbox.PolicyService, req sandbox.Request) (
 	// again, and keep the result if it is the same policy from the same
 	// inputs (else something is changing it right now).
 	again, err := svc.Resolve(req)
-	if err != nil || !reflect.DeepEqual(first, again) {
+	if err != nil || !first.Equal(again) {
 		return again, err
 	}
 	c.mu.Lock()
