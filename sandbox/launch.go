@@ -198,6 +198,17 @@ func (l *launch) Kill() {
 	killRunner(p, l.OwnGroup)
 }
 
+// signalReaper asks the reaping helper to pass sig on to the command: one
+// byte on the control pipe, which only cordon holds. A signal sent to the
+// reaper itself is ignored (internal/helper/reaper_linux.go).
+func (l *launch) signalReaper(sig syscall.Signal) error {
+	if sig <= 0 || sig > 64 {
+		return fmt.Errorf("signal %d cannot be passed on", sig)
+	}
+	_, err := l.control.Write([]byte{byte(sig)})
+	return err
+}
+
 // killGrace is how long a reaping helper has to kill its tree.
 const killGrace = 2 * time.Second
 
@@ -268,8 +279,7 @@ func (l *launch) finish() {
 	l.ownHelpers.release()
 	l.endWatch()
 	if l.control != nil {
-		l.control.Close()
-		l.control = nil
+		l.control.Close() // kept, for a late Signal's write to fail rather than race
 	}
 	l.endGuard()
 }
