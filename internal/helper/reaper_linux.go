@@ -68,6 +68,13 @@ func surviveSignals(commandIsChild bool) {
 // nothing of the command is left. Where the command was killed by a
 // signal, the reaper kills itself with the same one.
 func reap(cfg Config, status *os.File) int {
+	if cfg.SetGOMAXPROCS {
+		if cfg.CommandGOMAXPROCS == "" {
+			os.Unsetenv("GOMAXPROCS")
+		} else {
+			os.Setenv("GOMAXPROCS", cfg.CommandGOMAXPROCS)
+		}
+	}
 	var passed []uintptr
 	if cfg.PassFDs {
 		// Listed before anything of the reaper's own is opened.
@@ -109,6 +116,7 @@ func reap(cfg Config, status *os.File) int {
 	surviveSignals(cfg.Unconfined && !cfg.PassFDs)
 	child := cfg
 	child.ReapFD = 0
+	child.SetGOMAXPROCS, child.CommandGOMAXPROCS = false, ""
 	files := []uintptr{0, 1, 2}
 	if status != nil {
 		child.StatusFD = len(files)
