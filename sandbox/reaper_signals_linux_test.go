@@ -88,7 +88,8 @@ func signalsPending(pid int) bool {
 }
 
 // TestCommandKeepsItsGOMAXPROCS: cordon starts a reaper with GOMAXPROCS=1,
-// which must never reach the command: it gets its own value, or none.
+// which must never reach the command: it gets its own value, or none. Nor
+// does a signal the reaper ignores stay ignored in the command.
 func TestCommandKeepsItsGOMAXPROCS(t *testing.T) {
 	reaperCases(t, func(t *testing.T, start func(RunSpec) (*Process, *tailWriter)) {
 		for _, own := range []string{"", "7"} {
@@ -97,9 +98,9 @@ func TestCommandKeepsItsGOMAXPROCS(t *testing.T) {
 			if own != "" {
 				env, want = append(env, "GOMAXPROCS="+own), "gomaxprocs="+own
 			}
-			p, out := start(RunSpec{Argv: []string{"/bin/sh", "-c", `echo "gomaxprocs=${GOMAXPROCS-unset}"`}, Env: env})
+			p, out := start(RunSpec{Argv: []string{"/bin/sh", "-c", `echo "gomaxprocs=${GOMAXPROCS-unset}"; grep SigIgn /proc/self/status`}, Env: env})
 			<-p.Done()
-			assert.Equal(t, want, strings.TrimSpace(out.String()))
+			assert.Equal(t, want+"\nSigIgn:\t0000000000000000", strings.TrimSpace(out.String()))
 		}
 	})
 }
