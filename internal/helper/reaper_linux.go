@@ -38,7 +38,7 @@ import (
 // to it by the terminal (^C, ^\, a hang-up: under `cordon exec` it is in
 // the terminal's foreground group) and by whoever signals its process
 // group. Cordon itself sends it none: it passes a signal for the command
-// over the control pipe (readControl), which is how one reaches the
+// over the control pipe (reapLive), which is how one reaches the
 // command at all — the reaper passes on nothing it receives.
 //
 // It ignores them (SIG_IGN) rather than listening through os/signal,
