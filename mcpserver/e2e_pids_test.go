@@ -21,17 +21,20 @@ import (
 // warm sandbox and the background process with its sandbox. A pod's pids
 // limit divided by it is how many such sessions a pod holds. The goal is
 // 5; docs/warm-sandbox.md ("Processes per session") says what is left
-// above it and why. Measured on a loaded 2-core machine: 20–26 under
-// bwrap and 26–30 under Landlock, as the helpers' idle runtime threads
-// vary with the load; before the helpers' thread diet 27–29 and 39–45,
-// with 8 threads in each zygote and warden (helperThreadBound).
-var sessionPidBound = map[string]int{"bwrap": 28, "landlock": 36}
+// above it and why. Measured on a loaded 2-core machine: 13–15 under bwrap
+// and 18–21 under Landlock, as the helpers' idle runtime threads vary with
+// the load (a Go helper's runtime starts a fourth now and then); before
+// the reaper's thread diet 20–26 and 26–30, and before the zygote's and
+// the warden's 27–29 and 39–45 (helperThreadBound).
+var sessionPidBound = map[string]int{"bwrap": 20, "landlock": 27}
 
 // helperThreadBound bounds the threads of the helpers that serve a
-// sandbox from inside, by an argument of theirs: the zygote and the
-// warden took 8 each when they listened for signals through os/signal
-// and ran a P per core.
-var helperThreadBound = map[string]int{"--zygote-serve": 7, "--warden": 5}
+// sandbox, by an argument of theirs: the zygote and the warden took 8
+// each when they listened for signals through os/signal and ran a P per
+// core, and the reaper (--reap-fd) 7 when it did too and waited in wait4
+// beside its control pipe's reader; 3–4 each now (the Landlock zygote
+// 5–6).
+var helperThreadBound = map[string]int{"--zygote-serve": 7, "--warden": 5, "--reap-fd": 5}
 
 // treeProc is one process below the server.
 type treeProc struct {

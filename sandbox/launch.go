@@ -110,6 +110,9 @@ func (l *launch) Start() error {
 	if len(l.c.Env) > 0 {
 		l.Cmd.Env = l.c.egress.scrubEnv(runnerEnv(l.Cmd.Env, l.c.Env))
 	}
+	if l.c.reapFD > 0 {
+		leanReaper(l.Cmd)
+	}
 	if l.Cmd.SysProcAttr == nil {
 		l.Cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -199,6 +202,39 @@ func (l *launch) Kill() {
 	killRunner(p, l.OwnGroup)
 }
 
+// leanReaper starts a reaping helper (cmd runs one: exe, helper.Arg, its
+// config) with GOMAXPROCS=1, so that its runtime starts no thread for a
+// second P (pids per session), and tells it the command's own GOMAXPROCS
+// to give back.
+func leanReaper(cmd *exec.Cmd) {
+	if len(cmd.Args) < 2 || cmd.Args[1] != helper.Arg {
+		return
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	own := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
+			own = v
+		}
+	}
+	cmd.Env = mergeEnv(env, []string{"GOMAXPROCS=1"})
+	cmd.Args = append(cmd.Args[:2:2], append([]string{helper.CommandGOMAXPROCSArg, own}, cmd.Args[2:]...)...)
+}
+
+// signalReaper asks the reaping helper to pass sig on to the command: one
+// byte on the control pipe, which only cordon holds. A signal sent to the
+// reaper itself is ignored (internal/helper/reaper_linux.go).
+func (l *launch) signalReaper(sig syscall.Signal) error {
+	if sig <= 0 || sig > 64 {
+		return fmt.Errorf("signal %d cannot be passed on", sig)
+	}
+	_, err := l.control.Write([]byte{byte(sig)})
+	return err
+}
+
 // killGrace is how long a reaping helper has to kill its tree.
 const killGrace = 2 * time.Second
 
@@ -269,8 +305,7 @@ func (l *launch) finish() {
 	l.ownHelpers.release()
 	l.endWatch()
 	if l.control != nil {
-		l.control.Close()
-		l.control = nil
+		l.control.Close() // kept, for a late Signal's write to fail rather than race
 	}
 	l.endGuard()
 }

@@ -107,7 +107,7 @@ func (e *Executor) start(p ExecutionPolicy, spec RunSpec, warm bool) (*Process, 
 		childEnd.Close() // the command holds its own
 	}
 	if spec.Started != nil {
-		spec.Started(cmd.Process)
+		spec.Started(proc)
 	}
 	started = true
 	go proc.wait()
@@ -186,10 +186,11 @@ func (pr *Process) CloseInput() error {
 	return pr.stdin.Close()
 }
 
-// Signal sends sig to the command: through the reaper under Landlock and
-// for an unconfined command (which passes it on), to every process of the sandbox under bwrap (the
-// command runs in a pid namespace beneath bwrap's own two processes), to
-// the process group of an unconfined command.
+// Signal sends sig to the command: through its reaping helper's control
+// pipe under Landlock and for an unconfined command (the reaper passes it
+// on, and ignores any signal sent to itself), to every process of the
+// sandbox under bwrap (the command runs in a pid namespace beneath bwrap's
+// own two processes), to the process group of a command run directly.
 func (pr *Process) Signal(sig syscall.Signal) error {
 	select {
 	case <-pr.done:
@@ -199,9 +200,8 @@ func (pr *Process) Signal(sig syscall.Signal) error {
 	if pr.l == nil {
 		return fmt.Errorf("a command in a warm sandbox takes no signals but a kill")
 	}
-	backend := pr.c.Backend
-	if backend == "none" && pr.c.reapFD > 0 {
-		backend = "landlock" // an unconfined command's reaper passes it on too
+	if pr.c.Backend != "bwrap" && pr.c.reapFD > 0 {
+		return pr.l.signalReaper(sig)
 	}
-	return signalTree(backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)
+	return signalTree(pr.c.Backend, pr.l.Cmd.Process.Pid, pr.l.OwnGroup, sig)
 }

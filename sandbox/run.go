@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"sync"
 	"time"
 )
@@ -28,9 +27,9 @@ type RunSpec struct {
 	// WaitDelay bounds how long a descendant that keeps the output open
 	// may hold the call after the command exited.
 	WaitDelay time.Duration
-	// Started is told the runner's process once it runs (to forward
-	// signals to it).
-	Started func(*os.Process)
+	// Started is told the process once it runs (to forward signals to
+	// it with Process.Signal).
+	Started func(*Process)
 	// TTY gives the command a pseudo-terminal of its own for stdin,
 	// stdout and stderr (its output goes to Stdout; Process.Input writes
 	// to it). Interactive, without a terminal, gives it a stdin pipe that

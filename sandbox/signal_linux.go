@@ -7,11 +7,10 @@ import (
 	"syscall"
 )
 
-// signalTree sends sig to a launched command (see Process.Signal).
+// signalTree sends sig to a launched command that has no reaper to pass
+// it on (see Process.Signal).
 func signalTree(backend string, pid int, group bool, sig syscall.Signal) error {
 	switch backend {
-	case "landlock":
-		return syscall.Kill(pid, sig) // the reaper passes it on
 	case "bwrap":
 		// The reaper, bwrap, then bwrap as the namespace's init, then the
 		// command and what it started.

@@ -263,6 +263,9 @@ func startZygote(c *ConfinedArgv, argv []string, key string) (*zygoteProc, error
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, reapChild)
 	}
+	if c.reapFD > 0 {
+		leanReaper(cmd)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	setDeathSignal(cmd.SysProcAttr, c.reapFD > 0)
 	leadGroup(cmd.SysProcAttr)

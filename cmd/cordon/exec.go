@@ -91,7 +91,7 @@ func runExec(f *sandboxFlags, argv []string, stdin io.Reader, stdout, stderr io.
 func runToExit(ex *sandbox.Executor, pol sandbox.ExecutionPolicy, spec sandbox.RunSpec) error {
 	stderr := spec.Stderr
 	var stop func()
-	spec.Started = func(p *os.Process) { stop = forwardSignals(p) }
+	spec.Started = func(p *sandbox.Process) { stop = forwardSignals(p) }
 	res, err := ex.Run(context.Background(), pol, spec)
 	if stop != nil {
 		stop()
@@ -155,7 +155,7 @@ func trimUnavailable(err error) string {
 
 // forwardSignals passes SIGINT, SIGTERM and SIGHUP on to the runner while
 // the command runs, so that cordon exec behaves like the command itself.
-func forwardSignals(p *os.Process) (stop func()) {
+func forwardSignals(p *sandbox.Process) (stop func()) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -163,7 +163,7 @@ func forwardSignals(p *os.Process) (stop func()) {
 		for {
 			select {
 			case s := <-ch:
-				p.Signal(s)
+				p.Signal(s.(syscall.Signal))
 			case <-done:
 				return
 			}

@@ -58,7 +58,13 @@ type Config struct {
 	// beneath the reaper gets the helper and status descriptors it is
 	// given, and the reaper reports nothing itself.
 	PassFDs bool
-	Argv    []string
+	// CommandGOMAXPROCS, with SetGOMAXPROCS, is the command's GOMAXPROCS
+	// ("" for none): cordon starts a reaper with GOMAXPROCS=1, so that
+	// its runtime starts no thread for a second P, and the reaper gives
+	// the command its own back.
+	CommandGOMAXPROCS string
+	SetGOMAXPROCS     bool
+	Argv              []string
 }
 
 // Args renders the config as the helper's command line (after Arg).
@@ -109,9 +115,16 @@ func (c Config) Args() []string {
 	if c.PassFDs {
 		a = append(a, "--pass-fds")
 	}
+	if c.SetGOMAXPROCS {
+		a = append(a, CommandGOMAXPROCSArg, c.CommandGOMAXPROCS)
+	}
 	a = append(a, "--")
 	return append(a, c.Argv...)
 }
+
+// CommandGOMAXPROCSArg carries Config.CommandGOMAXPROCS; cordon inserts it
+// as a reaper's first argument when it starts one.
+const CommandGOMAXPROCSArg = "--command-gomaxprocs"
 
 // Parse is deliberately hand-written: no flag package, no
 // allocation-heavy parsing on the path of every confined command.
@@ -135,6 +148,9 @@ func Parse(args []string) (Config, error) {
 				// Fail closed: the flag only ever drops the confinement a
 				// reaper would otherwise start.
 				return c, fmt.Errorf("--unconfined takes --reap-fd and no confinement")
+			}
+			if c.SetGOMAXPROCS && c.ReapFD == 0 {
+				return c, fmt.Errorf("%s takes --reap-fd", CommandGOMAXPROCSArg)
 			}
 			if c.Zygote {
 				if len(c.Argv) > 0 || c.StatusFD == 0 {
@@ -171,6 +187,12 @@ func Parse(args []string) (Config, error) {
 			default:
 				c.ReapFD = n
 			}
+		case CommandGOMAXPROCSArg:
+			v, err := next()
+			if err != nil {
+				return c, err
+			}
+			c.CommandGOMAXPROCS, c.SetGOMAXPROCS = v, true
 		case "--proxy-socket":
 			v, err := next()
 			if err != nil {

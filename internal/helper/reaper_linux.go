@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,20 +32,49 @@ import (
 // memory (Landlock confines ptrace to the domain); it has no capabilities,
 // no_new_privs, and is not dumpable.
 
-// forwardedSignals are passed on to the command, so that `cordon exec`
-// behaves like the command itself.
-var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
+// The reaper must outlive every signal but SIGKILL: dead, it would leave
+// the command's orphans to init (with no warden, before Landlock ABI 6,
+// nothing would kill them). Yet the ones that end a Go program are sent
+// to it by the terminal (^C, ^\, a hang-up: under `cordon exec` it is in
+// the terminal's foreground group) and by whoever signals its process
+// group. Cordon itself sends it none: it passes a signal for the command
+// over the control pipe (reapLive), which is how one reaches the
+// command at all — the reaper passes on nothing it receives.
+//
+// It ignores them (SIG_IGN) rather than listening through os/signal,
+// whose signal-mask thread, template thread and receiving thread cost
+// three of the pids a session is allowed. An ignored signal stays ignored
+// across fork and exec, so this holds only where the reaper's child sets
+// them back before the command runs: the confining helper does
+// (resetIgnoredSignals), and so do the helper and the zygote bwrap starts
+// in the sandbox; bwrap itself keeps them ignored, which the reaper above
+// it does too. An unconfined command is the reaper's own child, which
+// would inherit them: that reaper listens instead (surviveSignals).
+var endingSignals = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM}
+
+// surviveSignals makes the reaper outlive endingSignals (see above).
+// commandIsChild says that the reaper forks the command itself.
+func surviveSignals(commandIsChild bool) {
+	if commandIsChild {
+		// Go's handler, which a child resets to the default; a channel
+		// nobody reads drops every signal.
+		signal.Notify(make(chan os.Signal, 1), endingSignals...)
+		return
+	}
+	signal.Ignore(endingSignals...)
+}
 
 // reap starts the confining helper and returns the reaper's exit code once
 // nothing of the command is left. Where the command was killed by a
 // signal, the reaper kills itself with the same one.
 func reap(cfg Config, status *os.File) int {
-	// Non-blocking, so that its reader waits in the runtime's poller
-	// rather than in a thread of its own (pids per session). Only the
-	// reaper holds this end.
-	unix.SetNonblock(cfg.ReapFD, true)
-	control := os.NewFile(uintptr(cfg.ReapFD), "control")
+	if cfg.SetGOMAXPROCS {
+		if cfg.CommandGOMAXPROCS == "" {
+			os.Unsetenv("GOMAXPROCS")
+		} else {
+			os.Setenv("GOMAXPROCS", cfg.CommandGOMAXPROCS)
+		}
+	}
 	var passed []uintptr
 	if cfg.PassFDs {
 		// Listed before anything of the reaper's own is opened.
@@ -83,10 +113,10 @@ func reap(cfg Config, status *os.File) int {
 		// command is the reaper's own child.
 		resetIgnoredSignals()
 	}
-	signals := make(chan os.Signal, 8)
-	signal.Notify(signals, forwardedSignals...)
+	surviveSignals(cfg.Unconfined && !cfg.PassFDs)
 	child := cfg
 	child.ReapFD = 0
+	child.SetGOMAXPROCS, child.CommandGOMAXPROCS = false, ""
 	files := []uintptr{0, 1, 2}
 	if status != nil {
 		child.StatusFD = len(files)
@@ -132,9 +162,10 @@ func reap(cfg Config, status *os.File) int {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,
-		// The reaper's locked thread forked it: should the reaper die, so
-		// does the command (its descendants are killed by nobody then,
-		// which is why cordon never kills the reaper but asks it).
+		// Should the thread that forks it end, or the reaper die, so does
+		// the command (its descendants are killed by nobody then, which
+		// is why cordon never kills the reaper but asks it). The reaper
+		// has no locked goroutine, so no thread of it ends but with it.
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil && cfg.Unconfined {
@@ -158,23 +189,27 @@ func reap(cfg Config, status *os.File) int {
 	// the control pipe, every reaped process is a cue to kill what is left,
 	// since its own children have just become the helper's.
 	var ending, asked, leftSome atomic.Bool
-	if control != nil {
-		go func() {
-			var b [1]byte
-			control.Read(b[:]) // returns when cordon closes its end
-			asked.Store(true)
-			ending.Store(true)
-			killAll()
-		}()
-	}
-	go func() {
-		for s := range signals {
-			if !ending.Load() {
-				unix.Kill(pid, s.(syscall.Signal))
-			}
+	passOn := func(sig syscall.Signal) {
+		if !ending.Load() {
+			unix.Kill(pid, sig)
 		}
-	}()
-	exit := reapTree(pid, &ending, func() {
+	}
+	askEnd := func() {
+		asked.Store(true)
+		ending.Store(true)
+		killAll()
+	}
+	exit, exited, endAsked, live := reapLive(pid, cfg.ReapFD, passOn)
+	switch {
+	case !live:
+		// Non-blocking, so that its reader waits in the runtime's
+		// poller rather than in a thread of its own.
+		unix.SetNonblock(cfg.ReapFD, true)
+		go readControl(os.NewFile(uintptr(cfg.ReapFD), "control"), passOn, askEnd)
+	case endAsked:
+		askEnd()
+	}
+	exit = reapTree(pid, exit, exited, &ending, func() {
 		if !asked.Load() {
 			leftSome.Store(true)
 		}
@@ -187,23 +222,114 @@ func reap(cfg Config, status *os.File) int {
 		fmt.Fprintln(os.Stderr, "cordon: the command exited; the processes it left running were ended with it (every process a call starts ends with the call; use a background process for one that must keep running)")
 	}
 	if exit.Signaled() {
+		// The default disposition, set in the kernel: neither ignored
+		// (surviveSignals) nor dropped by Go's handler.
 		sig := exit.Signal()
-		signal.Reset(sig)
+		rtSigaction(int(sig), &kernelSigaction{}, nil)
 		unix.Kill(os.Getpid(), sig)
-		return 128 + int(sig) // a signal that does not kill (never reached)
+		return 128 + int(sig) // a signal whose default is to be ignored
 	}
 	return exit.ExitStatus()
 }
 
+// The control pipe, which cordon alone holds, carries signals to pass on
+// to the command, a byte each (sandbox's Process.Signal); its end — cordon
+// closed it, or cordon is gone — asks for everything to be killed.
+
+// reapLive runs the reaper while the command runs: it reaps what exits,
+// passes on the signals the control pipe carries, and returns once the
+// command's main process has exited (exited, with its status) or the
+// pipe's end asks for the end (endAsked). It does all of it in the calling
+// goroutine, which waits in poll(2) on the pipe and a pidfd of the main
+// process, and no other goroutine runs meanwhile: a goroutine waiting in
+// a system call beside another, or beside the runtime's poller, costs a
+// thread each (pids per session), and this way the runtime needs no
+// thread but the one it hands the scheduler to while this one waits. An
+// orphan that exits meanwhile is a zombie until the next wake-up, at most
+// orphanReapInterval later. Without live (no pidfd: Linux before 5.3, or
+// poll failed) nothing was done that the caller must not do again.
+func reapLive(main, control int, passOn func(syscall.Signal)) (exit unix.WaitStatus, exited, endAsked, live bool) {
+	pidfd, err := unix.PidfdOpen(main, 0)
+	if err != nil {
+		return exit, false, false, false
+	}
+	defer unix.Close(pidfd)
+	unix.SetNonblock(control, true)
+	fds := []unix.PollFd{{Fd: int32(control), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+	var buf [64]byte
+	for {
+		for {
+			var ws unix.WaitStatus
+			got, err := unix.Wait4(-1, &ws, unix.WALL|unix.WNOHANG, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || got == 0 {
+				break // nothing more has exited (never ECHILD: main is a child)
+			}
+			if got == main {
+				return ws, true, false, true
+			}
+		}
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, int(orphanReapInterval/time.Millisecond)); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return exit, false, false, false
+		}
+		if fds[0].Revents == 0 {
+			continue // the main process exited, or time to reap orphans
+		}
+		n, err := unix.Read(control, buf[:])
+		passBytes(buf[:max(n, 0)], passOn)
+		if n == 0 || err != nil && err != unix.EAGAIN && err != unix.EINTR {
+			return exit, false, true, true // the end, or a pipe that fails
+		}
+	}
+}
+
+// orphanReapInterval bounds how long an orphan that exits while the
+// command runs stays a zombie, holding its pid.
+const orphanReapInterval = time.Second
+
+// readControl reads the control pipe where reapLive cannot: it waits in
+// the runtime's poller.
+func readControl(control *os.File, passOn func(syscall.Signal), end func()) {
+	var buf [64]byte
+	for {
+		n, err := control.Read(buf[:])
+		passBytes(buf[:n], passOn)
+		if err != nil {
+			end()
+			return
+		}
+	}
+}
+
+func passBytes(b []byte, passOn func(syscall.Signal)) {
+	for _, sig := range b {
+		if sig > 0 && sig < 65 {
+			passOn(syscall.Signal(sig))
+		}
+	}
+}
+
 // reapTree reaps every child until none is left (ECHILD) and returns how
-// main ended. Once main has exited (ending is then set), or ending is set
-// by the caller, each reap is a cue to kill what is left: the orphans of
-// the one just reaped have become the caller's children (it is their
-// subreaper, or their init). It looks before it kills: most commands
-// leave nothing, and then the look says ECHILD at once.
-func reapTree(main int, ending *atomic.Bool, kill func()) unix.WaitStatus {
-	var exit unix.WaitStatus
+// main ended (exit, if it was reaped already: exited). Once main has
+// exited (ending is then set), or ending is set by the caller, each reap
+// is a cue to kill what is left: the orphans of the one just reaped have
+// become the caller's children (it is their subreaper, or their init). It
+// looks before it kills: most commands leave nothing, and then the look
+// says ECHILD at once.
+func reapTree(main int, exit unix.WaitStatus, exited bool, ending *atomic.Bool, kill func()) unix.WaitStatus {
 	options := unix.WALL
+	if exited {
+		ending.Store(true)
+	}
+	if ending.Load() {
+		options = unix.WALL | unix.WNOHANG
+	}
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, options, nil)

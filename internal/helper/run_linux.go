@@ -29,11 +29,8 @@ func Run(args []string) {
 	if len(args) == 2 && args[0] == wardenArg {
 		serveWarden(args[1])
 	}
-	// Every step below applies to the calling thread, and the exec must
-	// happen from that thread: never unlock it.
-	runtime.LockOSThread()
-
 	if len(args) >= 2 && args[0] == BridgeArg {
+		runtime.LockOSThread() // see below
 		RunBridge(args[1], len(args) == 3 && args[2] == CaptureArg)
 	}
 	cfg, err := Parse(args)
@@ -51,6 +48,16 @@ func Run(args []string) {
 	if err != nil {
 		fail(err)
 	}
+	if cfg.ReapFD > 0 && cfg.ProxySocket == "" {
+		// The reaper changes no thread's state and locks none: a locked
+		// thread costs the runtime's template thread besides (pids per
+		// session).
+		os.Exit(reap(cfg, status))
+	}
+	// Every step below applies to the calling thread, and the exec must
+	// happen from that thread: never unlock it.
+	runtime.LockOSThread()
+
 	if cfg.ProxySocket != "" {
 		// The bridge must not inherit what cordon passed the helper (the
 		// status pipe, above all): only its listener.

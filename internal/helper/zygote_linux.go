@@ -297,7 +297,7 @@ func (z *zygote) runOne(req ZygoteRequest, files []int) ZygoteReply {
 	}()
 	// Every process left in the sandbox is the command's.
 	var ended atomic.Bool
-	exit := reapTree(pid, &ended, z.killAll)
+	exit := reapTree(pid, 0, false, &ended, z.killAll)
 	// Stop watching the kill pipe before replying: a kill meant for this
 	// call must never reach the next one.
 	kill.Close()
