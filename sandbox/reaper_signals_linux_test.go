@@ -16,11 +16,11 @@ import (
 // an unconfined command (whose reaper listens through os/signal rather
 // than ignoring).
 func reaperCases(t *testing.T, fn func(t *testing.T, start func(RunSpec) (*Process, *tailWriter))) {
-	for _, prov := range []Provider{newBwrap(), newLandlock()} {
+	for _, prov := range []Backend{newBwrap(), newLandlock()} {
 		t.Run(prov.Name(), func(t *testing.T) {
 			f := newFixture(t, prov)
 			p := f.policy(ReadOnly, NetworkAllow)
-			ex := &Executor{Provider: &LocalProvider{Forced: prov.Name()}, Requirement: Required}
+			ex := &Executor{Backends: &Backends{Forced: prov.Name()}, Requirement: Required}
 			fn(t, func(spec RunSpec) (*Process, *tailWriter) { return startWith(t, ex, p, spec) })
 		})
 	}
