@@ -63,7 +63,7 @@ func TestHomeRuleRefusesARootHoldingHome(t *testing.T) {
 				assert.Contains(t, ue.Reason, c.wantIn)
 				assert.Contains(t, ue.Reason, "project directory", "the message names the fix")
 				assert.NoFileExists(t, planted, "the command ran")
-				require.ErrorIs(t, p.Refusal(), err)
+				require.ErrorIs(t, err, p.Refusal(), "the error is the policy's refusal")
 			})
 		}
 		t.Run("a directory inside the home works", func(t *testing.T) {
