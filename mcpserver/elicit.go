@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/defaults"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/tools"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -290,4 +290,4 @@ func (s *Server) retryAnswer(sess, tool string, req mcp.CallToolRequest, args ma
 // gives no ApprovalTimeout. The config key approval_timeout declares the
 // same default without importing this package: a test in cmd/cordon keeps
 // them equal.
-const DefaultApprovalTimeout = 5 * time.Minute
+const DefaultApprovalTimeout = defaults.ApprovalTimeout

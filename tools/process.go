@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordonhq/cordon/internal/defaults"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/cordonhq/cordon/sessionlog"
 )
@@ -25,8 +26,8 @@ import (
 
 // Defaults of process sessions (SPEC §5, §8 [processes]).
 const (
-	DefaultProcessesMax       = 16
-	DefaultProcessBufferChars = 1_000_000
+	DefaultProcessesMax       = defaults.ProcessesMax
+	DefaultProcessBufferChars = defaults.ProcessBufferChars
 	DefaultYield              = time.Second
 	MaxYield                  = 30 * time.Second
 	MaxProcessWait            = 60 * time.Second

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/defaults"
 	"github.com/cordonhq/cordon/internal/secrets"
 	"github.com/cordonhq/cordon/sandbox"
 	"github.com/rs/zerolog"
@@ -14,9 +15,9 @@ import (
 
 // Defaults of the bash tool (SPEC §5, §8).
 const (
-	DefaultBashTimeout = 120 * time.Second
-	MaxBashTimeout     = 600 * time.Second
-	DefaultMaxOutput   = 30000
+	DefaultBashTimeout = defaults.BashTimeout
+	MaxBashTimeout     = defaults.MaxBashTimeout
+	DefaultMaxOutput   = defaults.MaxOutputChars
 )
 
 // Config is a deployment's configuration of the tools.

@@ -60,9 +60,9 @@ allowed_origins = ["http://localhost:3000/"]
 	assert.Equal(t, approval.Ask, dec.Action, "the defaults stay: %s", dec.Reason)
 }
 
-// TestConfigMatchesTools: the config declares the bash tool's defaults and
-// maximum timeout without importing tools, so they are checked here,
-// where the config's values reach the tools.
+// TestConfigMatchesTools: the config's keys give the bash tool's defaults
+// and maximum timeout (both from internal/defaults), checked here, where
+// the config's values reach the tools.
 func TestConfigMatchesTools(t *testing.T) {
 	assert.Equal(t, tools.DefaultBashTimeout, config.BashTimeout.Default())
 	assert.Equal(t, tools.DefaultMaxOutput, config.MaxOutputChars.Default())

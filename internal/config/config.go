@@ -104,8 +104,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%d problems in the configuration:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// defaults is the configuration before any layer.
-func defaults() *Config {
+// defaultConfig is the configuration before any layer.
+func defaultConfig() *Config {
 	c := &Config{vals: make(map[key]any, len(keys))}
 	for _, k := range keys {
 		k.setDefault(c)

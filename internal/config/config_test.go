@@ -389,7 +389,7 @@ func FuzzConfig(f *testing.F) {
 			t.Fatalf("accepted invalid UTF-8")
 		}
 		for _, source := range []Source{SourceUser, SourceWorkspace} {
-			c := defaults()
+			c := defaultConfig()
 			c.override(fc, SourceUser)
 			if source == SourceWorkspace {
 				c.tighten(fc)

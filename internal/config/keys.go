@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cordonhq/cordon/approval"
+	"github.com/cordonhq/cordon/internal/defaults"
 	"github.com/cordonhq/cordon/sandbox"
 )
 
@@ -86,25 +87,20 @@ var (
 	DangerousCommands = list("dangerous_commands", `["kubectl delete # deletes cluster resources"]`,
 		nil, adds).checkedAs(dangerousRules)
 
-	// ApprovalTimeout denies an approval request nobody answers. Its
-	// default is mcpserver.DefaultApprovalTimeout
-	// (TestConfigApprovalTimeoutMatchesServer keeps them equal).
-	ApprovalTimeout = scalar("approval_timeout", `"5m"`, 5*time.Minute,
+	// ApprovalTimeout denies an approval request nobody answers.
+	ApprovalTimeout = scalar("approval_timeout", `"5m"`, defaults.ApprovalTimeout,
 		duration(0), shorter).flag("--approval-timeout").fixedAtStart("the server's approval timeout is fixed at start")
 
 	// BashTimeout and MaxOutputChars are the bash tool's default timeout
-	// and output cap. The defaults and the maximum timeout are the tools
-	// package's, which this package does not import: a test in cmd/cordon
-	// keeps them equal.
-	BashTimeout    = scalar("bash.timeout", `"2m"`, 2*time.Minute, duration(10*time.Minute), shorter)
-	MaxOutputChars = scalar("bash.max_output_chars", "30000", 30000, count("characters"), lower)
+	// and output cap, declared with the tools' in internal/defaults.
+	BashTimeout    = scalar("bash.timeout", `"2m"`, defaults.BashTimeout, duration(defaults.MaxBashTimeout), shorter)
+	MaxOutputChars = scalar("bash.max_output_chars", "30000", defaults.MaxOutputChars, count("characters"), lower)
 
 	// ProcessesMax is how many background processes a session may keep,
 	// and ProcessesMaxBufferChars how much of each one's unread output is
-	// kept. The defaults are the tools package's (tools/process.go):
-	// TestConfigProcessDefaultsMatchTools in cmd/cordon keeps them equal.
-	ProcessesMax            = scalar("processes.max", "16", 16, count("processes"), lower)
-	ProcessesMaxBufferChars = scalar("processes.max_buffer_chars", "1000000", 1000000, count("characters"), lower)
+	// kept, declared with the tools' in internal/defaults.
+	ProcessesMax            = scalar("processes.max", "16", defaults.ProcessesMax, count("processes"), lower)
+	ProcessesMaxBufferChars = scalar("processes.max_buffer_chars", "1000000", defaults.ProcessBufferChars, count("characters"), lower)
 
 	// The spawn classes of `cordon wrap` ([profiles.mcp_server],
 	// [profiles.external_agent]): network replaces the global value for

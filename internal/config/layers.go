@@ -56,7 +56,7 @@ func (s Sources) workspaceFiles() []string {
 // Load reads every layer and applies the flags. Any problem in any file is
 // an *Error that reports all of them, so that nothing runs half-configured.
 func (s Sources) Load() (*Config, error) {
-	c := defaults()
+	c := defaultConfig()
 	Workspace.replace(c, s.Workspace.V, s.Workspace.Origin)
 	StateDir.replace(c, s.StateDir.V, s.StateDir.Origin)
 	var problems []string

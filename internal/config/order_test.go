@@ -38,7 +38,7 @@ func TestKeyOrder(t *testing.T) {
 	}
 	assert.Equal(t, declared, registered)
 	var rows []string
-	for _, s := range defaults().Settings() {
+	for _, s := range defaultConfig().Settings() {
 		rows = append(rows, s.Key)
 	}
 	assert.Equal(t, declared, rows)
