@@ -25,7 +25,7 @@ func TestUnprivileged(t *testing.T) {
 	require.NoError(t, os.MkdirAll(home, 0o777))
 	require.NoError(t, os.Chmod(home, 0o777))
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
-		bin, "-test.v", "-test.count=1", "-test.run", "^(TestBackend|TestBwrap|TestProtected|TestNoStubs|TestSymlinked|TestConcurrentStubs|TestFileOnTheWay|TestFileInPlace|TestAKernelConfig|TestFlood)",
+		bin, "-test.v", "-test.count=1", "-test.run", "^(TestBackend|TestBwrap|TestProtected|TestNoStubs|TestSymlinked|TestConcurrentStubs|TestFileOnTheWay|TestFileInPlace|TestAKernelConfig|TestFlood|TestReaperOutlivesSignalsSentToIt|TestCommandKeepsItsGOMAXPROCS|TestNeverRanIsTyped)",
 		// The argv goldens are root's (a user who is not root gets the
 		// capture's capabilities too), and lie in testdata, away from here.
 		"-test.skip", "^TestBwrapArgvGolden$")
@@ -36,5 +36,6 @@ func TestUnprivileged(t *testing.T) {
 	require.Contains(t, string(out), "--- PASS: TestBackendReadOnly/bwrap")
 	require.Contains(t, string(out), "--- PASS: TestBackendReadOnly/landlock")
 	require.Contains(t, string(out), "--- PASS: TestFileInPlaceOfADirectoryOnTheWay/landlock", "the guard's tests run as nobody too")
+	require.Contains(t, string(out), "--- PASS: TestReaperOutlivesSignalsSentToIt/landlock", "the reaper's signal handling runs as nobody too")
 	require.NotContains(t, string(out), "--- SKIP")
 }
